@@ -97,6 +97,12 @@ class Reader {
   std::optional<double> number_figure(std::string_view key, Need need = Need::kRequired,
                                       double min = 0.0, double max = 1e300);
 
+  /// A figure with extra fields (`{value: .., sparse: .., source: ..}`): the source is checked
+  /// and recorded; the caller reads the other keys and calls finish().
+  std::optional<Reader> figure_entry(std::string_view key, Need need = Need::kRequired) {
+    return figure_reader(key, need);
+  }
+
   /// A nested mapping; nullopt (with an error if required) when absent or not a mapping.
   std::optional<Reader> child(std::string_view key, Need need = Need::kRequired);
   /// A sequence of nested mappings.
