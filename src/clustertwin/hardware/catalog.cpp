@@ -317,6 +317,7 @@ base::Result<Catalog> Catalog::load_files(std::span<const CatalogFile> files) {
         return;
       }
       cat.file_of_[kind + ":" + spec.name] = doc->file;
+      cat.entry_files_[kind + ":" + spec.name] = CatalogFile{doc->file, f.text};
       map.emplace(spec.name, std::move(spec));
     };
     if (kind == "gpu") store(cat.gpus_, read_gpu(*body));
@@ -440,6 +441,11 @@ base::Result<Catalog> Catalog::load_directory(const std::string& dir) {
   std::sort(files.begin(), files.end(),
             [](const CatalogFile& a, const CatalogFile& b) { return a.path < b.path; });
   return load_files(files);
+}
+
+const CatalogFile* Catalog::source_file(std::string_view kind, std::string_view name) const {
+  auto it = entry_files_.find(std::string(kind) + ":" + std::string(name));
+  return it == entry_files_.end() ? nullptr : &it->second;
 }
 
 base::Result<const GpuSpec*> Catalog::gpu(std::string_view n) const { return lookup(gpus_, n, "gpu"); }

@@ -57,6 +57,9 @@ class Catalog {
   /// Files of other layers (models/, ...) kept for them to parse: path -> text.
   [[nodiscard]] const std::vector<CatalogFile>& other_files() const { return other_files_; }
 
+  /// The file an entry was read from ("gpu", "gb300") -> path and text; nullptr if unknown.
+  [[nodiscard]] const CatalogFile* source_file(std::string_view kind, std::string_view name) const;
+
   /// Checks a cluster's references and sizes against this catalog (used for catalog clusters,
   /// cluster files, inline scenario clusters and the SYSTEM*COUNT shorthand alike).
   [[nodiscard]] base::Status validate(const ClusterSpec& c) const;
@@ -71,6 +74,7 @@ class Catalog {
   std::map<std::string, ClusterSpec, std::less<>> clusters_;
   std::vector<CatalogFile> other_files_;
   std::map<std::string, std::string, std::less<>> file_of_;  // "system:gb300-nvl72" -> path
+  std::map<std::string, CatalogFile, std::less<>> entry_files_;  // "system:gb300-nvl72" -> file
 };
 
 /// Reads the body of a `cluster:` mapping (catalog file, cluster file or inline in a scenario).

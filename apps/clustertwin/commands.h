@@ -1,0 +1,46 @@
+#pragma once
+/// The CLI's verbs. main.cpp owns argument parsing; each cmd_<verb>.cpp registers one verb
+/// (its options, help text and example) and runs it by calling the library layers. Exit codes
+/// (DESIGN.md §4): 0 success, 2 bad input (with a message), 1 internal error.
+
+#include <CLI/CLI.hpp>
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "clustertwin/base/result.h"
+#include "clustertwin/hardware/catalog.h"
+
+namespace clustertwin::app {
+
+inline constexpr int kExitOk = 0;
+inline constexpr int kExitInternal = 1;
+inline constexpr int kExitBadInput = 2;
+
+/// Options every verb shares.
+struct Context {
+  std::string catalog_dir;  ///< empty: the catalog compiled into the binary
+  bool quiet = false;
+
+  /// The catalog (embedded or --catalog DIR).
+  [[nodiscard]] base::Result<hardware::Catalog> load_catalog() const;
+};
+
+/// Prints "error: ..." lines to stderr and returns kExitBadInput.
+int bad_input(const base::Error& e);
+int bad_input(const std::string& message);
+
+/// A registered verb: its CLI11 subcommand and what runs when it was chosen.
+struct Verb {
+  CLI::App* command = nullptr;
+  std::function<int()> run;
+};
+
+Verb add_describe(CLI::App& app, const Context& ctx);
+Verb add_catalog(CLI::App& app, const Context& ctx);
+
+/// Runs the built-in flagship scenario (plain `clustertwin`).
+int run_flagship(const Context& ctx);
+
+}  // namespace clustertwin::app
