@@ -1,0 +1,166 @@
+#include "clustertwin/network/flow_sim.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "clustertwin/base/check.h"
+
+namespace clustertwin::network {
+
+FlowSimulator::FlowSimulator(const topology::Topology& topo, Routing routing, int adaptive_paths)
+    : topo_(&topo), routing_(routing), adaptive_paths_(std::max(1, adaptive_paths)) {}
+
+int FlowSimulator::add(const Transfer& t) {
+  CT_CHECK(t.src >= 0 && t.src < topo_->gpus() && t.dst >= 0 && t.dst < topo_->gpus(),
+           "transfer endpoint out of range");
+  CT_CHECK(t.bytes.base() >= 0 && t.weight > 0, "transfer with negative size or weight");
+  transfers_.push_back(t);
+  return static_cast<int>(transfers_.size() - 1);
+}
+
+void FlowSimulator::set_capacity(Seconds at, topology::LinkId link, BytesPerSecond capacity) {
+  changes_.push_back({at.base(), link, capacity.base()});
+}
+
+Seconds FlowSimulator::makespan() const {
+  double m = 0;
+  for (double f : finish_) m = std::max(m, f);
+  return Seconds::from_base(m);
+}
+
+void FlowSimulator::run() {
+  const size_t nt = transfers_.size();
+  finish_.assign(nt, 0.0);
+  delivered_.assign(nt, 0.0);
+  std::vector<double> capacity(topo_->links().size());
+  for (size_t l = 0; l < capacity.size(); ++l) capacity[l] = topo_->links()[l].capacity.base();
+  link_bytes_.assign(capacity.size(), 0.0);
+
+  // Expand transfers into sub-flows on concrete paths.
+  FlowPaths paths;
+  std::vector<int32_t> owner;       // sub-flow -> transfer
+  std::vector<double> remaining;    // bytes left per sub-flow
+  std::vector<double> latency;      // path latency per sub-flow
+  std::vector<int32_t> subs_left(nt, 0);
+  std::vector<double> last_done(nt, 0.0);
+  std::vector<topology::LinkId> path;
+  for (size_t t = 0; t < nt; ++t) {
+    const Transfer& tr = transfers_[t];
+    const int64_t n = topo_->path_count(tr.src, tr.dst);
+    std::vector<int64_t> choices;
+    if (n == 0) {
+      choices.push_back(-1);  // same GPU: a local copy, no links
+    } else if (routing_ == Routing::kEcmp || n == 1) {
+      choices.push_back(topo_->ecmp_index(tr.src, tr.dst, tr.key));
+    } else {
+      const int64_t k = std::min<int64_t>(n, adaptive_paths_);
+      const int64_t first = topo_->ecmp_index(tr.src, tr.dst, tr.key);
+      for (int64_t i = 0; i < k; ++i) choices.push_back((first + i * (n / k)) % n);
+    }
+    const double share = 1.0 / static_cast<double>(choices.size());
+    for (int64_t c : choices) {
+      path.clear();
+      if (c >= 0) topo_->path(tr.src, tr.dst, c, path);
+      paths.add(path, tr.weight, tr.rate_cap.base() * share);
+      owner.push_back(static_cast<int32_t>(t));
+      remaining.push_back(tr.bytes.base() * share);
+      latency.push_back(topo_->latency(path).base());
+      ++subs_left[t];
+    }
+  }
+  const size_t ns = owner.size();
+  stats_.flows = static_cast<int64_t>(nt);
+  stats_.subflows = static_cast<int64_t>(ns);
+
+  // Event loop over start times, capacity changes and completions.
+  std::vector<size_t> by_start(ns);
+  for (size_t s = 0; s < ns; ++s) by_start[s] = s;
+  std::stable_sort(by_start.begin(), by_start.end(), [&](size_t a, size_t b) {
+    return transfers_[static_cast<size_t>(owner[a])].start < transfers_[static_cast<size_t>(owner[b])].start;
+  });
+  std::stable_sort(changes_.begin(), changes_.end(),
+                   [](const CapacityChange& a, const CapacityChange& b) { return a.at < b.at; });
+  std::vector<uint8_t> active(ns, 0);
+  std::vector<size_t> live;  // active sub-flows, so each event costs O(active), not O(all)
+  MaxMinSolver solver(capacity.size());
+  std::vector<double> rate(ns, 0.0);
+  size_t next_start = 0, next_change = 0, done = 0;
+  double now = 0.0;
+  constexpr double kInf = std::numeric_limits<double>::infinity();
+  auto complete = [&](size_t s, double t_done) {
+    active[s] = 0;
+    const auto t = static_cast<size_t>(owner[s]);
+    delivered_[t] += remaining[s];  // the sub-epsilon tail, so delivered == sent exactly
+    remaining[s] = 0;
+    last_done[t] = std::max(last_done[t], t_done + latency[s]);
+    if (--subs_left[t] == 0) finish_[t] = last_done[t];
+    ++done;
+  };
+  bool dirty = true;
+  while (done < ns) {
+    // Admit everything that starts now; zero-byte flows complete at once.
+    while (next_start < ns &&
+           transfers_[static_cast<size_t>(owner[by_start[next_start]])].start.base() <= now) {
+      const size_t s = by_start[next_start++];
+      if (remaining[s] <= 0) {
+        complete(s, now);
+      } else {
+        active[s] = 1;
+        live.push_back(s);
+        dirty = true;
+      }
+    }
+    while (next_change < changes_.size() && changes_[next_change].at <= now) {
+      capacity[static_cast<size_t>(changes_[next_change].link)] = changes_[next_change].capacity;
+      ++next_change;
+      dirty = true;
+    }
+    if (done == ns) break;
+    if (dirty) {
+      solver.solve(paths, capacity, live, rate);
+      ++stats_.rate_solves;
+      dirty = false;
+    }
+    // Next event: a completion, a start or a capacity change.
+    double t_next = kInf;
+    for (size_t s : live) {
+      if (rate[s] > 0) t_next = std::min(t_next, now + remaining[s] / rate[s]);
+    }
+    if (next_start < ns) {
+      t_next = std::min(t_next, transfers_[static_cast<size_t>(owner[by_start[next_start]])].start.base());
+    }
+    if (next_change < changes_.size()) t_next = std::min(t_next, changes_[next_change].at);
+    if (t_next == kInf) {
+      // Stalled: every remaining flow crosses a failed link and nothing will change.
+      for (size_t s = 0; s < ns; ++s) {
+        if (active[s] || remaining[s] > 0) {
+          const auto t = static_cast<size_t>(owner[s]);
+          finish_[t] = kInf;
+        }
+      }
+      break;
+    }
+    const double dt = t_next - now;
+    // Advance: flows whose remainder drops below a relative epsilon finish together, so that a
+    // symmetric pattern costs one solve, not one per flow.
+    for (size_t s : live) {
+      if (rate[s] <= 0) continue;
+      const double sent = std::min(remaining[s], rate[s] * dt);
+      remaining[s] -= sent;
+      delivered_[static_cast<size_t>(owner[s])] += sent;
+      for (int32_t i = paths.offsets[s]; i < paths.offsets[s + 1]; ++i) {
+        link_bytes_[static_cast<size_t>(paths.links[static_cast<size_t>(i)])] += sent * paths.weights[s];
+      }
+      const auto t = static_cast<size_t>(owner[s]);
+      if (remaining[s] <= 1e-9 * std::max(1.0, transfers_[t].bytes.base())) {
+        complete(s, t_next);
+        dirty = true;
+      }
+    }
+    std::erase_if(live, [&](size_t s) { return active[s] == 0; });
+    now = t_next;
+    ++stats_.events;
+  }
+}
+
+}  // namespace clustertwin::network

@@ -1,0 +1,102 @@
+#include "clustertwin/network/flow_sim.h"
+
+#include <gtest/gtest.h>
+
+#include <random>
+
+#include "clustertwin/network/model.h"
+
+namespace clustertwin::network {
+namespace {
+using namespace base::literals;
+
+const topology::Topology& flagship() {
+  static const topology::Topology t = [] {
+    static const hardware::Catalog cat = *hardware::Catalog::load_embedded();
+    return *topology::Topology::build(cat, *hardware::resolve_cluster(cat, "azure-ndv6-gb300"));
+  }();
+  return t;
+}
+
+TEST(FlowSim, OneTransferAloneMatchesTheAnalyticalModel) {
+  const auto& t = flagship();
+  for (auto [a, b] : {std::pair{0, 1}, std::pair{0, 72}, std::pair{5, 4000}}) {
+    Transfer tr{.src = a, .dst = b, .bytes = 1_GB};
+    FlowModel flow(t);
+    AnalyticalModel ana(t);
+    const Transfer one[] = {tr};
+    EXPECT_NEAR(flow.finish_times(one)[0].base(), ana.finish_times(one)[0].base(), 1e-12);
+  }
+  // NVLink: 1 GB at 900 GB/s; across racks: 1 GB at 100 GB/s (plus latency).
+  Transfer nv{.src = 0, .dst = 1, .bytes = 1_GB};
+  EXPECT_NEAR(AnalyticalModel(t).transfer_time(nv).base(), 1.0 / 900, 1e-6);
+  Transfer ib{.src = 0, .dst = 72, .bytes = 1_GB};
+  EXPECT_NEAR(AnalyticalModel(t).transfer_time(ib).base(), 0.01, 1e-5);
+}
+
+TEST(FlowSim, TwoTransfersShareTheNic) {
+  FlowSimulator sim(flagship());
+  sim.add({.src = 0, .dst = 72, .bytes = 1_GB});
+  sim.add({.src = 0, .dst = 144, .bytes = 1_GB});
+  sim.run();
+  EXPECT_NEAR(sim.finish(0).base(), 0.02, 1e-5);
+  EXPECT_NEAR(sim.finish(1).base(), 0.02, 1e-5);
+}
+
+TEST(FlowSim, StaggeredStartRecomputesRates) {
+  FlowSimulator sim(flagship());
+  sim.add({.src = 0, .dst = 72, .bytes = 1_GB});
+  sim.add({.src = 0, .dst = 144, .bytes = 1_GB, .start = 5_ms});
+  sim.run();
+  // Flow 0 alone for 5 ms (0.5 GB), then both at 50 GB/s: 0.5 GB more takes 10 ms.
+  EXPECT_NEAR(sim.finish(0).base(), 0.015, 1e-5);
+  // Flow 1: 0.5 GB at 50 GB/s (10 ms) then 0.5 GB alone at 100 GB/s (5 ms).
+  EXPECT_NEAR(sim.finish(1).base(), 0.020, 1e-5);
+}
+
+TEST(FlowSim, DegradedAndFailedLinks) {
+  const auto& t = flagship();
+  {
+    FlowSimulator sim(t);
+    sim.add({.src = 0, .dst = 72, .bytes = 1_GB});
+    sim.set_capacity(5_ms, t.nic_up(t.nic_of(0), 0), base::gigabytes_per_s(50));
+    sim.run();
+    EXPECT_NEAR(sim.finish(0).base(), 0.015, 1e-5);
+  }
+  {
+    FlowSimulator sim(t);
+    sim.add({.src = 0, .dst = 72, .bytes = 1_GB});
+    sim.set_capacity(5_ms, t.nic_up(t.nic_of(0), 0), base::BytesPerSecond{});
+    sim.run();
+    EXPECT_TRUE(std::isinf(sim.finish(0).base()));
+  }
+}
+
+// Property: bytes sent equal bytes received for random transfer sets, and nothing finishes
+// before its alpha-beta lower bound.
+TEST(FlowSim, BytesAreConservedAndNoFlowBeatsItsLowerBound) {
+  const auto& t = flagship();
+  AnalyticalModel ana(t);
+  for (uint64_t seed = 1; seed <= 8; ++seed) {
+    std::mt19937_64 rng(seed);
+    FlowSimulator sim(t, seed % 2 ? Routing::kEcmp : Routing::kAdaptive);
+    std::vector<Transfer> trs;
+    for (int i = 0; i < 200; ++i) {
+      Transfer tr{.src = static_cast<int>(rng() % 4608), .dst = static_cast<int>(rng() % 4608),
+                  .bytes = base::bytes(static_cast<double>(rng() % 100'000'000)),
+                  .start = base::microseconds(static_cast<double>(rng() % 1000)), .key = rng()};
+      trs.push_back(tr);
+      sim.add(tr);
+    }
+    sim.run();
+    for (size_t i = 0; i < trs.size(); ++i) {
+      EXPECT_NEAR(sim.delivered(static_cast<int>(i)).base(), trs[i].bytes.base(),
+                  1e-6 * std::max(1.0, trs[i].bytes.base())) << "seed " << seed;
+      EXPECT_GE(sim.finish(static_cast<int>(i)).base(), ana.transfer_time(trs[i]).base() * (1 - 1e-9))
+          << "seed " << seed;
+    }
+  }
+}
+
+}  // namespace
+}  // namespace clustertwin::network
