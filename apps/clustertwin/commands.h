@@ -22,6 +22,8 @@ inline constexpr int kExitBadInput = 2;
 struct Context {
   std::string catalog_dir;  ///< empty: the catalog compiled into the binary
   bool quiet = false;
+  std::string report_path = "clustertwin-report.html";  ///< flagship run's HTML report
+  bool no_report = false;
 
   /// The catalog (embedded or --catalog DIR).
   [[nodiscard]] base::Result<hardware::Catalog> load_catalog() const;

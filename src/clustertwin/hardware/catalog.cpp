@@ -236,6 +236,7 @@ std::optional<ClusterSpec> read_cluster(Reader& r) {
     c.scale_out.switch_name = so->string("switch").value_or("");
     c.scale_out.transceiver = so->string("transceiver", Need::kOptional).value_or("");
     c.scale_out.tiers = static_cast<int>(so->integer("tiers", Need::kOptional, 1, 3).value_or(0));
+    so->allow("oversubscription");
     if (so->has("oversubscription")) {
       auto list = so->strings("oversubscription");
       if (list) {

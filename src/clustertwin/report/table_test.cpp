@@ -16,7 +16,8 @@ TEST(Table, AlignsColumns) {
 }
 
 TEST(JsonOut, RoundsToSignificantDigits) {
-  EXPECT_DOUBLE_EQ(round_sig(1.23456789e12), 1.23457e12);
+  EXPECT_DOUBLE_EQ(round_sig(1234.56789), 1234.57);
+  EXPECT_DOUBLE_EQ(round_sig(0.000123456789), 0.000123457);
   EXPECT_DOUBLE_EQ(round_sig(4608), 4608);
   EXPECT_DOUBLE_EQ(round_sig(0.0), 0.0);
 }
