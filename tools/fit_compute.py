@@ -226,8 +226,10 @@ def prefill_ideal(b, s, h, kv, d, kvbytes, peak, bw, d_v=None):
 
 
 def decode_ideal(b, ctx, h, kv, d, kvbytes, peak, bw):
+    """One new token per sequence attending to ctx keys (itself included): Q, K, V of the new token
+    in, O out, the whole K and V cache read once."""
     flops = 2.0 * b * h * 2 * d * ctx
-    nbytes = b * ctx * 2 * kv * d * kvbytes + ACT_BYTES * b * h * d * 2
+    nbytes = b * (ACT_BYTES * (h * d + 2 * kv * d + h * d) + kvbytes * 2 * kv * d * ctx)
     return max(flops / peak, nbytes / bw)
 
 

@@ -162,7 +162,11 @@ Result<double> parse_quantity(std::string_view text, Dimension want, bool allow_
     if (value < 0 && !allow_negative) {
       return fail(expected + ", got " + quoted(text) + " (negative)");
     }
-    return value * u.factor;
+    const double v = value * u.factor;
+    if (!std::isfinite(v) || std::fabs(v) > 1e300) {
+      return fail(expected + ", got " + quoted(text) + " (out of range)");
+    }
+    return v;
   }
   return fail(expected + ", got " + quoted(text) + " (unknown unit " + quoted(unit) + ")");
 }
@@ -204,10 +208,17 @@ std::string format_quantity(double v, Dimension d, int digits) {
     case Dimension::kJoules: unit = "J"; break;
     case Dimension::kSeconds: break;
   }
+  auto parseable = [&](const std::string& symbol) {
+    for (const auto& u : kUnits) {
+      if (u.symbol == symbol && u.dim == d) return true;
+    }
+    return false;
+  };
+  // The largest prefix that fits and that parse_quantity() reads back.
   for (const auto& p : kPrefixes) {
-    if (std::fabs(v) >= p.f * 0.9995 || p.f == 1.0) {
-      std::string prefix = p.p;
-      return format_sig(v / p.f, digits) + " " + prefix + unit;
+    const std::string symbol = std::string(p.p) + unit;
+    if ((std::fabs(v) >= p.f * 0.9995 && parseable(symbol)) || p.f == 1.0) {
+      return format_sig(v / p.f, digits) + " " + symbol;
     }
   }
   return format_sig(v, digits) + " " + unit;
