@@ -1,0 +1,34 @@
+#pragma once
+/// A roofline-efficiency table on a log-spaced grid of up to three axes (GEMM m, n, k; attention
+/// isl and batch x heads; ...), interpolated multilinearly in log(axis) space of log(efficiency)
+/// and held constant beyond the grid's edges. tools/fit_compute.py fits the grid points and uses
+/// the same interpolation, so that its error figures are the C++ model's (docs/models/compute.md).
+
+#include <array>
+#include <cstddef>
+#include <vector>
+
+namespace clustertwin::compute {
+
+class EfficiencyGrid {
+ public:
+  static constexpr size_t kMaxAxes = 3;
+
+  EfficiencyGrid() = default;
+  /// `axes`: 1 to 3 strictly increasing positive coordinate lists; `values`: the efficiency at
+  /// every grid point, last axis fastest, all > 0. The caller validates (see compute_model.cpp).
+  EfficiencyGrid(std::vector<std::vector<double>> axes, const std::vector<double>& values);
+
+  [[nodiscard]] bool empty() const { return log_values_.empty(); }
+  [[nodiscard]] size_t dims() const { return log_axes_.size(); }
+  /// Efficiency at `point`, at most 1 (coordinates beyond dims() are ignored; non-positive ones clamp to the
+  /// first grid line).
+  [[nodiscard]] double at(std::array<double, kMaxAxes> point) const;
+
+ private:
+  std::vector<std::vector<double>> log_axes_;
+  std::vector<double> log_values_;
+  std::array<size_t, kMaxAxes> strides_{};
+};
+
+}  // namespace clustertwin::compute
