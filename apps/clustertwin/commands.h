@@ -41,6 +41,8 @@ struct Verb {
 
 Verb add_describe(CLI::App& app, const Context& ctx);
 Verb add_catalog(CLI::App& app, const Context& ctx);
+Verb add_report(CLI::App& app, const Context& ctx);
+Verb add_cli_docs(CLI::App& app, const Context& ctx);
 
 /// Runs the built-in flagship scenario (plain `clustertwin`).
 int run_flagship(const Context& ctx);

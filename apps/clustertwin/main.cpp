@@ -44,6 +44,8 @@ int main(int argc, char** argv) {
   std::vector<Verb> verbs;
   verbs.push_back(add_describe(app, ctx));
   verbs.push_back(add_catalog(app, ctx));
+  verbs.push_back(add_report(app, ctx));
+  verbs.push_back(add_cli_docs(app, ctx));
   try {
     app.parse(argc, argv);
   } catch (const CLI::Success& e) {
