@@ -1,0 +1,68 @@
+// `clustertwin report --from results.json [--out report.html]`: the HTML report of a results JSON
+// (what `--json` writes, or a `describe --json` page) as one self-contained, offline page.
+
+#include <fmt/format.h>
+
+#include <fstream>
+#include <iostream>
+#include <iterator>
+#include <sstream>
+
+#include "clustertwin/report/html.h"
+#include "commands.h"
+
+namespace clustertwin::app {
+namespace {
+
+struct ReportOptions {
+  std::string from;
+  std::string out = "clustertwin-report.html";
+};
+
+base::Result<std::string> read_all(const std::string& path) {
+  if (path == "-") {
+    std::ostringstream ss;
+    ss << std::cin.rdbuf();
+    return ss.str();
+  }
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return base::fail("cannot read file", path);
+  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
+int report(const Context& ctx, const ReportOptions& o) {
+  auto text = read_all(o.from);
+  if (!text) return bad_input(text.error());
+  const report::Json results = report::Json::parse(*text, nullptr, /*allow_exceptions=*/false);
+  if (results.is_discarded()) {
+    return bad_input(base::Error{"not valid JSON (expected the output of --json)", o.from, 0});
+  }
+  if (!results.is_object()) {
+    return bad_input(base::Error{"expected a JSON object at the top level", o.from, 0});
+  }
+  const std::string html = report::render_html(results);
+  if (auto st = report::write_text(html, o.out); !st) return bad_input(st.error());
+  if (!ctx.quiet && o.out != "-") {
+    std::cerr << fmt::format("wrote {} ({:.2f} MB)\n", o.out, static_cast<double>(html.size()) / 1e6);
+  }
+  return kExitOk;
+}
+
+}  // namespace
+
+Verb add_report(CLI::App& app, const Context& ctx) {
+  auto opts = std::make_shared<ReportOptions>();
+  CLI::App* cmd = app.add_subcommand(
+      "report",
+      "Write the HTML report of a results JSON: one self-contained page (charts, tables and the "
+      "data inlined; it opens offline).\n"
+      "Example: clustertwin describe gb300-nvl72*8 --json r.json && clustertwin report --from "
+      "r.json --out r.html");
+  cmd->add_option("--from", opts->from, "results JSON written by --json ('-' for stdin)")
+      ->required();
+  cmd->add_option("--out", opts->out, "the HTML file to write ('-' for stdout)")
+      ->capture_default_str();
+  return {cmd, [&ctx, opts] { return report(ctx, *opts); }};
+}
+
+}  // namespace clustertwin::app
