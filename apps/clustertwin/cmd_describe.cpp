@@ -2,6 +2,8 @@
 
 #include <iostream>
 
+#include "clustertwin/report/json_out.h"
+
 #include "clustertwin/report/describe.h"
 #include "clustertwin/topology/summary.h"
 #include "commands.h"
@@ -16,28 +18,27 @@ struct DescribeOptions {
 };
 
 int describe(const Context& ctx, const DescribeOptions& o) {
-  auto cat = ctx.load_catalog();
-  if (!cat) return bad_input(cat.error());
-  auto spec = hardware::resolve_cluster(*cat, o.cluster);
-  if (!spec) return bad_input(spec.error());
-  auto topo = topology::Topology::build(*cat, *spec);
-  if (!topo) return bad_input(topo.error());
-  const auto summary = topology::summarize(*cat, *topo);
-  const auto json = report::describe_json(summary);
+  auto d = describe_cluster(ctx, o.cluster);
+  if (!d) return bad_input(d.error());
   if (!o.json.empty()) {
-    if (auto st = report::write_json(json, o.json); !st) return bad_input(st.error());
+    if (auto st = report::write_json(d->json, o.json); !st) return bad_input(st.error());
   }
-  if (o.json != "-") {
-    if (o.format == "json") {
-      std::cout << report::dump(json);
-    } else {
-      std::cout << report::describe_text(summary);
-    }
-  }
+  if (o.json != "-") std::cout << (o.format == "json" ? report::dump(d->json) : d->text);
   return kExitOk;
 }
 
 }  // namespace
+
+base::Result<Described> describe_cluster(const Context& ctx, const std::string& cluster) {
+  auto cat = ctx.load_catalog();
+  if (!cat) return base::fail(cat.error());
+  auto spec = hardware::resolve_cluster(*cat, cluster);
+  if (!spec) return base::fail(spec.error());
+  auto topo = topology::Topology::build(*cat, *spec);
+  if (!topo) return base::fail(topo.error());
+  const auto summary = topology::summarize(*cat, *topo);
+  return Described{report::describe_json(summary), report::describe_text(summary)};
+}
 
 Verb add_describe(CLI::App& app, const Context& ctx) {
   auto opts = std::make_shared<DescribeOptions>();
@@ -55,11 +56,6 @@ Verb add_describe(CLI::App& app, const Context& ctx) {
       ->check(CLI::IsMember({"table", "json"}))
       ->capture_default_str();
   return {cmd, [&ctx, opts] { return describe(ctx, *opts); }};
-}
-
-int run_flagship(const Context& ctx) {
-  DescribeOptions o;
-  return describe(ctx, o);
 }
 
 }  // namespace clustertwin::app

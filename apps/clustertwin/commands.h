@@ -4,6 +4,7 @@
 /// (DESIGN.md §4): 0 success, 2 bad input (with a message), 1 internal error.
 
 #include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
 
 #include <functional>
 #include <string>
@@ -43,6 +44,13 @@ Verb add_describe(CLI::App& app, const Context& ctx);
 Verb add_catalog(CLI::App& app, const Context& ctx);
 Verb add_report(CLI::App& app, const Context& ctx);
 Verb add_cli_docs(CLI::App& app, const Context& ctx);
+
+/// `describe` of a cluster argument (name, file or SYSTEM*COUNT): JSON and text.
+struct Described {
+  nlohmann::json json;
+  std::string text;
+};
+base::Result<Described> describe_cluster(const Context& ctx, const std::string& cluster);
 
 /// Runs the built-in flagship scenario (plain `clustertwin`).
 int run_flagship(const Context& ctx);
