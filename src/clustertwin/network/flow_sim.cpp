@@ -28,26 +28,16 @@ Seconds FlowSimulator::makespan() const {
   return Seconds::from_base(m);
 }
 
-void FlowSimulator::run() {
-  const size_t nt = transfers_.size();
-  finish_.assign(nt, 0.0);
-  delivered_.assign(nt, 0.0);
-  std::vector<double> capacity(topo_->links().size());
-  for (size_t l = 0; l < capacity.size(); ++l) capacity[l] = topo_->links()[l].capacity.base();
-  link_bytes_.assign(capacity.size(), 0.0);
-
-  // Expand transfers into sub-flows on concrete paths.
-  FlowPaths paths;
-  std::vector<int32_t> owner;       // sub-flow -> transfer
-  std::vector<double> remaining;    // bytes left per sub-flow
-  std::vector<double> latency;      // path latency per sub-flow
-  std::vector<int32_t> subs_left(nt, 0);
-  std::vector<double> last_done(nt, 0.0);
+void FlowSimulator::expand(Expanded& out, bool with_latency, std::vector<double>* latency) const {
   std::vector<topology::LinkId> path;
-  for (size_t t = 0; t < nt; ++t) {
+  std::vector<int64_t> choices;
+  out.paths.clear();
+  out.owner.clear();
+  out.share.clear();
+  for (size_t t = 0; t < transfers_.size(); ++t) {
     const Transfer& tr = transfers_[t];
     const int64_t n = topo_->path_count(tr.src, tr.dst);
-    std::vector<int64_t> choices;
+    choices.clear();
     if (n == 0) {
       choices.push_back(-1);  // same GPU: a local copy, no links
     } else if (routing_ == Routing::kEcmp || n == 1) {
@@ -61,12 +51,113 @@ void FlowSimulator::run() {
     for (int64_t c : choices) {
       path.clear();
       if (c >= 0) topo_->path(tr.src, tr.dst, c, path);
-      paths.add(path, tr.weight, tr.rate_cap.base() * share);
-      owner.push_back(static_cast<int32_t>(t));
-      remaining.push_back(tr.bytes.base() * share);
-      latency.push_back(topo_->latency(path).base());
-      ++subs_left[t];
+      out.paths.add(path, tr.weight, tr.rate_cap.base() * share);
+      out.owner.push_back(static_cast<int32_t>(t));
+      out.share.push_back(share);
+      if (with_latency) latency->push_back(topo_->latency(path).base());
     }
+  }
+}
+
+SteadyState FlowSimulator::solve_steady(const SteadyOptions& options) {
+  const size_t nt = transfers_.size();
+  constexpr double kInf = std::numeric_limits<double>::infinity();
+  std::vector<double> capacity(topo_->links().size());
+  for (size_t l = 0; l < capacity.size(); ++l) {
+    const auto& link = topo_->links()[l];
+    capacity[l] = link.capacity.base() * options.kind_scale[static_cast<size_t>(link.kind)];
+  }
+  for (const auto& c : changes_) {
+    if (c.at <= 0) {
+      const auto& link = topo_->link(c.link);
+      capacity[static_cast<size_t>(c.link)] =
+          c.capacity * options.kind_scale[static_cast<size_t>(link.kind)];
+    }
+  }
+  Expanded ex;
+  expand(ex, false, nullptr);
+  const size_t ns = ex.owner.size();
+  stats_.flows = static_cast<int64_t>(nt);
+  stats_.subflows = static_cast<int64_t>(ns);
+  std::vector<size_t> all(ns);
+  for (size_t s = 0; s < ns; ++s) all[s] = s;
+  MaxMinSolver solver(capacity.size());
+  std::vector<double> sub_rate;
+  SteadyState out;
+  int32_t groups = 0;
+  const bool coupled = !options.group.empty();
+  if (coupled) {
+    CT_CHECK(options.group.size() == nt, "one coupling group per transfer");
+    for (int32_t g : options.group) groups = std::max(groups, g + 1);
+  }
+  std::vector<double> base_cap(ex.paths.caps);
+  const int rounds = coupled ? std::max(1, options.rounds) : 1;
+  for (int round = 0; round < rounds; ++round) {
+    solver.solve(ex.paths, capacity, all, sub_rate);
+    ++stats_.rate_solves;
+    // A transfer split over k sub-flows finishes with its slowest one: rate = min(rate_s/share_s).
+    out.rate.assign(nt, kInf);
+    for (size_t s = 0; s < ns; ++s) {
+      const auto t = static_cast<size_t>(ex.owner[s]);
+      out.rate[t] = std::min(out.rate[t], sub_rate[s] / ex.share[s]);
+    }
+    if (!coupled) break;
+    out.group_time.assign(static_cast<size_t>(groups), 0.0);
+    for (size_t t = 0; t < nt; ++t) {
+      const int32_t g = options.group[t];
+      if (g < 0) continue;
+      const double need = transfers_[t].bytes.base();
+      const double time = need <= 0 ? 0.0 : (out.rate[t] > 0 ? need / out.rate[t] : kInf);
+      out.group_time[static_cast<size_t>(g)] = std::max(out.group_time[static_cast<size_t>(g)], time);
+    }
+    if (round + 1 == rounds) break;
+    // Cap every coupled sub-flow at the rate that finishes it with its group; the capacity a
+    // fast stage cannot use goes to the other groups in the next solve.
+    bool changed = false;
+    for (size_t s = 0; s < ns; ++s) {
+      const auto t = static_cast<size_t>(ex.owner[s]);
+      const int32_t g = options.group[t];
+      double cap = base_cap[s];
+      if (g >= 0) {
+        const double tg = out.group_time[static_cast<size_t>(g)];
+        if (tg > 0 && std::isfinite(tg)) {
+          // Only stages faster than their group are held back; the group's bottleneck stays
+          // free to grow when another group leaves capacity.
+          const double need = transfers_[t].bytes.base() * ex.share[s] / tg;
+          if (need > 0 && sub_rate[s] > need * (1 + 1e-9)) cap = cap > 0 ? std::min(cap, need) : need;
+        }
+      }
+      if (cap != ex.paths.caps[s]) {
+        ex.paths.caps[s] = cap;
+        changed = true;
+      }
+    }
+    if (!changed) break;
+  }
+  return out;
+}
+
+void FlowSimulator::run() {
+  const size_t nt = transfers_.size();
+  finish_.assign(nt, 0.0);
+  delivered_.assign(nt, 0.0);
+  std::vector<double> capacity(topo_->links().size());
+  for (size_t l = 0; l < capacity.size(); ++l) capacity[l] = topo_->links()[l].capacity.base();
+  link_bytes_.assign(capacity.size(), 0.0);
+
+  // Expand transfers into sub-flows on concrete paths.
+  Expanded ex;
+  std::vector<double> latency;  // path latency per sub-flow
+  expand(ex, true, &latency);
+  FlowPaths& paths = ex.paths;
+  const std::vector<int32_t>& owner = ex.owner;
+  std::vector<double> remaining(owner.size());  // bytes left per sub-flow
+  std::vector<int32_t> subs_left(nt, 0);
+  std::vector<double> last_done(nt, 0.0);
+  for (size_t s = 0; s < owner.size(); ++s) {
+    const auto t = static_cast<size_t>(owner[s]);
+    remaining[s] = transfers_[t].bytes.base() * ex.share[s];
+    ++subs_left[t];
   }
   const size_t ns = owner.size();
   stats_.flows = static_cast<int64_t>(nt);

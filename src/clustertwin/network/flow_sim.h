@@ -9,6 +9,7 @@
 /// real fabrics); adaptive routing spreads a flow over up to `adaptive_paths` of them evenly
 /// (InfiniBand AR / packet spraying at flow granularity).
 
+#include <array>
 #include <cstdint>
 #include <limits>
 #include <span>
@@ -38,6 +39,28 @@ struct Transfer {
   BytesPerSecond rate_cap;   ///< 0 = none
 };
 
+/// Options of a steady-state solve (FlowSimulator::solve_steady).
+struct SteadyOptions {
+  /// Capacity multiplier per link kind (indexed by topology::LinkKind): what fraction of a link's
+  /// line rate the transfers can use, e.g. a protocol's efficiency on NVLink vs on the NIC.
+  std::array<double, 6> kind_scale = {1, 1, 1, 1, 1, 1};
+  /// Transfer id -> coupling group (-1 or absent: none). Transfers of one group are stages of one
+  /// pipeline (a ring channel, a collective): each advances at the pace of the group's slowest,
+  /// so capacity a fast member cannot use is handed to other groups. Empty: no coupling.
+  std::span<const int32_t> group;
+  int rounds = 4;  ///< coupling refinements (each is one more max-min solve)
+};
+
+/// Rates of transfers that are all active at once, in steady state.
+struct SteadyState {
+  /// Bytes/s of each transfer (per copy when weight > 1); +inf for a local copy, 0 when a failed
+  /// link cuts every path.
+  std::vector<double> rate;
+  /// Seconds until the group's last transfer would finish at these rates (max bytes / rate), by
+  /// group id; empty without coupling groups.
+  std::vector<double> group_time;
+};
+
 struct FlowSimStats {
   int64_t flows = 0;
   int64_t subflows = 0;
@@ -57,6 +80,11 @@ class FlowSimulator {
   /// Runs until every transfer has completed. A transfer that can never finish (all of its
   /// paths failed) completes at +infinity.
   void run();
+  /// The max-min fair rates of all transfers as if all were active together (start times are
+  /// ignored; capacity changes at or before time 0 apply), with optional pipeline coupling
+  /// (SteadyOptions::group). One solve per coupling round; no events. This is the bandwidth term
+  /// of a collective's steady state (docs/models/network.md, "Steady state").
+  SteadyState solve_steady(const SteadyOptions& options = {});
 
   [[nodiscard]] Seconds finish(int id) const { return Seconds::from_base(finish_[static_cast<size_t>(id)]); }
   /// Bytes delivered to the destination (equals the bytes sent once run() returned).
@@ -79,6 +107,15 @@ class FlowSimulator {
   std::vector<CapacityChange> changes_;
   std::vector<double> finish_, delivered_, link_bytes_;
   FlowSimStats stats_;
+
+  // Sub-flows on concrete paths: ECMP picks one path per transfer; adaptive routing splits a
+  // transfer evenly over up to adaptive_paths_ paths.
+  struct Expanded {
+    FlowPaths paths;
+    std::vector<int32_t> owner;  // sub-flow -> transfer
+    std::vector<double> share;   // fraction of the transfer's bytes on this sub-flow
+  };
+  void expand(Expanded& out, bool with_latency, std::vector<double>* latency) const;
 };
 
 }  // namespace clustertwin::network

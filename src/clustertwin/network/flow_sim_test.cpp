@@ -100,3 +100,66 @@ TEST(FlowSim, BytesAreConservedAndNoFlowBeatsItsLowerBound) {
 
 }  // namespace
 }  // namespace clustertwin::network
+
+namespace clustertwin::network {
+namespace {
+using namespace base::literals;
+
+const topology::Topology& two_racks() {
+  static const topology::Topology t = [] {
+    static const hardware::Catalog cat = *hardware::Catalog::load_embedded();
+    return *topology::Topology::build(cat, *hardware::resolve_cluster(cat, "gb300-nvl72*2"));
+  }();
+  return t;
+}
+
+TEST(FlowSimSteady, SharedNicHalvesTheRate) {
+  FlowSimulator sim(two_racks());
+  sim.add({.src = 0, .dst = 72, .bytes = 1_GB});
+  sim.add({.src = 0, .dst = 73, .bytes = 1_GB});
+  sim.add({.src = 1, .dst = 2, .bytes = 1_GB});
+  const auto st = sim.solve_steady();
+  EXPECT_NEAR(st.rate[0], 50e9, 1e3);
+  EXPECT_NEAR(st.rate[1], 50e9, 1e3);
+  EXPECT_NEAR(st.rate[2], 900e9, 1e3);
+}
+
+TEST(FlowSimSteady, KindScaleAndWeights) {
+  FlowSimulator sim(two_racks());
+  sim.add({.src = 0, .dst = 1, .bytes = 1_GB, .weight = 4});
+  SteadyOptions o;
+  o.kind_scale[static_cast<size_t>(topology::LinkKind::kNvlink)] = 0.5;
+  const auto st = sim.solve_steady(o);
+  EXPECT_NEAR(st.rate[0], 900e9 * 0.5 / 4, 1e3);
+}
+
+// Coupling: a pipeline stage that could run faster is held to its group's pace, and the
+// capacity it leaves goes to another group sharing its link.
+TEST(FlowSimSteady, CouplingHandsSpareCapacityToOtherGroups) {
+  FlowSimulator sim(two_racks());
+  // Group 0: two stages, one through a NIC shared with group 1, one through a slowed link.
+  sim.add({.src = 0, .dst = 72, .bytes = 1_GB});   // group 0, NIC of GPU 0
+  sim.add({.src = 1, .dst = 73, .bytes = 1_GB});   // group 0, NIC of GPU 1 (degraded below)
+  sim.add({.src = 0, .dst = 74, .bytes = 1_GB});   // group 1, shares GPU 0's NIC
+  sim.set_capacity(base::Seconds{}, two_racks().nic_up(two_racks().nic_of(1), 0), base::gigabytes_per_s(20));
+  const std::vector<int32_t> group = {0, 0, 1};
+  SteadyOptions o;
+  o.group = group;
+  const auto st = sim.solve_steady(o);
+  // Group 0 runs at 20 GB/s (its degraded stage); its other stage needs only 20 of GPU 0's
+  // 100 GB/s NIC, so group 1 gets 80 instead of the uncoupled 50.
+  EXPECT_NEAR(st.group_time[0], 1e9 / 20e9, 1e-9);
+  EXPECT_NEAR(st.rate[2], 80e9, 1e3);
+  EXPECT_NEAR(st.group_time[1], 1e9 / 80e9, 1e-9);
+}
+
+TEST(FlowSimSteady, FailedLinkGivesZeroRate) {
+  FlowSimulator sim(two_racks());
+  sim.add({.src = 0, .dst = 72, .bytes = 1_GB});
+  sim.set_capacity(base::Seconds{}, two_racks().nic_up(two_racks().nic_of(0), 0), base::BytesPerSecond{});
+  const auto st = sim.solve_steady();
+  EXPECT_EQ(st.rate[0], 0.0);
+}
+
+}  // namespace
+}  // namespace clustertwin::network
