@@ -1,0 +1,62 @@
+#pragma once
+/// A training job's parallel layout (Megatron-LM / Megatron-Core semantics) and how its ranks map
+/// onto GPUs. Rank order is Megatron-Core's default "tp-cp-ep-dp-pp": tensor parallel fastest, so
+/// a TP group is contiguous GPUs inside one NVLink domain, then context, data (experts carved from
+/// data x context), and pipeline stages outermost.
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "clustertwin/base/result.h"
+#include "clustertwin/compute/op.h"
+#include "clustertwin/models/model.h"
+#include "clustertwin/models/ops.h"
+
+namespace clustertwin::workload {
+
+using models::Recompute;
+
+struct TrainingLayout {
+  int tp = 1;   ///< tensor parallel (with sequence parallelism when `sequence_parallel`)
+  int pp = 1;   ///< pipeline stages
+  int dp = 1;   ///< data parallel replicas
+  int cp = 1;   ///< context parallel (ring attention)
+  int ep = 1;   ///< expert parallel, carved from dp x cp
+  int vpp = 1;  ///< virtual stages per pipeline stage (interleaved 1F1B when > 1)
+  int64_t micro_batch = 1;   ///< sequences per micro-batch per DP replica
+  int64_t global_batch = 1;  ///< sequences per step
+  int64_t seq_len = 2048;
+  compute::DType dtype = compute::DType::kBf16;  ///< GEMM precision (bf16, fp8, nvfp4)
+  Recompute recompute = Recompute::kNone;
+  int zero = 1;  ///< 0: replicated optimizer; 1: sharded optimizer (Megatron distributed
+                 ///< optimizer); 2: + sharded gradients; 3: + sharded weights (FSDP)
+  bool sequence_parallel = true;
+  bool tp_comm_overlap = false;  ///< TP collectives overlapped with GEMMs (Transformer Engine)
+  bool dp_overlap = true;        ///< DP gradient reduce overlapped with the last backward
+  bool ep_overlap = false;       ///< EP all-to-all hidden behind compute (DualPipe-style)
+  int grad_bytes = 4;            ///< bytes per gradient element reduced over DP (4 fp32, 2 bf16)
+
+  [[nodiscard]] int64_t gpus() const { return static_cast<int64_t>(tp) * pp * dp * cp; }
+  [[nodiscard]] int64_t micro_batches() const { return global_batch / (micro_batch * dp); }
+  [[nodiscard]] int64_t tokens_per_step() const { return global_batch * seq_len; }
+};
+
+/// Checks the layout against the model and the GPU count; every violation is one error naming
+/// both sides (`tp*pp*dp*cp = 8192 does not match gpus = 16384`).
+base::Status validate(const TrainingLayout& l, const models::ModelSpec& m, int64_t gpus);
+
+/// Layers per pipeline chunk (pp * vpp chunks, in schedule order). Uneven splits follow the
+/// Llama 3 practice: every chunk gets ceil(L / chunks), and the deficit is taken one layer at a
+/// time from the first chunk, the last, the second, the second-to-last, ... (126 layers over 16
+/// stages: 7, 8 x 14, 7), where embedding and loss already make those stages heavier.
+std::vector<int> split_layers(int layers, int chunks);
+
+/// Rank coordinates under "tp-cp-ep-dp-pp" ordering; gpu = rank (ranks packed in order).
+struct RankCoord {
+  int tp, cp, dp, pp;
+};
+RankCoord coord_of(const TrainingLayout& l, int64_t rank);
+int64_t rank_of(const TrainingLayout& l, RankCoord c);
+
+}  // namespace clustertwin::workload

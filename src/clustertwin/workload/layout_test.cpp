@@ -1,0 +1,60 @@
+#include "clustertwin/workload/layout.h"
+
+#include <gtest/gtest.h>
+
+#include "clustertwin/models/model_catalog.h"
+
+namespace clustertwin::workload {
+namespace {
+
+const models::ModelSpec& llama405b() {
+  static const hardware::Catalog cat = *hardware::Catalog::load_embedded();
+  static const models::ModelSpec m = *models::load_model(cat, "llama3.1-405b");
+  return m;
+}
+
+TEST(Layout, Llama3SplitMatchesThePaper) {
+  // 126 layers over 16 stages: one layer fewer on the first and the last (Llama 3 §3.3.2).
+  auto s = split_layers(126, 16);
+  EXPECT_EQ(s.front(), 7);
+  EXPECT_EQ(s.back(), 7);
+  for (size_t i = 1; i + 1 < s.size(); ++i) EXPECT_EQ(s[i], 8);
+  auto even = split_layers(96, 8);
+  for (int v : even) EXPECT_EQ(v, 12);
+  int sum = 0;
+  for (int v : split_layers(61, 7)) sum += v;
+  EXPECT_EQ(sum, 61);
+}
+
+TEST(Layout, ValidatesAgainstGpusAndModel) {
+  TrainingLayout l{.tp = 8, .pp = 16, .dp = 128, .micro_batch = 1, .global_batch = 2048, .seq_len = 8192};
+  EXPECT_TRUE(validate(l, llama405b(), 16384));
+  auto bad = validate(l, llama405b(), 8192);
+  ASSERT_FALSE(bad);
+  EXPECT_NE(bad.error().message.find("tp*pp*dp*cp = 8*16*128*1 = 16384 does not match gpus = 8192"),
+            std::string::npos) << bad.error().message;
+  TrainingLayout heads = l;
+  heads.tp = 3;
+  heads.dp = 1;
+  heads.pp = 1;
+  EXPECT_FALSE(validate(heads, llama405b(), 3));
+  TrainingLayout batch = l;
+  batch.global_batch = 2000;
+  auto b = validate(batch, llama405b(), 16384);
+  ASSERT_FALSE(b);
+  EXPECT_NE(b.error().message.find("does not divide global_batch = 2000"), std::string::npos);
+  TrainingLayout ep = l;
+  ep.ep = 8;
+  EXPECT_FALSE(validate(ep, llama405b(), 16384));  // dense model
+}
+
+TEST(Layout, RankOrderPacksTensorParallelFirst) {
+  TrainingLayout l{.tp = 8, .pp = 4, .dp = 2};
+  for (int64_t r = 0; r < l.gpus(); ++r) EXPECT_EQ(rank_of(l, coord_of(l, r)), r);
+  EXPECT_EQ(coord_of(l, 7).tp, 7);
+  EXPECT_EQ(coord_of(l, 8).dp, 1);
+  EXPECT_EQ(coord_of(l, 16).pp, 1);
+}
+
+}  // namespace
+}  // namespace clustertwin::workload
