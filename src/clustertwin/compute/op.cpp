@@ -60,6 +60,17 @@ const char* op_kind_name(OpKind k) {
   return "?";
 }
 
+const char* pass_name(Pass p) {
+  switch (p) {
+    case Pass::kForward: return "forward";
+    case Pass::kDgrad: return "dgrad";
+    case Pass::kWgrad: return "wgrad";
+    case Pass::kBackward: return "backward";
+    case Pass::kRecompute: return "recompute";
+  }
+  return "?";
+}
+
 // Query-key pairs per sequence: the new tokens are the last q_len of kv_len positions; with a
 // causal mask token i attends to i + 1 keys.
 static double attended_pairs(const AttentionShape& a) {

@@ -106,9 +106,15 @@ enum class OpKind {
 };
 const char* op_kind_name(OpKind k);
 
+/// Which pass of training or inference an op belongs to (for traces and breakdowns; the time
+/// depends only on kind and shape).
+enum class Pass : uint8_t { kForward, kDgrad, kWgrad, kBackward, kRecompute };
+const char* pass_name(Pass p);
+
 struct Op {
-  const char* name = "";  ///< a string literal: "qkv_proj", "attention", "mlp_down.wgrad", ...
+  const char* name = "";  ///< a string literal: "qkv_proj", "attention", "mlp_down", ...
   OpKind kind = OpKind::kMemory;
+  Pass pass = Pass::kForward;
   DType dtype = DType::kBf16;
   Flops flops;  ///< work of the op (for model-FLOP accounting; times come from the shapes)
   Bytes bytes;  ///< HBM traffic (for memory-bound ops this sets the time)
