@@ -1,2 +1,854 @@
-// placeholder
-window.__reportReady = true;
+// clustertwin HTML report: builds the page from the results JSON embedded in it
+// (<script type="application/json" id="clustertwin-results">), with Apache ECharts (inlined
+// before this script). Plain modern JS, no framework, no network: the C++ side
+// (src/clustertwin/report/html.cpp) inlines this file at build time.
+//
+// Each top-level key has a section renderer; a section renders only when its key is present,
+// and a renderer that throws shows its error in place without taking the page down (the browser
+// test still fails on it: the error goes to the console). Unknown keys are shown as raw JSON.
+// The JSON layout each section reads is documented in web/README.md.
+//
+// When every chart is drawn the page sets window.__reportReady = true (the browser test waits
+// for it) and window.__reportCharts to [{id, section, points}] for each chart.
+(function () {
+  'use strict';
+
+  // ------------------------------------------------------------------------------ formatting
+
+  const PREFIXES = [[1e18, 'E'], [1e15, 'P'], [1e12, 'T'], [1e9, 'G'], [1e6, 'M'], [1e3, 'k']];
+
+  /** 3 significant digits, like the CLI's tables ("23.0", "576", "1.08"). */
+  function sig(v, digits = 3) {
+    if (!Number.isFinite(v)) return String(v);
+    if (v === 0) return '0';
+    const a = Math.abs(v);
+    if (a >= 10 ** digits) return Math.round(v).toLocaleString('en-US');
+    const decimals = Math.max(0, digits - 1 - Math.floor(Math.log10(a)));
+    return v.toFixed(Math.min(decimals, 6));
+  }
+
+  /** Decimal SI prefix: si(2.3e19, 'FLOP/s') = "23.0 EFLOP/s". */
+  function si(v, unit) {
+    if (!Number.isFinite(v)) return '–';
+    const a = Math.abs(v);
+    for (const [scale, p] of PREFIXES) {
+      if (a >= scale) return `${sig(v / scale)} ${p}${unit}`;
+    }
+    return `${sig(v)} ${unit}`;
+  }
+
+  function seconds(v) {
+    if (!Number.isFinite(v)) return '–';
+    const a = Math.abs(v);
+    if (a === 0) return '0 s';
+    if (a < 1e-6) return `${sig(v * 1e9)} ns`;
+    if (a < 1e-3) return `${sig(v * 1e6)} µs`;
+    if (a < 1) return `${sig(v * 1e3)} ms`;
+    if (a < 120) return `${sig(v)} s`;
+    if (a < 7200) return `${sig(v / 60)} min`;
+    return `${sig(v / 3600)} h`;
+  }
+
+  /** Message sizes in binary units, as NCCL users read them: "64 KiB", "16 GiB". */
+  function bsize(v) {
+    if (!Number.isFinite(v)) return '–';
+    const units = ['B', 'KiB', 'MiB', 'GiB', 'TiB'];
+    let i = 0;
+    while (Math.abs(v) >= 1024 && i < units.length - 1) { v /= 1024; i++; }
+    return `${Number.isInteger(v) ? v : sig(v)} ${units[i]}`;
+  }
+
+  const count = (v) => (Number.isFinite(v) ? Math.round(v).toLocaleString('en-US') : '–');
+  const percent = (v) => `${sig(v * 100)} %`;
+
+  /** A value formatted by the unit suffix of its key (DESIGN.md: units live in key names). */
+  function byKey(key, v) {
+    if (typeof v === 'boolean') return v ? 'yes' : 'no';
+    if (typeof v !== 'number') return v === null || v === undefined ? '–' : String(v);
+    const k = key.toLowerCase();
+    if (k.endsWith('_flopps')) return si(v, 'FLOP/s');
+    if (k.endsWith('_gbps')) return `${sig(v)} GB/s`;
+    if (k.endsWith('_bps') && key.endsWith('_bps')) return si(v, 'b/s');
+    if (k.endsWith('_bps')) return si(v, 'B/s');
+    if (key.endsWith('_B')) return si(v, 'B');
+    if (key.endsWith('_W')) return si(v, 'W');
+    if (key.endsWith('_J')) return si(v, 'J');
+    if (k.endsWith('_us')) return seconds(v * 1e-6);
+    if (k.endsWith('_ms')) return seconds(v * 1e-3);
+    if (k.endsWith('_s') && !k.endsWith('_per_s')) return seconds(v);
+    if (k.includes('per_s')) return `${sig(v)}`;
+    if (k === 'mfu' || k.endsWith('_fraction') || k.endsWith('_ratio') || k.endsWith('_util')) {
+      return percent(v);
+    }
+    return Number.isInteger(v) ? count(v) : sig(v);
+  }
+
+  /** "step_time_s" -> "step time", "tokens_per_s_per_gpu" -> "tokens/s per GPU". */
+  function label(key) {
+    return key
+      .replace(/_per_s_per_/g, '/s per ')
+      .replace(/_per_s$/g, '/s')
+      .replace(/_(FLOPps|GBps|Bps|bps|B|W|J|us|ms|s)$/, '')
+      .replace(/_per_/g, ' per ')
+      .replace(/_/g, ' ')
+      .replace(/\btflops\b/g, 'TFLOP/s')
+      .replace(/\bgpu\b/g, 'GPU')
+      .replace(/\bgpus\b/g, 'GPUs')
+      .replace(/\b(mfu|hbm|cpu|nic|ttft|tpot|kv|slo|tp|pp|dp|cp|ep|vpp|it)\b/g, (m) => m.toUpperCase());
+  }
+
+  // ------------------------------------------------------------------------------------ DOM
+
+  function h(tag, attrs, ...children) {
+    const e = document.createElement(tag);
+    for (const [k, v] of Object.entries(attrs || {})) {
+      if (v === undefined || v === null || v === false) continue;
+      if (k === 'class') e.className = v;
+      else if (k === 'text') e.textContent = v;
+      else if (k.startsWith('on')) e.addEventListener(k.slice(2), v);
+      else e.setAttribute(k, v === true ? '' : v);
+    }
+    for (const c of children.flat()) {
+      if (c === null || c === undefined || c === false) continue;
+      e.append(c instanceof Node ? c : document.createTextNode(String(c)));
+    }
+    return e;
+  }
+
+  /** A table: headers, then rows of cells; numeric-looking columns align right. */
+  function table(headers, rows, opts = {}) {
+    const numeric = headers.map((_, i) => i > 0 && !(opts.textColumns || []).includes(i));
+    return h('div', { class: 'table-wrap' }, h('table', { class: 'data' },
+      h('thead', {}, h('tr', {}, headers.map((t, i) => h('th', { class: numeric[i] ? 'num' : '' }, t)))),
+      h('tbody', {}, rows.map((r) => h('tr', {}, r.map((c, i) => h('td', { class: numeric[i] ? 'num' : '' }, c)))))));
+  }
+
+  /** Two-column key/value table from an object's scalar fields. */
+  function kvTable(obj, keys) {
+    const rows = [];
+    for (const k of keys || Object.keys(obj)) {
+      const v = obj[k];
+      if (v === undefined || (typeof v === 'object' && v !== null)) continue;
+      rows.push([label(k), byKey(k, v)]);
+    }
+    return table(['', ''], rows);
+  }
+
+  function card(title, body, opts = {}) {
+    return h('div', { class: `card${opts.wide ? ' wide' : ''}${opts.full ? ' full' : ''}` },
+      title ? h('div', { class: 'card-head' }, h('h3', {}, title), opts.note ? h('span', { class: 'note' }, opts.note) : null) : null,
+      body);
+  }
+
+  // --------------------------------------------------------------------------------- charts
+
+  const PALETTE = ['#3867d6', '#f0932b', '#20bf6b', '#eb3b5a', '#8854d0', '#0fb9b1', '#f7b731',
+                   '#a5b1c2', '#4b6584', '#fa8231'];
+  const FONT = getComputedStyle(document.documentElement).getPropertyValue('--font').trim() || 'sans-serif';
+  const charts = [];
+
+  /** A chart container in a card; the option is set after the card is in the DOM. */
+  function chart(id, section, option, height = 340) {
+    const el = h('div', { class: 'chart', 'data-chart': id, style: `height:${height}px` });
+    charts.push({ el, id, section, option });
+    return el;
+  }
+
+  function baseOption(extra) {
+    return Object.assign({
+      animation: false,
+      color: PALETTE,
+      textStyle: { fontFamily: FONT, color: '#2d3748' },
+      grid: { left: 64, right: 24, top: 44, bottom: 48, containLabel: false },
+      tooltip: { trigger: 'axis', confine: true, textStyle: { fontFamily: FONT } },
+      legend: { top: 6, type: 'scroll', textStyle: { fontSize: 12 } },
+    }, extra);
+  }
+
+  const axisName = (name, gap = 40) => ({ name, nameLocation: 'middle', nameGap: gap,
+    nameTextStyle: { color: '#5a6473', fontSize: 12 } });
+
+  function drawCharts() {
+    const drawn = [];
+    for (const c of charts) {
+      const inst = echarts.init(c.el, null, { renderer: 'canvas' });
+      inst.setOption(c.option);
+      const points = (inst.getOption().series || []).reduce(
+        (n, s) => n + (Array.isArray(s.data) ? s.data.length : 0) +
+                      (s.links ? s.links.length : 0), 0);
+      drawn.push({ id: c.id, section: c.section, points });
+      if (window.ResizeObserver) new ResizeObserver(() => inst.resize()).observe(c.el);
+    }
+    return drawn;
+  }
+
+  // --------------------------------------------------------------------------------- header
+
+  function header(d) {
+    const c = d.cluster || {};
+    const id = c.cluster || {};
+    const kpis = [];
+    const add = (value, what, sub) => {
+      const m = /^([-0-9.,×\s]+?)\s*([A-Za-zµ/%]+)$/.exec(value);
+      const big = m ? [m[1], h('span', { class: 'kpi-unit' }, ` ${m[2]}`)] : [value];
+      kpis.push(h('div', { class: 'kpi' },
+      h('div', { class: 'kpi-value' }, big), h('div', { class: 'kpi-label' }, what),
+      sub ? h('div', { class: 'kpi-sub' }, sub) : null));
+    };
+    if (c.counts) {
+      add(count(c.counts.gpus), 'GPUs', id.gpu ? id.gpu.toUpperCase() : null);
+      add(`${count(c.counts.nvlink_domains)} × ${c.counts.nvlink_domain_gpus}`,
+          id.system_kind === 'rack' ? 'NVLink racks' : 'NVLink domains', id.system || null);
+    }
+    if (c.compute) {
+      const p = ['fp8', 'bf16', 'fp4'].find((k) => c.compute[k]);
+      if (p) add(si(c.compute[p].dense_per_cluster_FLOPps, 'FLOP/s'), `${p.toUpperCase()} dense`, 'peak, whole cluster');
+    }
+    if (c.memory) add(si(c.memory.hbm_per_cluster_B, 'B'), 'HBM', `${si(c.memory.hbm_bandwidth_per_cluster_Bps, 'B/s')}`);
+    if (c.scale_out && c.scale_out.tiers > 0) {
+      add(si(c.scale_out.bisection_Bps, 'B/s'), 'bisection', `${c.scale_out.tiers}-tier ${id.scale_out_switch || ''}`.trim());
+    }
+    if (c.power) add(si(c.power.cluster_it_W, 'W'), 'IT power', 'nameplate');
+    if (d.training && Number.isFinite(d.training.step_time_s)) {
+      add(seconds(d.training.step_time_s), 'training step',
+          Number.isFinite(d.training.mfu) ? `MFU ${percent(d.training.mfu)}` : d.training.model);
+    }
+    if (d.inference && Number.isFinite(d.inference.tokens_per_s_per_gpu)) {
+      add(sig(d.inference.tokens_per_s_per_gpu), 'tokens/s per GPU', d.inference.model || 'serving');
+    }
+    const title = id.display_name || id.name || (d.meta && d.meta.title) || 'clustertwin results';
+    return h('header', { class: 'hero' },
+      h('div', { class: 'hero-inner' },
+        h('div', { class: 'brand' }, h('span', { class: 'logo' }, '◆'), ' clustertwin',
+          h('span', { class: 'brand-sub' }, ' · digital twin report'),
+          d.meta && d.meta.sample ? h('span', { class: 'badge' }, 'sample data') : null),
+        h('h1', {}, title),
+        id.description ? h('p', { class: 'lede' }, id.description) : null,
+        kpis.length ? h('div', { class: 'kpis' }, kpis) : null));
+  }
+
+  // ------------------------------------------------------------------------------- sections
+
+  function clusterSection(c) {
+    const id = c.cluster || {};
+    const unit = id.system_kind === 'rack' ? 'rack' : 'domain';
+    const cards = [];
+    if (c.counts) {
+      const n = c.counts;
+      const rows = [
+        ['systems', n.systems], ['racks', n.racks], ['nodes', n.nodes], ['GPUs', n.gpus],
+        ['CPUs', n.cpus], ['CPU cores', n.cpu_cores], ['NICs', n.nics],
+        ['NVLink domains', n.nvlink_domains], ['GPUs per NVLink domain', n.nvlink_domain_gpus],
+        ['NVLink switch chips', n.nvlink_switch_chips], ['NVLink switch trays', n.nvlink_switch_trays],
+        ['scale-out switches', n.scale_out_switches], ['scale-out cables', n.scale_out_cables],
+        ['transceivers', n.transceivers],
+      ].filter((r) => r[1] !== undefined && !(r[1] === 0 && /racks|trays/.test(r[0])));
+      const parts = [id.gpu, id.cpu, id.nic, id.nvlink_switch, id.scale_out_switch, id.transceiver]
+        .filter(Boolean).join(' · ');
+      cards.push(card('Counts', table(['', ''], rows.map(([k, v]) => [k, count(v)])), { note: parts }));
+    }
+    if (c.compute) {
+      const order = ['fp4', 'fp6', 'fp8', 'int8', 'bf16', 'fp16', 'tf32', 'fp32', 'fp64'];
+      const precs = Object.keys(c.compute).sort((a, b) =>
+        (order.indexOf(a) + 99 * (order.indexOf(a) < 0)) - (order.indexOf(b) + 99 * (order.indexOf(b) < 0)));
+      const rows = [];
+      for (const p of precs) {
+        const e = c.compute[p];
+        rows.push([`${p} dense`, si(e.dense_per_gpu_FLOPps, 'FLOP/s'), si(e.dense_per_domain_FLOPps, 'FLOP/s'),
+                   si(e.dense_per_cluster_FLOPps, 'FLOP/s')]);
+        if (e.sparse_per_gpu_FLOPps) {
+          rows.push([`${p} sparse`, si(e.sparse_per_gpu_FLOPps, 'FLOP/s'), si(e.sparse_per_domain_FLOPps, 'FLOP/s'),
+                     si(e.sparse_per_cluster_FLOPps, 'FLOP/s')]);
+        }
+      }
+      cards.push(card('Compute (peak)', table(['', 'per GPU', `per ${unit}`, 'cluster'], rows)));
+      cards.push(card('Peak compute per GPU', chart('cluster/compute', 'cluster', computeOption(c.compute, precs), 300)));
+    }
+    if (c.memory) {
+      const m = c.memory;
+      const rows = [
+        ['HBM', si(m.hbm_per_gpu_B, 'B'), si(m.hbm_per_domain_B, 'B'), si(m.hbm_per_cluster_B, 'B')],
+        ['HBM (usable)', si(m.hbm_usable_per_gpu_B, 'B'), '', ''],
+        [`CPU memory (${si(m.cpu_memory_per_cpu_B, 'B')} per CPU)`, '', si(m.cpu_memory_per_domain_B, 'B'), si(m.cpu_memory_per_cluster_B, 'B')],
+        ['fast memory', '', si(m.fast_memory_per_domain_B, 'B'), si(m.fast_memory_per_cluster_B, 'B')],
+        ['HBM bandwidth', si(m.hbm_bandwidth_per_gpu_Bps, 'B/s'), si(m.hbm_bandwidth_per_domain_Bps, 'B/s'),
+         si(m.hbm_bandwidth_per_cluster_Bps, 'B/s')],
+      ];
+      cards.push(card('Memory', table(['', 'per GPU', `per ${unit}`, 'cluster'], rows),
+        { note: 'fast memory = usable HBM + CPU memory (coherent)' }));
+    }
+    if (c.nvlink || c.scale_out) {
+      const rows = [];
+      const nv = c.nvlink || {};
+      const so = c.scale_out || {};
+      if (c.nvlink) {
+        rows.push(['NVLink, each direction', si(nv.per_gpu_Bps, 'B/s'), '']);
+        rows.push(['NVLink, bidirectional', si(nv.per_gpu_bidir_Bps, 'B/s'), si(nv.per_domain_bidir_Bps, 'B/s')]);
+        if (nv.in_network_reduction) rows.push(['NVLink in-switch reduction', nv.in_network_reduction, '']);
+      }
+      if (c.scale_out) {
+        rows.push(['scale-out, each direction', `${si(so.per_gpu_bps, 'b/s')}`, si(so.per_domain_Bps, 'B/s')]);
+        if (so.tiers > 0) {
+          rows.push(['bisection, each way', '', si(so.bisection_Bps, 'B/s')]);
+          rows.push(['oversubscription (down:up)', '', `${sig(so.oversubscription)}:1`]);
+          rows.push(['fabric', '', `${so.tiers}-tier fat tree${so.planes > 1 ? `, ${so.planes} planes` : ''}${so.rail_optimized ? ', rail-optimised' : ''}`]);
+        }
+        if (so.in_network_reduction) rows.push(['scale-out in-network reduction', '', so.in_network_reduction]);
+      }
+      cards.push(card('Bandwidth', table(['', 'per GPU', `per ${unit} / fabric`], rows, { textColumns: [] })));
+    }
+    let tierTable = null;
+    if (c.scale_out && Array.isArray(c.scale_out.tier_detail) && c.scale_out.tier_detail.length) {
+      const rows = c.scale_out.tier_detail.map((t) => [t.tier, count(t.switches),
+        count(t.ports_used), count(t.cables_up), t.uplink_capacity_Bps ? si(t.uplink_capacity_Bps, 'B/s') : '–',
+        t.cables_up ? `${sig(t.oversubscription)}:1` : '–']);
+      tierTable = table(['scale-out tier', 'switches', 'ports per switch', 'ports used', 'cables up', 'uplink capacity', 'down:up'],
+        c.scale_out.tier_detail.map((t, i) => [rows[i][0], rows[i][1], count(t.ports_per_switch), ...rows[i].slice(2)]));
+    }
+    if (c.power) {
+      const p = c.power;
+      const rows = [
+        ['GPU TGP per ' + unit, si(p.gpu_tgp_per_domain_W, 'W')],
+        ['GPU TGP, cluster', si(p.gpu_tgp_per_cluster_W, 'W')],
+        [(id.system_kind === 'rack' ? 'rack' : 'system') + ' nameplate', si(p.system_nameplate_W, 'W')],
+        ['rack power limit', p.rack_power_limit_W ? si(p.rack_power_limit_W, 'W') : '–'],
+        ['scale-out fabric', si(p.fabric_W, 'W')],
+        ['IT load, cluster', si(p.cluster_it_W, 'W')],
+      ];
+      cards.push(card('Power (nameplate)', table(['', ''], rows)));
+    }
+    if (c.counts) {
+      cards.unshift(card('Racks and fabric', h('div', {}, chart('cluster/topology', 'cluster', topologyOption(c),
+        170 + 95 * ((c.scale_out && c.scale_out.tier_detail) || []).filter((t) => t.switches > 0).length),
+        tierTable ? h('div', { class: 'tiers' }, tierTable) : null), { full: true, note: topologyNote(c) }));
+    }
+    return cards;
+  }
+
+  function computeOption(compute, precs) {
+    return baseOption({
+      tooltip: { trigger: 'axis', axisPointer: { type: 'shadow' },
+                 valueFormatter: (v) => si(v, 'FLOP/s') },
+      grid: { left: 56, right: 24, top: 40, bottom: 36 },
+      xAxis: { type: 'category', data: precs },
+      yAxis: { type: 'log', min: 1e13, axisLabel: { formatter: (v) => si(v, 'FLOP/s') } },
+      series: [
+        { name: 'dense', type: 'bar', data: precs.map((p) => compute[p].dense_per_gpu_FLOPps),
+          itemStyle: { borderRadius: [3, 3, 0, 0] } },
+        { name: 'sparse', type: 'bar', data: precs.map((p) => compute[p].sparse_per_gpu_FLOPps || null),
+          itemStyle: { borderRadius: [3, 3, 0, 0] } },
+      ],
+    });
+  }
+
+  function topologyNote(c) {
+    const n = c.counts;
+    const id = c.cluster || {};
+    const tiers = (c.scale_out && c.scale_out.tier_detail) || [];
+    const sw = tiers.map((t) => `${count(t.switches)} ${t.tier}`).join(' + ');
+    const switches = tiers.reduce((a, t) => a + t.switches, 0);
+    const one = n.nvlink_domains === 1;
+    const what = id.system_kind === 'rack' ? (one ? 'rack' : 'racks') : (one ? 'NVLink domain' : 'NVLink domains');
+    return `${count(n.nvlink_domains)} ${what} of ${n.nvlink_domain_gpus} GPUs` +
+      (sw ? ` · ${sw} switch${switches === 1 ? '' : 'es'} · ${count(n.scale_out_cables)} cables` : ' · no scale-out fabric') +
+      ' · schematic';
+  }
+
+  /** Indices to draw of a row of n items: all, or the first ones, a gap and the last. */
+  function shownIndices(n, max) {
+    if (n <= max) return { idx: [...Array(n).keys()], gapAfter: -1 };
+    const idx = [...Array(max - 1).keys()];
+    return { idx: idx.concat([n - 1]), gapAfter: max - 2 };
+  }
+
+  /** The racks and fabric tiers as an ECharts graph with fixed positions. */
+  function topologyOption(c) {
+    const n = c.counts;
+    const id = c.cluster || {};
+    const so = c.scale_out || {};
+    const tiers = (so.tier_detail || []).filter((t) => t.switches > 0);
+    const kindName = id.system_kind === 'rack' ? 'rack' : 'node';
+    const W = 1000;
+    const rowGap = 120;
+    const maxRow = 16;
+    const tierColors = ['#3867d6', '#8854d0', '#eb3b5a', '#f0932b'];
+    const categories = [{ name: `${kindName} (NVLink domain)`, itemStyle: { color: '#20bf6b' } }]
+      .concat(tiers.map((t, i) => ({ name: `${t.tier} switch`, itemStyle: { color: tierColors[i % 4] } })));
+    const nodes = [];
+    const links = [];
+    const rows = [];  // per row: {count, shown: Map(index -> node name)}
+    const rowY = (r) => (tiers.length - r) * rowGap + 40;
+
+    function addRow(r, total, make) {
+      const { idx, gapAfter } = shownIndices(total, maxRow);
+      const slots = idx.length + (gapAfter >= 0 ? 1 : 0);
+      const shown = new Map();
+      let slot = 0;
+      idx.forEach((i, k) => {
+        const x = (slot + 0.5) * W / slots;
+        const node = make(i, x, rowY(r));
+        nodes.push(node);
+        shown.set(i, node.name);
+        slot++;
+        if (k === gapAfter) {
+          nodes.push({ name: `gap${r}`, x: (slot + 0.5) * W / slots, y: rowY(r), symbol: 'rect', symbolSize: [1, 1],
+                       category: r === 0 ? 0 : r, itemStyle: { color: 'rgba(0,0,0,0)' },
+                       label: { show: true, position: 'inside', fontSize: 12, lineHeight: 15, color: '#5a6473',
+                                formatter: `⋯\n${count(total - idx.length)}\nmore` },
+                       tooltip: { formatter: `${count(total - idx.length)} more not drawn` } });
+          slot++;
+        }
+      });
+      rows.push({ total, shown });
+    }
+
+    const gpus = n.nvlink_domain_gpus;
+    const domainW = Math.min(54, (W / Math.min(n.nvlink_domains + 1, maxRow + 1)) * 0.8);
+    addRow(0, n.nvlink_domains, (i, x, y) => ({
+      name: `${kindName} ${i}`, x, y, category: 0, symbol: 'roundRect', symbolSize: [domainW, 58],
+      itemStyle: { color: '#e6f7ee', borderColor: '#20bf6b', borderWidth: 1.5 },
+      label: { show: true, position: 'inside', lineHeight: 14,
+               formatter: `{n|${i}}\n{g|${gpus}}\n{u|GPU}`,
+               rich: { n: { fontSize: 10, color: '#5a6473' }, g: { fontSize: 13, fontWeight: 'bold', color: '#1e7d4f' },
+                       u: { fontSize: 9, color: '#1e7d4f' } } },
+      value: gpus,
+      tooltip: { formatter: `${kindName} ${i}: ${gpus} GPUs in one NVLink domain` },
+    }));
+    tiers.forEach((t, ti) => {
+      addRow(ti + 1, t.switches, (i, x, y) => ({
+        name: `${t.tier} ${i}`, x, y, category: ti + 1, symbol: 'rect', symbolSize: [Math.min(40, domainW), 16],
+        label: { show: false },
+        tooltip: { formatter: `${t.tier} switch ${i}<br>${t.ports_per_switch} ports` +
+          `${t.cables_up ? `<br>down:up ${sig(t.oversubscription)}:1` : ''}` },
+      }));
+    });
+
+    // Domains to leaves: each domain's NICs land on a block of leaves (its rail group when the
+    // fabric is rail-optimised), spread evenly; upper tiers connect all to all (schematic).
+    const lineStyle = (color, opacity) => ({ color, opacity, width: 1, curveness: 0 });
+    if (tiers.length) {
+      const D = n.nvlink_domains;
+      const leaf = tiers[0];
+      const L = leaf.switches;
+      const nicsPerDomain = Math.max(1, Math.round(n.nics / D));
+      const downPerLeaf = Math.max(1, Math.round((leaf.ports_used - leaf.cables_up) / L));
+      const leavesOf = (i) => {
+        if (so.rail_optimized && nicsPerDomain > 1) {
+          const rails = Math.min(nicsPerDomain, L);
+          const group = Math.floor(i / downPerLeaf);
+          return [...Array(rails).keys()].map((r) => (group * rails + r) % L);
+        }
+        const a = Math.floor(i * L / D);
+        const b = Math.max(a + 1, Math.floor((i + 1) * L / D));
+        return [...Array(b - a).keys()].map((k) => a + k);
+      };
+      for (const [i, dn] of rows[0].shown) {
+        for (const j of leavesOf(i)) {
+          const ln = rows[1].shown.get(j);
+          if (ln) links.push({ source: dn, target: ln, lineStyle: lineStyle('#20bf6b', 0.7) });
+        }
+      }
+      for (let r = 1; r < tiers.length; ++r) {
+        for (const [, lower] of rows[r].shown) {
+          for (const [, upper] of rows[r + 1].shown) {
+            links.push({ source: lower, target: upper, lineStyle: lineStyle(tierColors[(r - 1) % 4], 0.22) });
+          }
+        }
+      }
+    }
+    // An invisible node at the right edge, so a short row is laid out at its place, not stretched.
+    nodes.push({ name: 'frame', x: W, y: rowY(0), symbol: 'rect', symbolSize: [1, 1], itemStyle: { color: 'rgba(0,0,0,0)' },
+                 category: 0, tooltip: { show: false }, label: { show: false } });
+    // Row labels on the left, as label-only nodes so they stay aligned with their rows.
+    const rowLabels = [[`${count(n.nvlink_domains)} ${kindName}${n.nvlink_domains === 1 ? '' : 's'}`, `${gpus} GPUs each`]].concat(
+      tiers.map((t) => [`${count(t.switches)} ${t.tier}`, `${t.ports_per_switch}-port`]));
+    rowLabels.forEach(([a, b], r) => nodes.push({
+      name: `row${r}`, x: -130, y: rowY(r), symbol: 'rect', symbolSize: [1, 1], itemStyle: { color: 'rgba(0,0,0,0)' },
+      category: r === 0 ? 0 : r, tooltip: { show: false },
+      label: { show: true, position: 'right', formatter: `{a|${a}}\n{b|${b}}`,
+               rich: { a: { fontSize: 12, fontWeight: 'bold', color: '#2d3748', lineHeight: 16 },
+                       b: { fontSize: 11, color: '#5a6473', lineHeight: 14 } } },
+    }));
+    return {
+      animation: false,
+      textStyle: { fontFamily: FONT },
+      tooltip: { trigger: 'item', confine: true },
+      legend: { top: 4, data: categories.map((x) => x.name), textStyle: { fontSize: 12 } },
+      series: [{
+        type: 'graph', layout: 'none', roam: false, categories, data: nodes, links,
+        left: 24, right: 28, top: 64, bottom: 40,
+        emphasis: { focus: 'adjacency', lineStyle: { opacity: 0.9, width: 2 } },
+        lineStyle: { opacity: 0.3 },
+      }],
+    };
+  }
+
+  function collectivesSection(list) {
+    const groups = new Map();
+    for (const e of list) {
+      const key = `${e.op}|${e.gpus || ''}|${e.scope || ''}`;
+      if (!groups.has(key)) groups.set(key, []);
+      groups.get(key).push(e);
+    }
+    const cards = [];
+    let g = 0;
+    for (const [, entries] of groups) {
+      const e0 = entries[0];
+      const title = `${String(e0.op).replace(/_/g, '-')}${e0.gpus ? ` on ${count(e0.gpus)} GPUs` : ''}`;
+      const sizes = entries.flatMap((e) => e.rows.map((r) => r.size_B));
+      const series = entries.map((e) => ({
+        name: e.algo, type: 'line', showSymbol: true, symbolSize: 5, smooth: false,
+        data: e.rows.map((r) => ({ value: [r.size_B, r.busbw_GBps], row: r })),
+      }));
+      const option = baseOption({
+        tooltip: {
+          trigger: 'axis',
+          formatter: (ps) => {
+            if (!ps.length) return '';
+            const head = `<b>${bsize(ps[0].value[0])}</b>`;
+            return head + ps.map((p) => `<br>${p.marker}${p.seriesName}: ${sig(p.value[1])} GB/s` +
+              (p.data.row && p.data.row.time_us !== undefined ? ` · ${seconds(p.data.row.time_us * 1e-6)}` : '') +
+              (p.data.row && p.data.row.protocol ? ` · ${p.data.row.protocol}` : '')).join('');
+          },
+        },
+        xAxis: Object.assign({ type: 'log', logBase: 2, min: Math.min(...sizes), max: Math.max(...sizes),
+          splitNumber: 8, axisLabel: { formatter: (v) => bsize(v), hideOverlap: true },
+          splitLine: { show: true, lineStyle: { color: '#f0f2f6' } } }, axisName('message size', 28)),
+        yAxis: Object.assign({ type: 'value', axisLabel: { formatter: (v) => `${v}` } }, axisName('busbw (GB/s)', 44)),
+        series,
+      });
+      const best = entries.map((e) => {
+        const top = e.rows.reduce((a, r) => (r.busbw_GBps > a.busbw_GBps ? r : a), e.rows[0] || {});
+        return [e.algo, `${sig(top.busbw_GBps)} GB/s`, bsize(top.size_B), top.protocol || '–'];
+      });
+      cards.push(card(title, h('div', {},
+        chart(`collectives/${g++}`, 'collectives', option, 330),
+        table(['algorithm', 'peak busbw', 'at size', 'protocol'], best, { textColumns: [3] })),
+        { note: [e0.scope, 'busbw vs message size'].filter(Boolean).join(' · ') }));
+    }
+    return cards;
+  }
+
+  const KIND_COLORS = { forward: '#3867d6', backward: '#20bf6b', recompute: '#0fb9b1', weight_grad: '#45aaf2',
+    dp_comm: '#f0932b', tp_comm: '#fa8231', pp_comm: '#f7b731', ep_comm: '#c44569', cp_comm: '#eb3b5a',
+    optimizer: '#8854d0', bubble: '#d1d8e0', idle: '#d1d8e0' };
+  const KIND_NAMES = { F: 'forward', B: 'backward', W: 'weight_grad', R: 'recompute' };
+
+  /** Timeline operations in one shape: {track, name, kind, start_s, dur_s}. Accepts that shape
+   *  and the execution layer's {stage, chunk, micro, kind: "F"|"B", start_s, end_s}. */
+  function timelineOps(t) {
+    const ops = (Array.isArray(t.timeline) ? t.timeline : []).map((e) => {
+      const kind = KIND_NAMES[e.kind] || e.kind || 'other';
+      const track = e.track !== undefined ? String(e.track) : `stage ${e.stage}`;
+      const micro = e.micro !== undefined ? e.micro : e.microbatch;
+      const name = e.name || `${(e.kind || '?')}${micro !== undefined ? micro : ''}${e.chunk ? `.${e.chunk}` : ''}`;
+      const dur = e.dur_s !== undefined ? e.dur_s : e.end_s - e.start_s;
+      return { track, name, kind, start_s: e.start_s, dur_s: dur, micro, chunk: e.chunk };
+    });
+    // The stage tails (exposed data-parallel reduction, optimizer) when the timeline reaches them.
+    if (Array.isArray(t.stages)) {
+      for (const s of t.stages) {
+        const track = `stage ${s.stage}`;
+        const last = Math.max(...ops.filter((o) => o.track === track).map((o) => o.start_s + o.dur_s));
+        if (!Number.isFinite(last) || !Number.isFinite(s.pipeline_end_s) ||
+            Math.abs(last - s.pipeline_end_s) > 1e-3 * Math.max(1e-9, s.pipeline_end_s)) continue;
+        if (s.dp_exposed_s > 0) ops.push({ track, name: 'DP reduce (exposed)', kind: 'dp_comm', start_s: s.pipeline_end_s, dur_s: s.dp_exposed_s });
+        if (s.optimizer_s > 0) ops.push({ track, name: 'optimizer', kind: 'optimizer', start_s: s.pipeline_end_s + (s.dp_exposed_s || 0), dur_s: s.optimizer_s });
+      }
+    }
+    return ops.filter((o) => Number.isFinite(o.start_s) && Number.isFinite(o.dur_s));
+  }
+
+  /** Rows of objects as a table (columns: the union of scalar keys, in first-seen order). */
+  function objectsTable(list, first = []) {
+    const cols = first.filter((k) => list.some((o) => o[k] !== undefined));
+    for (const o of list) for (const k of Object.keys(o)) if (typeof o[k] !== 'object' && !cols.includes(k)) cols.push(k);
+    return table(cols.map(label), list.map((o) => cols.map((k) => byKey(k, o[k]))));
+  }
+
+  function trainingSection(t, data) {
+    const cards = [];
+    const facts = h('div', {});
+    if (t.layout && typeof t.layout === 'object') {
+      const order = ['tp', 'pp', 'vpp', 'dp', 'cp', 'ep', 'zero', 'micro_batch', 'micro_batches', 'global_batch', 'seq_len', 'precision', 'recompute'];
+      const rank = (k) => (order.includes(k) ? order.indexOf(k) : order.length);
+      const entries = Object.entries(t.layout).filter(([k, v]) => k !== 'summary' && v !== false && typeof v !== 'object')
+        .sort((a, b) => rank(a[0]) - rank(b[0]));
+      if (t.layout.summary) facts.append(h('div', { class: 'summary' }, String(t.layout.summary)));
+      facts.append(h('div', { class: 'chips' }, entries.map(([k, v]) =>
+        h('span', { class: 'chip' }, h('b', {}, label(k)), v === true ? '' : ` ${byKey(k, v)}`))));
+    }
+    facts.append(kvTable(t));
+    if (Array.isArray(t.notes) && t.notes.length) facts.append(h('ul', { class: 'notes' }, t.notes.map((n) => h('li', {}, String(n)))));
+    cards.push(card(`Training${t.model ? `: ${t.model}` : ''}`, facts));
+
+    if (t.breakdown_s && typeof t.breakdown_s === 'object') {
+      // Where the time goes, in the order a step runs: compute, communication, bubble, optimizer.
+      const rankOf = (k) => (/forward/.test(k) ? 0 : /backward/.test(k) ? 1 : /recompute/.test(k) ? 2 : /compute|gemm/.test(k) ? 3
+        : /comm|collective|p2p|send/.test(k) ? 4 : /bubble|idle|wait/.test(k) ? 5 : /optim/.test(k) ? 6 : 7);
+      const entries = Object.entries(t.breakdown_s).filter(([, v]) => Number.isFinite(v) && v > 0)
+        .sort((a, b) => rankOf(a[0]) - rankOf(b[0]));
+      const commColors = ['#f0932b', '#eb3b5a', '#f7b731', '#fa8231', '#c44569'];
+      let comm = 0;
+      const colorOf = entries.map(([k], i) => (/forward/.test(k) ? KIND_COLORS.forward : /backward/.test(k) ? KIND_COLORS.backward
+        : /recompute/.test(k) ? KIND_COLORS.recompute : /compute|gemm/.test(k) ? '#3867d6'
+        : /comm|collective|p2p|send/.test(k) ? commColors[comm++ % commColors.length] : /bubble|idle|wait/.test(k) ? '#a5b1c2'
+        : /optim/.test(k) ? KIND_COLORS.optimizer : PALETTE[(i + 5) % PALETTE.length]));
+      const total = entries.reduce((a, [, v]) => a + v, 0);
+      const option = baseOption({
+        tooltip: { trigger: 'item', formatter: (p) => `${p.marker}${p.seriesName}: ${seconds(p.value)} (${sig(100 * p.value / total)} %)` },
+        legend: { show: false },
+        grid: { left: 8, right: 16, top: 8, bottom: 28, containLabel: true },
+        xAxis: { type: 'value', axisLabel: { formatter: (v) => seconds(v) } },
+        yAxis: { type: 'category', data: ['step'], axisLabel: { show: false }, axisTick: { show: false } },
+        series: entries.map(([k, v], i) => ({
+          name: label(k), type: 'bar', stack: 'step', barWidth: 46, data: [v],
+          itemStyle: { color: colorOf[i] },
+          label: { show: v / total > 0.06, formatter: () => `${sig(100 * v / total, 2)}%`, color: '#fff', fontWeight: 'bold' },
+        })),
+      });
+      const rows = entries.map(([k, v], i) => [
+        h('span', {}, h('i', { class: 'swatch', style: `background:${colorOf[i]}` }), label(k)),
+        seconds(v), `${sig(100 * v / total)} %`]);
+      cards.push(card('Step breakdown', h('div', {}, chart('training/breakdown', 'training', option, 120),
+        table(['', 'time', 'share'], rows)), { note: `total ${seconds(total)}` }));
+    }
+
+    // Memory: {stages: [{stage, <term>_B...}], capacity_per_gpu_B} or one GPU's flat {<term>_B...}.
+    const m = t.memory || t.memory_per_gpu;
+    if (m && typeof m === 'object') {
+      const stages = Array.isArray(m.stages) ? m.stages
+        : [Object.assign({}, m, { stage: m.stage !== undefined ? `stage ${m.stage}` : 'per GPU' })];
+      const skip = (k) => /^(capacity|total|usable)/.test(k);
+      const comps = [];
+      for (const s of stages) for (const k of Object.keys(s)) if (k.endsWith('_B') && !skip(k) && !comps.includes(k)) comps.push(k);
+      const memOrder = ['weights_B', 'params_B', 'gradients_B', 'grads_B', 'optimizer_B', 'activations_B'];
+      const mrank = (k) => (memOrder.includes(k) ? memOrder.indexOf(k) : memOrder.length);
+      comps.sort((a, b) => mrank(a) - mrank(b));
+      const cap = m.capacity_per_gpu_B || m.capacity_B ||
+        (data && data.cluster && data.cluster.memory && data.cluster.memory.hbm_usable_per_gpu_B);
+      const option = baseOption({
+        tooltip: { trigger: 'axis', axisPointer: { type: 'shadow' }, valueFormatter: (v) => si(v, 'B') },
+        legend: { type: 'plain', bottom: 0, textStyle: { fontSize: 12 } },
+        grid: { left: 64, right: 24, top: 20, bottom: 84 },
+        xAxis: Object.assign({ type: 'category', data: stages.map((s) => String(s.stage).replace(/^stage /, stages.length > 1 ? '' : 'stage ')),
+          axisLabel: { hideOverlap: true } }, axisName(stages.length > 1 ? 'pipeline stage' : '', 26)),
+        yAxis: { type: 'value', max: cap ? (v) => Math.max(v.max, cap) * 1.05 : null,
+                 axisLabel: { formatter: (v) => si(v, 'B') } },
+        series: comps.map((k, i) => ({
+          name: label(k), type: 'bar', stack: 'mem', barMaxWidth: 90, data: stages.map((s) => s[k] || 0),
+          itemStyle: { color: PALETTE[i % PALETTE.length] },
+          markLine: i === 0 && cap ? { symbol: 'none', silent: true, lineStyle: { color: '#eb3b5a', type: 'dashed', width: 1.5 },
+            label: { formatter: `usable HBM ${si(cap, 'B')}`, position: 'insideEndTop', color: '#eb3b5a' },
+            data: [{ yAxis: cap }] } : undefined,
+        })),
+      });
+      const totals = stages.map((s) => comps.reduce((a, k) => a + (s[k] || 0), 0));
+      cards.push(card('Memory per GPU', chart('training/memory', 'training', option, 360),
+        { note: stages.length > 1 ? 'by pipeline stage' : `total ${si(Math.max(...totals), 'B')}${cap ? ` of ${si(cap, 'B')}` : ''}` }));
+    }
+
+    const ops = timelineOps(t);
+    if (ops.length) {
+      const tracks = [];
+      for (const e of ops) if (!tracks.includes(e.track)) tracks.push(e.track);
+      tracks.sort((a, b) => (parseInt(a.replace(/\D+/g, ''), 10) || 0) - (parseInt(b.replace(/\D+/g, ''), 10) || 0));
+      const kinds = [];
+      for (const e of ops) if (!kinds.includes(e.kind)) kinds.push(e.kind);
+      const series = kinds.map((kind, ki) => ({
+        name: label(kind), type: 'custom', encode: { x: [1, 2], y: 0 },
+        itemStyle: { color: KIND_COLORS[kind] || PALETTE[ki % PALETTE.length] },
+        renderItem: (params, api) => {
+          const y = api.value(0);
+          const start = api.coord([api.value(1), y]);
+          const end = api.coord([api.value(2), y]);
+          const height = api.size([0, 1])[1] * 0.68;
+          const rect = echarts.graphic.clipRectByRect(
+            { x: start[0], y: start[1] - height / 2, width: Math.max(end[0] - start[0], 0.5), height },
+            { x: params.coordSys.x, y: params.coordSys.y, width: params.coordSys.width, height: params.coordSys.height });
+          return rect && { type: 'rect', transition: [], shape: rect, style: api.style({ stroke: '#fff', lineWidth: 0.5 }) };
+        },
+        data: ops.filter((e) => e.kind === kind).map((e) => ({
+          value: [tracks.indexOf(e.track), e.start_s, e.start_s + e.dur_s, e.name], e })),
+      }));
+      const option = baseOption({
+        tooltip: { trigger: 'item', formatter: (p) => `${p.marker}<b>${p.data.e.name}</b> on ${p.data.e.track}` +
+          `<br>${label(p.data.e.kind || '')} · start ${seconds(p.data.e.start_s)} · ${seconds(p.data.e.dur_s)}` },
+        grid: { left: 72, right: 24, top: 40, bottom: 64 },
+        dataZoom: [{ type: 'inside', filterMode: 'weakFilter' }, { type: 'slider', height: 16, bottom: 10, filterMode: 'weakFilter' }],
+        xAxis: Object.assign({ type: 'value', min: 0, axisLabel: { formatter: (v) => seconds(v) } }, axisName('time in step', 26)),
+        yAxis: { type: 'category', data: tracks, inverse: true, axisTick: { show: false } },
+        series,
+      });
+      cards.push(card('Per-stage timeline', chart('training/timeline', 'training', option, Math.max(220, 110 + tracks.length * 26)),
+        { full: true, note: `${ops.length} operations on ${tracks.length} tracks · scroll to zoom` }));
+    }
+
+    if (Array.isArray(t.stages) && t.stages.length && typeof t.stages[0] === 'object') {
+      cards.push(card('Pipeline stages', objectsTable(t.stages, ['stage', 'layers', 'busy_s', 'pipeline_end_s', 'dp_exposed_s', 'optimizer_s', 'end_s']), { full: t.stages.length > 0 }));
+    }
+    return cards;
+  }
+
+  function inferenceSection(inf) {
+    const cards = [];
+    const pts = Array.isArray(inf.points) ? inf.points : [];
+    const chosen = inf.chosen;
+    cards.push(card(`Inference${inf.model ? `: ${inf.model}` : ''}`, h('div', {}, kvTable(inf),
+      chosen ? h('h4', {}, 'Chosen layout', h('span', { class: 'note' }, ` ${chosen.layout || ''}`)) : null,
+      chosen ? kvTable(chosen, Object.keys(chosen).filter((k) => !['layout', 'pareto', 'meets_slo'].includes(k))) : null)));
+    const isChosen = (p) => chosen && p.layout === chosen.layout && p.batch === chosen.batch &&
+      p.tokens_per_s_per_gpu === chosen.tokens_per_s_per_gpu;
+
+    function scatter(id, title, xKey, xFmt, xName, limit, xScale) {
+      const layouts = [];
+      for (const p of pts) if (!layouts.includes(p.layout)) layouts.push(p.layout);
+      const series = layouts.map((l) => ({
+        name: l, type: 'scatter', symbolSize: 8,
+        data: pts.filter((p) => p.layout === l).map((p) => ({
+          value: [p[xKey] * xScale, p.tokens_per_s_per_gpu], p,
+          itemStyle: p.meets_slo === false ? { opacity: 0.35 } : undefined })),
+      }));
+      const frontier = pts.filter((p) => p.pareto).sort((a, b) => a[xKey] - b[xKey]);
+      if (frontier.length) {
+        series.push({ name: 'Pareto frontier', type: 'line', step: false, symbol: 'none', z: 1,
+          lineStyle: { color: '#2d3748', width: 1.5, type: 'dashed' }, itemStyle: { color: '#2d3748' },
+          data: frontier.map((p) => ({ value: [p[xKey] * xScale, p.tokens_per_s_per_gpu], p })) });
+      }
+      if (chosen && Number.isFinite(chosen[xKey])) {
+        series.push({ name: 'chosen', type: 'scatter', symbol: 'pin', symbolSize: 34, z: 5,
+          itemStyle: { color: '#eb3b5a' },
+          label: { show: true, formatter: '★', color: '#fff', fontSize: 11, offset: [0, -3] },
+          data: [{ value: [chosen[xKey] * xScale, chosen.tokens_per_s_per_gpu], p: chosen }] });
+      }
+      if (limit && series.length) {
+        series[0].markLine = { symbol: 'none', silent: true, lineStyle: { color: '#eb3b5a', type: 'dashed' },
+          label: { formatter: `limit ${seconds(limit)}`, color: '#eb3b5a' }, data: [{ xAxis: limit * xScale }] };
+      }
+      const option = baseOption({
+        tooltip: { trigger: 'item', formatter: (p) => {
+          const q = p.data.p || {};
+          return `${p.marker}<b>${q.layout || p.seriesName}</b>${q.batch ? ` · batch ${q.batch}` : ''}` +
+            `<br>${sig(q.tokens_per_s_per_gpu)} tokens/s per GPU<br>TTFT ${seconds(q.ttft_s)} · TPOT ${seconds(q.tpot_s)}` +
+            (q.meets_slo === false ? '<br><i>misses the latency limits</i>' : '');
+        } },
+        legend: { type: 'plain', bottom: 0, textStyle: { fontSize: 12 }, itemWidth: 14, itemHeight: 10 },
+        grid: { left: 64, right: 28, top: 28, bottom: 100 },
+        xAxis: Object.assign({ type: 'value', scale: true, axisLabel: { formatter: xFmt } }, axisName(xName, 28)),
+        yAxis: Object.assign({ type: 'value', axisLabel: { formatter: (v) => sig(v) } }, axisName('tokens/s per GPU', 48)),
+        series,
+      });
+      return card(title, chart(id, 'inference', option, 430), { note: 'faded: misses the latency limits' });
+    }
+    if (pts.length) {
+      cards.push(scatter('inference/tpot', 'Throughput vs token latency (TPOT)', 'tpot_s', (v) => `${+v.toPrecision(3)}`,
+        'time per output token (ms)', inf.tpot_limit_s, 1e3));
+      cards.push(scatter('inference/ttft', 'Throughput vs time to first token', 'ttft_s', (v) => `${+v.toPrecision(3)}`,
+        'time to first token (s)', inf.ttft_limit_s, 1));
+    }
+    return cards;
+  }
+
+  function powerSection(p) {
+    const cards = [];
+    cards.push(card('Power', kvTable(p)));
+    const waves = Array.isArray(p.waveforms) ? p.waveforms : [];
+    waves.forEach((w, i) => {
+      const data = w.t_s.map((t, k) => [t, w.power_W[k]]);
+      const option = baseOption({
+        tooltip: { trigger: 'axis', valueFormatter: (v) => si(v, 'W') },
+        legend: { show: false },
+        grid: { left: 64, right: 24, top: 24, bottom: 60 },
+        dataZoom: [{ type: 'inside' }, { type: 'slider', height: 16, bottom: 8 }],
+        xAxis: Object.assign({ type: 'value', min: 'dataMin', max: 'dataMax', axisLabel: { formatter: (v) => seconds(v) } }, axisName('time', 26)),
+        yAxis: { type: 'value', scale: true, axisLabel: { formatter: (v) => si(v, 'W') } },
+        series: [{
+          name: w.name, type: 'line', showSymbol: false, sampling: 'lttb', data,
+          lineStyle: { width: 1.2, color: PALETTE[(i + 4) % PALETTE.length] },
+          areaStyle: { opacity: 0.12, color: PALETTE[(i + 4) % PALETTE.length] },
+          markLine: w.limit_W ? { symbol: 'none', silent: true, lineStyle: { color: '#eb3b5a', type: 'dashed' },
+            label: { formatter: `limit ${si(w.limit_W, 'W')}`, position: 'insideEndTop', color: '#eb3b5a' },
+            data: [{ yAxis: w.limit_W }] } : undefined,
+        }],
+      });
+      const peak = Math.max(...w.power_W);
+      const min = Math.min(...w.power_W);
+      cards.push(card(`Power: ${w.name}`, chart(`power/${i}`, 'power', option, 280),
+        { wide: waves.length === 1, note: `peak ${si(peak, 'W')} · min ${si(min, 'W')} · swing ${si(peak - min, 'W')}` }));
+    });
+    return cards;
+  }
+
+  function warningsSection(list) {
+    if (!list.length) return [card(null, h('p', { class: 'ok' }, '✓ No warnings.'), { full: true })];
+    return [card(null, h('ul', { class: 'warnings' }, list.map((w) => h('li', {}, String(w)))), { full: true })];
+  }
+
+  function rawSection(key, value) {
+    return [card(key, h('details', {}, h('summary', {}, 'raw JSON (no view for this result yet)'),
+      h('pre', {}, JSON.stringify(value, null, 2))), { full: true })];
+  }
+
+  // ------------------------------------------------------------------------------------ page
+
+  const SECTIONS = [
+    ['cluster', 'Cluster', clusterSection],
+    ['collectives', 'Collectives', (v) => collectivesSection(Array.isArray(v) ? v : [])],
+    ['training', 'Training', (v, d) => trainingSection(v, d)],
+    ['inference', 'Inference', inferenceSection],
+    ['power', 'Power over time', powerSection],
+    ['warnings', 'Warnings', (v) => warningsSection(Array.isArray(v) ? v : [])],
+  ];
+  const KNOWN = new Set(SECTIONS.map((s) => s[0]).concat(['meta']));
+
+  function render() {
+    const raw = document.getElementById('clustertwin-results');
+    const data = raw ? JSON.parse(raw.textContent) : {};
+    const root = document.getElementById('report');
+    root.append(header(data));
+    const present = SECTIONS.filter(([key]) => data[key] !== undefined)
+      .concat(Object.keys(data).filter((k) => !KNOWN.has(k)).sort().map((k) => [k, k, (v) => rawSection(k, v)]));
+    const nav = h('nav', { class: 'toc' }, h('div', { class: 'toc-inner' },
+      present.map(([key, title]) => h('a', { href: `#section-${key}` }, title))));
+    root.append(nav);
+    const main = h('main', {});
+    for (const [key, title, fn] of present) {
+      let body;
+      try {
+        body = fn(data[key], data);
+      } catch (err) {
+        console.error(`clustertwin report: section "${key}" failed:`, err);
+        body = [card('Could not draw this section', h('pre', { class: 'error' }, String(err && err.stack || err)), { full: true })];
+      }
+      main.append(h('section', { id: `section-${key}`, 'data-section': key },
+        h('h2', {}, title), h('div', { class: 'grid' }, body)));
+    }
+    root.append(main);
+    root.append(h('footer', {},
+      h('span', {}, 'Made by clustertwin from the results JSON embedded in this file; it needs no network.'),
+      downloadButton(data)));
+    let drawn = [];
+    try {
+      drawn = drawCharts();
+    } catch (err) {
+      console.error('clustertwin report: chart failed:', err);
+    }
+    window.__reportCharts = drawn;
+    window.__reportReady = true;
+  }
+
+  /** "Download JSON": the embedded results as a file, via a Blob (no network). */
+  function downloadButton(data) {
+    return h('button', { class: 'download', type: 'button', onclick: () => {
+      const url = URL.createObjectURL(new Blob([JSON.stringify(data, null, 2)], { type: 'application/json' }));
+      const a = h('a', { href: url, download: 'clustertwin-results.json' });
+      document.body.append(a);
+      a.click();
+      a.remove();
+      setTimeout(() => URL.revokeObjectURL(url), 1000);
+    } }, 'Download results JSON');
+  }
+
+  if (document.readyState === 'loading') document.addEventListener('DOMContentLoaded', render);
+  else render();
+})();

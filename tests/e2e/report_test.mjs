@@ -1,0 +1,230 @@
+// End-to-end test of the HTML report in a real browser: Debian's chromium, driven by
+// playwright-core (pinned in web/package-lock.json). No tool may download a browser.
+//
+//   node tests/e2e/report_test.mjs --clustertwin build/report/apps/clustertwin/clustertwin \
+//        [--out build/e2e] [--chromium /usr/bin/chromium]
+//
+// For two reports — tests/report/sample_results.json (every section, every chart type) and the
+// real `describe azure-ndv6-gb300 --json` output (what the flagship report shows today) — it
+// writes the page with `clustertwin report`, opens it from a file:// URL and checks: no console
+// error, no page error, no network request; the page says it is ready; every section of the JSON
+// is there; every chart is an ECharts instance with a canvas, drawn elements and the data points
+// the JSON holds. It saves a full-page screenshot of each (the CI artifact) in --out.
+//
+// Exit codes: 0 all checks passed, 1 a check failed, 77 chromium is not installed (CTest: skip).
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+
+process.env.PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD = '1';
+const here = dirname(fileURLToPath(import.meta.url));
+const repo = resolve(here, '..', '..');
+
+function arg(name, fallback) {
+  const i = process.argv.indexOf(`--${name}`);
+  return i > 0 && i + 1 < process.argv.length ? process.argv[i + 1] : fallback;
+}
+const bin = resolve(arg('clustertwin', join(repo, 'build/report/apps/clustertwin/clustertwin')));
+const outDir = resolve(arg('out', join(repo, 'build/e2e')));
+const chromiumPath = arg('chromium', process.env.CHROMIUM ||
+  ['/usr/bin/chromium', '/usr/bin/chromium-browser'].find((p) => existsSync(p)));
+
+if (!chromiumPath || !existsSync(chromiumPath)) {
+  console.log('SKIP: Debian chromium not found (apt-get install -y chromium); this test never downloads a browser');
+  process.exit(77);
+}
+if (!existsSync(bin)) {
+  console.error(`error: clustertwin binary not found at ${bin} (pass --clustertwin)`);
+  process.exit(1);
+}
+const requireWeb = createRequire(join(repo, 'web', 'package.json'));
+let chromium;
+try {
+  ({ chromium } = requireWeb('playwright-core'));
+} catch (e) {
+  console.error('error: playwright-core is missing: run `npm ci --no-audit --no-fund` in web/ ' +
+                '(CMake configure does this when web/node_modules is missing)');
+  process.exit(1);
+}
+
+let passed = 0;
+let failed = 0;
+function check(ok, what) {
+  if (ok) {
+    passed++;
+  } else {
+    failed++;
+    console.log(`FAIL: ${what}`);
+  }
+  return ok;
+}
+
+mkdirSync(outDir, { recursive: true });
+const sampleJson = join(repo, 'tests', 'report', 'sample_results.json');
+function describe(cluster, name) {
+  const path = join(outDir, `${name}.json`);
+  execFileSync(bin, ['describe', cluster, '--json', path], { stdio: ['ignore', 'ignore', 'inherit'] });
+  return path;
+}
+
+// The sample and the flagship cluster get a picture per section; other fabric shapes (3 tiers,
+// rail-optimised, a single rack with no fabric above its leaf) must draw without errors too.
+const cases = [
+  { name: 'sample', json: sampleJson, detail: true },
+  { name: 'describe', json: describe('azure-ndv6-gb300', 'describe'), detail: true },
+  { name: 'meta-llama3-h100', json: describe('meta-llama3-h100', 'meta-llama3-h100') },
+  { name: 'eos-dfw-h100', json: describe('eos-dfw-h100', 'eos-dfw-h100') },
+  { name: 'one-rack', json: describe('gb300-nvl72*1', 'one-rack') },
+];
+
+const FLAGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
+  '--disable-background-networking', '--disable-component-update', '--disable-sync',
+  '--disable-dev-shm-usage', '--font-render-hinting=none'];
+
+const userDataDir = mkdtempSync(join(tmpdir(), 'clustertwin-e2e-'));
+const context = await chromium.launchPersistentContext(userDataDir, {
+  executablePath: chromiumPath, headless: true, args: FLAGS,
+  viewport: { width: 1440, height: 900 }, deviceScaleFactor: 1,
+});
+try {
+  for (const c of cases) await runCase(c);
+} finally {
+  await context.close();
+  rmSync(userDataDir, { recursive: true, force: true });
+}
+
+async function runCase({ name, json, detail }) {
+  const html = join(outDir, `${name}.html`);
+  execFileSync(bin, ['--quiet', 'report', '--from', json, '--out', html], { stdio: 'inherit' });
+  const data = JSON.parse(readFileSync(json, 'utf8'));
+  const results = data.counts && data.compute ? { cluster: data } : data;
+  const size = statSync(html).size;
+  check(size < 5e6, `${name}: report is ${size} bytes, over 5 MB`);
+
+  const page = await context.newPage();
+  const problems = [];
+  page.on('console', (m) => { if (m.type() === 'error' || m.type() === 'warning') problems.push(`console ${m.type()}: ${m.text()}`); });
+  page.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
+  page.on('request', (r) => {
+    if (!/^(file|data|blob|about):/.test(r.url())) problems.push(`network request: ${r.url()}`);
+  });
+  await page.goto(pathToFileURL(html).href, { waitUntil: 'load' });
+  const ready = await page.waitForFunction(() => window.__reportReady === true, null, { timeout: 30000 })
+    .then(() => true, () => false);
+  check(ready, `${name}: window.__reportReady never became true`);
+
+  // Every section of the JSON is on the page, with content.
+  const known = ['cluster', 'collectives', 'training', 'inference', 'power', 'warnings'];
+  const expected = Object.keys(results).filter((k) => k !== 'meta');
+  const sections = await page.$$eval('section[data-section]', (els) =>
+    els.map((e) => ({ key: e.dataset.section, cards: e.querySelectorAll('.card').length, h: e.getBoundingClientRect().height })));
+  for (const key of expected) {
+    const s = sections.find((x) => x.key === key);
+    check(s && s.cards > 0 && s.h > 50, `${name}: section "${key}" missing or empty`);
+    check(known.includes(key), `${name}: section "${key}" has no dedicated view (shown as raw JSON)`);
+  }
+  check(sections.length === expected.length, `${name}: ${sections.length} sections on the page, ${expected.length} in the JSON`);
+  check(await page.$$eval('pre.error', (e) => e.length) === 0, `${name}: a section shows a rendering error`);
+
+  // Every chart: an ECharts instance, a canvas with pixels, drawn elements, data points.
+  const charts = await page.$$eval('[data-chart]', (els) => els.map((el) => {
+    const inst = window.echarts.getInstanceByDom(el);
+    if (!inst) return { id: el.dataset.chart, instance: false };
+    const opt = inst.getOption();
+    const series = (opt.series || []).map((s) => ({ type: s.type, name: s.name,
+      data: Array.isArray(s.data) ? s.data.length : 0, links: Array.isArray(s.links) ? s.links.length : 0 }));
+    const canvas = el.querySelector('canvas');
+    let inked = 0;
+    if (canvas) {
+      const ctx = canvas.getContext('2d');
+      const { data } = ctx.getImageData(0, 0, canvas.width, canvas.height);
+      for (let i = 3; i < data.length; i += 4 * 7) if (data[i] > 0) inked++;
+    }
+    return { id: el.dataset.chart, instance: true, canvas: !!canvas, inked,
+             drawn: inst.getZr().storage.getDisplayList().length, series,
+             width: el.clientWidth, height: el.clientHeight };
+  }));
+  const byId = Object.fromEntries(charts.map((c) => [c.id, c]));
+  for (const c of charts) {
+    check(c.instance, `${name}: chart ${c.id} has no ECharts instance`);
+    if (!c.instance) continue;
+    check(c.canvas && c.inked > 100, `${name}: chart ${c.id} has no drawn canvas (${c.inked} inked samples)`);
+    check(c.drawn > 5, `${name}: chart ${c.id} drew only ${c.drawn} elements`);
+    check(c.series.reduce((n, s) => n + s.data, 0) > 0, `${name}: chart ${c.id} has no data points`);
+    check(c.width > 200 && c.height > 80, `${name}: chart ${c.id} is ${c.width}x${c.height}`);
+  }
+  const points = (id, pred = () => true) => (byId[id] ? byId[id].series.filter(pred).reduce((n, s) => n + s.data, 0) : -1);
+
+  // Data points match the JSON, chart type by chart type.
+  if (results.cluster) {
+    const cl = results.cluster;
+    const topo = byId['cluster/topology'];
+    check(topo, `${name}: no topology drawing`);
+    if (topo) {
+      const g = topo.series.find((s) => s.type === 'graph');
+      const rows = 1 + ((cl.scale_out && cl.scale_out.tier_detail) || []).filter((t) => t.switches > 0).length;
+      check(g && g.data >= rows * 2, `${name}: topology graph has ${g && g.data} nodes for ${rows} rows`);
+      check(!(cl.scale_out && cl.scale_out.tiers > 0) || (g && g.links > 0), `${name}: topology graph has no links`);
+    }
+    check(points('cluster/compute') === 2 * Object.keys(cl.compute || {}).length,
+      `${name}: compute chart points ${points('cluster/compute')}`);
+  }
+  if (results.collectives) {
+    const want = results.collectives.reduce((n, e) => n + e.rows.length, 0);
+    const got = charts.filter((c) => c.id.startsWith('collectives/')).reduce((n, c) => n + c.series.reduce((m, s) => m + s.data, 0), 0);
+    check(got === want, `${name}: collectives charts show ${got} points, the JSON has ${want}`);
+  }
+  if (results.training) {
+    const t = results.training;
+    // Every operation, plus at most two tail blocks (DP reduction, optimizer) per stage.
+    const ops = points('training/timeline');
+    const tails = 2 * (t.stages ? t.stages.length : 0);
+    check(ops >= t.timeline.length && ops <= t.timeline.length + tails,
+      `${name}: timeline shows ${ops} operations for ${t.timeline.length} in the JSON (+ up to ${tails} stage tails)`);
+    const nonzero = Object.values(t.breakdown_s).filter((v) => v > 0).length;
+    check(byId['training/breakdown'] && byId['training/breakdown'].series.length === nonzero,
+      `${name}: step breakdown has ${byId['training/breakdown'] && byId['training/breakdown'].series.length} parts, the JSON ${nonzero}`);
+    const mem = t.memory_per_gpu || t.memory;
+    const terms = mem.stages ? null : Object.keys(mem).filter((k) => k.endsWith('_B') && !/^(capacity|total|usable)/.test(k)).length;
+    check(terms === null || points('training/memory') === terms, `${name}: memory chart shows ${points('training/memory')} terms of ${terms}`);
+    const types = new Set(byId['training/timeline'].series.map((s) => s.type));
+    check(types.has('custom'), `${name}: timeline is not a custom (Gantt) series`);
+  }
+  if (results.inference) {
+    const n = results.inference.points.length;
+    for (const id of ['inference/tpot', 'inference/ttft']) {
+      check(points(id, (s) => s.type === 'scatter' && s.name !== 'chosen') === n, `${name}: ${id} shows ${points(id)} points of ${n}`);
+      check(byId[id].series.some((s) => s.name === 'chosen' && s.data === 1), `${name}: ${id} does not mark the chosen layout`);
+    }
+  }
+  if (results.power) {
+    results.power.waveforms.forEach((w, i) =>
+      check(points(`power/${i}`) === w.t_s.length, `${name}: power/${i} shows ${points(`power/${i}`)} of ${w.t_s.length} samples`));
+  }
+  if (results.warnings) {
+    const items = await page.$$eval('ul.warnings li', (e) => e.length);
+    check(items === results.warnings.length, `${name}: ${items} warnings shown of ${results.warnings.length}`);
+  }
+  const header = await page.$eval('header h1', (e) => e.textContent);
+  check(header.includes(results.cluster.cluster.display_name), `${name}: header says "${header}"`);
+
+  for (const p of problems) check(false, `${name}: ${p}`);
+  const shot = join(outDir, `${name}.png`);
+  await page.screenshot({ path: shot, fullPage: true });
+  // One picture per section too: the full page is tall, these are readable at 1:1.
+  if (detail) {
+    await page.locator('header.hero').screenshot({ path: join(outDir, `${name}-header.png`) });
+    for (const s of sections) {
+      await page.locator(`section[data-section="${s.key}"]`).screenshot({ path: join(outDir, `${name}-${s.key}.png`) });
+    }
+  }
+  writeFileSync(join(outDir, `${name}.charts.json`), JSON.stringify(charts, null, 1));
+  console.log(`${name}: ${charts.length} charts, ${sections.length} sections, ${(size / 1e6).toFixed(2)} MB -> ${shot}`);
+  await page.close();
+}
+
+console.log(`${passed} passed, ${failed} failed`);
+process.exit(failed ? 1 : 0);
