@@ -1,0 +1,211 @@
+#include "clustertwin/collective/calibration.h"
+
+#include <algorithm>
+
+#include "clustertwin/base/check.h"
+#include "clustertwin/base/text.h"
+#include "clustertwin/config/reader.h"
+
+namespace clustertwin::collective {
+using base::fail;
+using config::Reader;
+using Need = Reader::Need;
+
+Op line_family(Op op) {
+  switch (op) {
+    case Op::kBroadcast: return Op::kAllGather;
+    case Op::kReduce: return Op::kReduceScatter;
+    case Op::kSendRecv: return Op::kAllToAll;
+    default: return op;
+  }
+}
+
+std::string line_key(Op family, Algorithm a, Protocol p) {
+  return std::string(op_name(family)) + "/" + algorithm_name(a) + "/" + protocol_name(p);
+}
+
+namespace {
+
+constexpr const char* kDir = "collectives/";
+
+void read_line(Reader& algo_r, const std::string& proto_key, const std::string& key,
+               CalibrationFile& out) {
+  auto entry = algo_r.figure_entry(proto_key);
+  if (!entry) return;
+  LinePatch p;
+  auto src = entry->string("source", Need::kOptional);
+  if (src) {
+    auto it = entry->context().sources.find(*src);
+    if (it != entry->context().sources.end()) p.source = it->second;
+  }
+  auto time_us = [&](const char* k) -> std::optional<double> {
+    auto v = entry->quantity<base::Seconds>(k, Need::kOptional, /*allow_zero=*/true);
+    if (!v) return std::nullopt;
+    return v->base() * 1e6;
+  };
+  p.base_us = time_us("base");
+  p.hop_us = time_us("hop");
+  p.net_hop_us = time_us("net_hop");
+  p.fill_us = time_us("fill");
+  p.efficiency = entry->number("efficiency", Need::kOptional, 1e-3, 1.0);
+  p.net_efficiency = entry->number("net_efficiency", Need::kOptional, 1e-3, 1.0);
+  p.ramp = entry->number("ramp", Need::kOptional, 0.0, 100.0);
+  entry->allow("fit");
+  entry->finish();
+  out.lines[key] = std::move(p);
+}
+
+std::optional<CalibrationFile> read_file(const hardware::CatalogFile& f, base::Errors& errors) {
+  auto doc = config::parse_document(f.text, "catalog/" + f.path);
+  if (!doc) {
+    errors.add(doc.error());
+    return std::nullopt;
+  }
+  config::ReadContext ctx{.file = doc->file};
+  Reader top(doc->root, ctx);
+  if (auto s = top.child("sources", Need::kOptional)) {
+    for (const auto& k : s->keys()) {
+      if (auto text = s->string(k)) ctx.sources[k] = *text;
+    }
+  }
+  CalibrationFile out;
+  out.path = doc->file;
+  auto r = top.child("collectives");
+  if (r) {
+    out.name = r->string("name").value_or("");
+    out.gpus = r->strings("gpus", Need::kOptional).value_or(std::vector<std::string>{});
+    out.measured_device = r->string("measured_device", Need::kOptional).value_or("");
+    r->allow("fit");
+    r->allow("note");
+    if (auto ch = r->child("channels", Need::kOptional)) {
+      if (auto v = ch->integer("ring", Need::kOptional, 1, 64)) out.ring_channels = static_cast<int>(*v);
+      if (auto v = ch->integer("nvls", Need::kOptional, 1, 64)) out.nvls_channels = static_cast<int>(*v);
+      ch->finish();
+    }
+    std::vector<std::string> ops;
+    for (Op op : {Op::kAllReduce, Op::kAllGather, Op::kReduceScatter, Op::kAllToAll}) {
+      ops.emplace_back(op_name(op));
+      auto op_r = r->child(op_name(op), Need::kOptional);
+      if (!op_r) continue;
+      for (const auto& akey : op_r->keys()) {
+        auto a = parse_algorithm(akey);
+        if (!a || *a == Algorithm::kAuto) {
+          op_r->error("unknown algorithm '" + akey + "'", akey);
+          op_r->allow(akey);
+          continue;
+        }
+        auto algo_r = op_r->child(akey);
+        if (!algo_r) continue;
+        for (const auto& pkey : algo_r->keys()) {
+          auto p = parse_protocol(pkey);
+          if (!p || *p == Protocol::kAuto) {
+            algo_r->error("unknown protocol '" + pkey + "' (expected ll, ll128 or simple)", pkey);
+            algo_r->allow(pkey);
+            continue;
+          }
+          read_line(*algo_r, pkey, line_key(op, *a, *p), out);
+        }
+        algo_r->finish();
+      }
+      op_r->finish();
+    }
+    r->finish();
+  }
+  top.finish();
+  if (!ctx.errors.empty()) {
+    for (auto& e : ctx.errors.items) errors.add(e);
+    return std::nullopt;
+  }
+  return out;
+}
+
+void apply(Line& l, const LinePatch& p, bool calibrated) {
+  if (p.base_us) l.base_us = *p.base_us;
+  if (p.hop_us) l.hop_us = *p.hop_us;
+  if (p.net_hop_us) l.net_hop_us = *p.net_hop_us;
+  if (p.efficiency) l.efficiency = *p.efficiency;
+  if (p.net_efficiency) l.net_efficiency = *p.net_efficiency;
+  if (p.ramp) l.ramp = *p.ramp;
+  if (p.fill_us) l.fill_us = *p.fill_us;
+  if (!p.source.empty()) l.source = p.source;
+  l.calibrated = l.calibrated || calibrated;
+}
+
+}  // namespace
+
+base::Result<Calibration> Calibration::from_files(std::span<const hardware::CatalogFile> files) {
+  Calibration cal;
+  base::Errors errors;
+  bool have_defaults = false;
+  for (const auto& f : files) {
+    if (f.path.rfind(kDir, 0) != 0) continue;
+    auto file = read_file(f, errors);
+    if (!file) continue;
+    if (file->name == "defaults") {
+      cal.defaults_ = std::move(*file);
+      have_defaults = true;
+    } else {
+      if (file->gpus.empty()) {
+        errors.add({"collectives '" + file->name + "': expected a non-empty 'gpus' list", file->path, 0});
+        continue;
+      }
+      cal.files_.push_back(std::move(*file));
+    }
+  }
+  if (!have_defaults) {
+    errors.add({"catalog/collectives/defaults.yaml is missing (NCCL's default constants)", {}, 0});
+  }
+  // A GPU must not be claimed by two files.
+  for (size_t i = 0; i < cal.files_.size(); ++i) {
+    for (size_t j = i + 1; j < cal.files_.size(); ++j) {
+      for (const auto& g : cal.files_[i].gpus) {
+        if (std::find(cal.files_[j].gpus.begin(), cal.files_[j].gpus.end(), g) != cal.files_[j].gpus.end()) {
+          errors.add({"GPU '" + g + "' is calibrated twice (" + cal.files_[i].path + " and " +
+                          cal.files_[j].path + ")", cal.files_[j].path, 0});
+        }
+      }
+    }
+  }
+  if (!errors.empty()) return fail(errors.combined());
+  return cal;
+}
+
+base::Result<Calibration> Calibration::load(const hardware::Catalog& catalog) {
+  return from_files(catalog.other_files());
+}
+
+const CalibrationFile* Calibration::for_gpu(std::string_view gpu) const {
+  for (const auto& f : files_) {
+    if (std::find(f.gpus.begin(), f.gpus.end(), gpu) != f.gpus.end()) return &f;
+  }
+  return nullptr;
+}
+
+bool Calibration::has_line(Op op, Algorithm a, Protocol p) const {
+  return defaults_.lines.count(line_key(line_family(op), a, p)) > 0;
+}
+
+Line Calibration::line(std::string_view gpu, Op op, Algorithm a, Protocol p) const {
+  const std::string key = line_key(line_family(op), a, p);
+  auto it = defaults_.lines.find(key);
+  CT_CHECK(it != defaults_.lines.end(), "catalog/collectives/defaults.yaml lacks a line the model needs");
+  Line l;
+  apply(l, it->second, false);
+  if (const auto* f = for_gpu(gpu)) {
+    auto g = f->lines.find(key);
+    if (g != f->lines.end()) apply(l, g->second, true);
+  }
+  return l;
+}
+
+int Calibration::ring_channels(std::string_view gpu) const {
+  if (const auto* f = for_gpu(gpu); f && f->ring_channels) return *f->ring_channels;
+  return defaults_.ring_channels.value_or(16);
+}
+
+int Calibration::nvls_channels(std::string_view gpu) const {
+  if (const auto* f = for_gpu(gpu); f && f->nvls_channels) return *f->nvls_channels;
+  return defaults_.nvls_channels.value_or(16);
+}
+
+}  // namespace clustertwin::collective

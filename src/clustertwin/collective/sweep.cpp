@@ -1,0 +1,229 @@
+#include "clustertwin/collective/sweep.h"
+
+#include <cmath>
+#include <cstdio>
+#include <sstream>
+
+#include "clustertwin/topology/topology.h"
+
+namespace clustertwin::collective {
+using base::fail;
+
+base::Result<std::vector<int64_t>> sweep_sizes(int64_t min_bytes, int64_t max_bytes, double factor,
+                                               int64_t step_bytes) {
+  if (min_bytes < 0) return fail("--min-bytes: expected a size >= 0");
+  if (max_bytes < min_bytes) {
+    return fail("--max-bytes (" + std::to_string(max_bytes) + ") is below --min-bytes (" +
+                std::to_string(min_bytes) + ")");
+  }
+  if (step_bytes < 0) return fail("--step-bytes: expected a size >= 0");
+  if (step_bytes == 0 && !(factor > 1.0)) {
+    return fail("--step-factor: expected a factor > 1 (or --step-bytes > 0), got " + std::to_string(factor));
+  }
+  std::vector<int64_t> out;
+  for (double s = static_cast<double>(min_bytes); s <= static_cast<double>(max_bytes);) {
+    out.push_back(static_cast<int64_t>(s));
+    if (out.size() > 100000) return fail("the sweep has more than 100000 sizes");
+    const double next = step_bytes > 0 ? s + static_cast<double>(step_bytes) : (s == 0 ? 1 : s * factor);
+    s = std::floor(next);
+  }
+  return out;
+}
+
+base::Result<SweepResult> run_sweep(const hardware::Catalog& catalog, const SweepSpec& spec) {
+  auto cluster = hardware::resolve_cluster(catalog, spec.cluster);
+  if (!cluster) return fail(cluster.error());
+  auto topo = topology::Topology::build(catalog, *cluster);
+  if (!topo) return fail(topo.error());
+  auto cal = Calibration::load(catalog);
+  if (!cal) return fail(cal.error());
+  auto sizes = sweep_sizes(spec.min_bytes, spec.max_bytes, spec.step_factor, spec.step_bytes);
+  if (!sizes) return fail(sizes.error());
+  const int n = spec.gpus > 0 ? spec.gpus : topo->gpus();
+  auto group = place_first(*topo, n, spec.gpus_per_domain);
+  if (!group) return fail(group.error());
+  if (group->ranks() < 2) return fail("--gpus: a collective needs at least 2 GPUs, got " + std::to_string(group->ranks()));
+  ModelOptions mo{.network = spec.model, .routing = spec.routing, .channels = spec.channels};
+  CollectiveModel model(catalog, *topo, *cal, mo);
+
+  SweepResult out;
+  out.spec = spec;
+  out.cluster_name = cluster->name;
+  out.system = cluster->system;
+  out.gpu = model.gpu_name();
+  out.ranks = group->ranks();
+  out.domains = group->domains();
+  out.per_domain = group->per_domain();
+  out.domain_size = topo->domain_size();
+  out.calibrated = cal->for_gpu(out.gpu) != nullptr;
+  out.availability = model.availability(*group, spec.op, spec.dtype);
+  Request req{.op = spec.op, .dtype = spec.dtype, .algorithm = spec.algorithm, .protocol = spec.protocol};
+  double bus_sum = 0;
+  for (int64_t want : *sizes) {
+    const int64_t size = nccl_size(spec.op, want, spec.dtype.bytes, out.ranks);
+    req.bytes = size;
+    auto e = model.estimate(*group, req);
+    if (!e) return fail(e.error());
+    out.rows.push_back({size, nccl_count(spec.op, size, spec.dtype.bytes, out.ranks), *e});
+    bus_sum += e->busbw.base() / 1e9;
+  }
+  out.avg_busbw_GBps = out.rows.empty() ? 0 : bus_sum / static_cast<double>(out.rows.size());
+  out.flow_stats = model.last_flow_stats();
+  out.flow_solves = model.flow_solves();
+  return out;
+}
+
+namespace {
+
+/// A number in `width` columns the way nccl-tests prints times and bandwidths: two decimals
+/// while they fit, then fewer, then an exponent.
+std::string nccl_float(double v, int width) {
+  int digits = 0;
+  for (double p = 1; v >= p && digits < 30; p *= 10) ++digits;
+  char buf[64];
+  if (digits < width - 2) std::snprintf(buf, sizeof buf, "%*.2f", width, v);
+  else if (digits < width - 1) std::snprintf(buf, sizeof buf, "%*.1f", width, v);
+  else if (digits < width + 1) std::snprintf(buf, sizeof buf, "%*.0f", width, v);
+  else std::snprintf(buf, sizeof buf, "%*.1e", width, v);
+  return buf;
+}
+
+const char* model_name(NetworkModelKind k) { return k == NetworkModelKind::kFlow ? "flow" : "analytical"; }
+
+std::string describe(const SweepResult& r) {
+  std::ostringstream os;
+  os << op_name(r.spec.op) << " on " << r.ranks << " GPUs of " << r.cluster_name << " (" << r.gpu
+     << "; " << r.domains << " NVLink domain" << (r.domains == 1 ? "" : "s") << " of " << r.domain_size
+     << ", " << r.per_domain << " GPUs used per domain)";
+  return os.str();
+}
+
+}  // namespace
+
+std::string render_table(const SweepResult& r) {
+  std::ostringstream os;
+  char line[512];
+  os << "# clustertwin collective: " << describe(r) << "\n";
+  os << "# model: " << model_name(r.spec.model) << " network, "
+     << (r.calibrated ? "calibrated on measured nccl-tests tables" : "NCCL default constants (no measured calibration for this GPU)")
+     << "; algorithm " << algorithm_name(r.spec.algorithm) << ", protocol " << protocol_name(r.spec.protocol)
+     << "; GB/s = 1e9 B/s\n";
+  os << "#\n";
+  std::snprintf(line, sizeof line, "# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s  %-12s  %-8s\n", "size", "count",
+                "type", "redop", "root", "time", "algbw", "busbw", "algorithm", "protocol");
+  os << line;
+  std::snprintf(line, sizeof line, "# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s\n", "(B)", "(elements)", "", "",
+                "", "(us)", "(GB/s)", "(GB/s)");
+  os << line;
+  for (const auto& row : r.rows) {
+    const auto& e = row.estimate;
+    std::snprintf(line, sizeof line, "%12lld  %12lld  %8s  %6s  %6d  %7s  %6s  %6s  %-12s  %-8s\n",
+                  static_cast<long long>(row.size), static_cast<long long>(row.count), r.spec.dtype.name.c_str(),
+                  nccl_redop(r.spec.op), nccl_root(r.spec.op), nccl_float(e.time.base() * 1e6, 7).c_str(),
+                  nccl_float(e.algbw.base() / 1e9, 6).c_str(), nccl_float(e.busbw.base() / 1e9, 6).c_str(),
+                  algorithm_name(e.algorithm), protocol_name(e.protocol));
+    os << line;
+  }
+  std::snprintf(line, sizeof line, "# Avg bus bandwidth    : %g\n", std::round(r.avg_busbw_GBps * 1000) / 1000);
+  os << line;
+  return os.str();
+}
+
+std::string render_csv(const SweepResult& r) {
+  std::ostringstream os;
+  os << "size_bytes,count,type,redop,root,time_us,algbw_GBps,busbw_GBps,algorithm,protocol,latency_us,bottleneck\n";
+  char line[512];
+  for (const auto& row : r.rows) {
+    const auto& e = row.estimate;
+    std::snprintf(line, sizeof line, "%lld,%lld,%s,%s,%d,%.6g,%.6g,%.6g,%s,%s,%.6g,%s\n",
+                  static_cast<long long>(row.size), static_cast<long long>(row.count), r.spec.dtype.name.c_str(),
+                  nccl_redop(r.spec.op), nccl_root(r.spec.op), e.time.base() * 1e6, e.algbw.base() / 1e9,
+                  e.busbw.base() / 1e9, algorithm_name(e.algorithm), protocol_name(e.protocol),
+                  e.latency.base() * 1e6, e.bottleneck.c_str());
+    os << line;
+  }
+  return os.str();
+}
+
+namespace {
+double sig(double v, int digits = 6) {
+  if (v == 0 || !std::isfinite(v)) return v;
+  const double scale = std::pow(10.0, digits - 1 - static_cast<int>(std::floor(std::log10(std::fabs(v)))));
+  return std::round(v * scale) / scale;
+}
+}  // namespace
+
+nlohmann::json to_json(const SweepResult& r) {
+  nlohmann::json j;
+  j["cluster"] = r.cluster_name;
+  j["system"] = r.system;
+  j["gpu"] = r.gpu;
+  j["op"] = op_name(r.spec.op);
+  j["dtype"] = r.spec.dtype.name;
+  j["ranks"] = r.ranks;
+  j["nvlink_domains"] = r.domains;
+  j["gpus_per_domain"] = r.per_domain;
+  j["network_model"] = model_name(r.spec.model);
+  j["algorithm_requested"] = algorithm_name(r.spec.algorithm);
+  j["protocol_requested"] = protocol_name(r.spec.protocol);
+  j["calibrated"] = r.calibrated;
+  j["avg_busbw_GBps"] = sig(r.avg_busbw_GBps);
+  nlohmann::json avail = nlohmann::json::object();
+  for (const auto& a : r.availability) {
+    avail[algorithm_name(a.algorithm)] = a.ok ? std::string("available") : a.reason;
+  }
+  j["algorithms"] = avail;
+  nlohmann::json rows = nlohmann::json::array();
+  for (const auto& row : r.rows) {
+    const auto& e = row.estimate;
+    rows.push_back({{"size_bytes", row.size},
+                    {"count", row.count},
+                    {"time_us", sig(e.time.base() * 1e6)},
+                    {"latency_us", sig(e.latency.base() * 1e6)},
+                    {"algbw_GBps", sig(e.algbw.base() / 1e9)},
+                    {"busbw_GBps", sig(e.busbw.base() / 1e9)},
+                    {"algorithm", algorithm_name(e.algorithm)},
+                    {"protocol", protocol_name(e.protocol)},
+                    {"bottleneck", e.bottleneck}});
+  }
+  j["results"] = rows;
+  return j;
+}
+
+std::optional<SweepSpec> read_sweep_spec(config::Reader& r) {
+  using Need = config::Reader::Need;
+  SweepSpec s;
+  bool ok = true;
+  auto text = [&](const char* key, auto parse, auto& field) {
+    if (auto v = r.string(key, Need::kOptional)) {
+      auto p = parse(*v);
+      if (!p) {
+        r.error(p.error().message, key);
+        ok = false;
+      } else {
+        field = *p;
+      }
+    }
+  };
+  if (auto v = r.string("cluster", Need::kOptional)) s.cluster = *v;
+  if (auto v = r.integer("gpus", Need::kOptional, 2, 100'000'000)) s.gpus = static_cast<int>(*v);
+  if (auto v = r.integer("gpus_per_domain", Need::kOptional, 1, 1'000'000)) s.gpus_per_domain = static_cast<int>(*v);
+  text("op", parse_op, s.op);
+  text("min_bytes", parse_size, s.min_bytes);
+  text("max_bytes", parse_size, s.max_bytes);
+  text("step_bytes", parse_size, s.step_bytes);
+  if (auto v = r.number("step_factor", Need::kOptional, 1.0, 1e6)) s.step_factor = *v;
+  text("dtype", parse_dtype, s.dtype);
+  text("algo", parse_algorithm, s.algorithm);
+  text("protocol", parse_protocol, s.protocol);
+  text("model", parse_network_model, s.model);
+  if (auto v = r.choice("routing", {"ecmp", "adaptive"}, Need::kOptional)) {
+    s.routing = *v == "ecmp" ? network::Routing::kEcmp : network::Routing::kAdaptive;
+  }
+  if (auto v = r.integer("channels", Need::kOptional, 1, 64)) s.channels = static_cast<int>(*v);
+  r.finish();
+  if (!ok) return std::nullopt;
+  return s;
+}
+
+}  // namespace clustertwin::collective

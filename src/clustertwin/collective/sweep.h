@@ -1,0 +1,72 @@
+#pragma once
+/// `clustertwin collective` as a library call: a size sweep of one collective on a cluster, and
+/// its rendering as the nccl-tests table (text), CSV and JSON. The CLI verb and scenario files
+/// (`workload: {collective: ...}`) both build a SweepSpec and call run_sweep().
+
+#include <nlohmann/json.hpp>
+
+#include <string>
+#include <vector>
+
+#include "clustertwin/base/result.h"
+#include "clustertwin/collective/collective_model.h"
+#include "clustertwin/config/reader.h"
+#include "clustertwin/hardware/catalog.h"
+
+namespace clustertwin::collective {
+
+struct SweepSpec {
+  std::string cluster = "azure-ndv6-gb300";  ///< catalog name, YAML file or SYSTEM*COUNT
+  int gpus = 0;                ///< 0: every GPU of the cluster
+  int gpus_per_domain = 0;     ///< 0: fill each NVLink domain
+  Op op = Op::kAllReduce;
+  int64_t min_bytes = 8;
+  int64_t max_bytes = int64_t{16} << 30;
+  double step_factor = 2;      ///< multiply (nccl-tests -f); used when step_bytes == 0
+  int64_t step_bytes = 0;      ///< add (nccl-tests -i)
+  Dtype dtype{"float", 4, true};
+  Algorithm algorithm = Algorithm::kAuto;
+  Protocol protocol = Protocol::kAuto;
+  NetworkModelKind model = NetworkModelKind::kAnalytical;
+  network::Routing routing = network::Routing::kAdaptive;
+  int channels = 0;            ///< 0: the calibration's
+};
+
+struct SweepRow {
+  int64_t size = 0;   ///< bytes (nccl-tests "size")
+  int64_t count = 0;  ///< elements (nccl-tests "count")
+  Estimate estimate;
+};
+
+struct SweepResult {
+  SweepSpec spec;
+  std::string cluster_name, system, gpu;
+  int ranks = 0, domains = 0, per_domain = 0, domain_size = 0;
+  bool calibrated = false;  ///< the GPU type has a fitted calibration file
+  std::vector<SweepRow> rows;
+  std::vector<Availability> availability;
+  double avg_busbw_GBps = 0;
+  network::FlowSimStats flow_stats;  ///< of the last flow solve (flow model)
+  int64_t flow_solves = 0;
+};
+
+/// The sizes nccl-tests runs for -b min -e max -f factor (or -i step): min, min*f, ... <= max.
+base::Result<std::vector<int64_t>> sweep_sizes(int64_t min_bytes, int64_t max_bytes, double factor,
+                                               int64_t step_bytes);
+
+/// Resolves the cluster, places the GPUs and runs the sweep. Bad input (unknown cluster, more
+/// GPUs than the cluster has, an algorithm the hardware lacks) comes back as an error.
+base::Result<SweepResult> run_sweep(const hardware::Catalog& catalog, const SweepSpec& spec);
+
+/// The nccl-tests table (out-of-place columns) with the chosen algorithm and protocol per size.
+std::string render_table(const SweepResult& r);
+std::string render_csv(const SweepResult& r);
+/// Stable keys with units in their names (docs/models/collectives.md lists them).
+nlohmann::json to_json(const SweepResult& r);
+
+/// Reads a `collective:` mapping of a scenario file: cluster, gpus, gpus_per_domain, op,
+/// min_bytes, max_bytes, step_factor, step_bytes, dtype, algo, protocol, model, routing,
+/// channels. Errors go to the reader's context.
+std::optional<SweepSpec> read_sweep_spec(config::Reader& r);
+
+}  // namespace clustertwin::collective
