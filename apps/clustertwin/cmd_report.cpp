@@ -43,7 +43,8 @@ int report(const Context& ctx, const ReportOptions& o) {
   const std::string html = report::render_html(results);
   if (auto st = report::write_text(html, o.out); !st) return bad_input(st.error());
   if (!ctx.quiet && o.out != "-") {
-    std::cerr << fmt::format("wrote {} ({:.2f} MB)\n", o.out, static_cast<double>(html.size()) / 1e6);
+    std::cerr << fmt::format("wrote {} ({:.2f} MB)\n", o.out,
+                             static_cast<double>(html.size()) / 1e6);
   }
   return kExitOk;
 }

@@ -12,11 +12,20 @@ std::string escape_html(std::string_view s) {
   out.reserve(s.size());
   for (char c : s) {
     switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      default: out += c;
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      default:
+        out += c;
     }
   }
   return out;
@@ -86,10 +95,17 @@ std::string json_for_script(const Json& j) {
   out.reserve(text.size() + text.size() / 64);
   for (char c : text) {
     switch (c) {
-      case '<': out += "\\u003c"; break;
-      case '>': out += "\\u003e"; break;
-      case '&': out += "\\u0026"; break;
-      default: out += c;
+      case '<':
+        out += "\\u003c";
+        break;
+      case '>':
+        out += "\\u003e";
+        break;
+      case '&':
+        out += "\\u0026";
+        break;
+      default:
+        out += c;
     }
   }
   return out;
@@ -143,8 +159,9 @@ std::string render_html(const Json& results) {
   out += "</title>\n<style>\n";
   out += style;
   out += "</style>\n</head>\n<body>\n";
-  out += "<noscript><p class=\"noscript\">This report draws its tables and charts with "
-         "JavaScript, which is off. The results are in the JSON block of this file.</p></noscript>\n";
+  out +=
+      "<noscript><p class=\"noscript\">This report draws its tables and charts with "
+      "JavaScript, which is off. The results are in the JSON block of this file.</p></noscript>\n";
   out += "<div id=\"report\"></div>\n";
   out += "<script type=\"application/json\" id=\"clustertwin-results\">";
   out += json;

@@ -4,8 +4,8 @@
 /// `--json` writes. Charts are drawn in the browser by Apache ECharts from that JSON, so the page
 /// and `--json` can never disagree.
 ///
-/// Sections appear when their top-level key is present (layout documented in
-/// src/clustertwin/report/README.md):
+/// Sections appear when their top-level key is present (the layout each reads is documented in
+/// web/README.md):
 ///   cluster      the `describe` JSON (counts, compute, memory, nvlink, scale_out, power) and a
 ///                drawing of racks and fabric tiers
 ///   collectives  busbw vs message size per algorithm

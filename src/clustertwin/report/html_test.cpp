@@ -61,7 +61,8 @@ TEST(Html, InvalidUtf8IsReplacedNotThrown) {
 TEST(Html, Deterministic) { EXPECT_EQ(render_html(sample()), render_html(sample())); }
 
 TEST(Html, EscapesInlineScript) {
-  EXPECT_EQ(escape_inline_script("a = '</SCRIPT>'; b = '<!--';"), "a = '<\\/SCRIPT>'; b = '<\\!--';");
+  EXPECT_EQ(escape_inline_script("a = '</SCRIPT>'; b = '<!--';"),
+            "a = '<\\/SCRIPT>'; b = '<\\!--';");
   EXPECT_EQ(escape_inline_script("x < y"), "x < y");
   EXPECT_EQ(json_for_script(Json{{"k", "<&>"}}), "{\"k\":\"\\u003c\\u0026\\u003e\"}");
 }

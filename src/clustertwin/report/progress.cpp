@@ -89,7 +89,8 @@ std::string Progress::line() const {
   if (done > 0 && total_ > 0 && elapsed > 0) {
     eta = format_eta(elapsed / static_cast<double>(done) * static_cast<double>(total_ - done));
   }
-  return fmt::format("{} [{}] {:3.0f}%  {}/{}  ETA {}", label_, bar, frac * 100.0, done, total_, eta);
+  return fmt::format("{} [{}] {:3.0f}%  {}/{}  ETA {}", label_, bar, frac * 100.0, done, total_,
+                     eta);
 }
 
 void Progress::maybe_draw() {

@@ -50,7 +50,8 @@ class Progress {
 
   [[nodiscard]] bool enabled() const { return enabled_; }
   [[nodiscard]] int64_t done() const { return done_.load(std::memory_order_relaxed); }
-  /// The line the bar would draw now (no escape codes): "label [####....]  42%  420/1000  ETA 1m05s".
+  /// The line the bar would draw now (no escape codes): "label [####....]  42%  420/1000  ETA
+  /// 1m05s".
   [[nodiscard]] std::string line() const;
 
  private:

@@ -49,7 +49,9 @@ TEST(Progress, ThrottlesToTenHertzAndClearsItsLine) {
   EXPECT_EQ(out.str().find("500/1000"), std::string::npos);
   const auto draws = [&] {
     size_t n = 0;
-    for (size_t at = out.str().find('\r'); at != std::string::npos; at = out.str().find('\r', at + 1)) ++n;
+    for (size_t at = out.str().find('\r'); at != std::string::npos;
+         at = out.str().find('\r', at + 1))
+      ++n;
     return n;
   };
   EXPECT_EQ(draws(), 1u);

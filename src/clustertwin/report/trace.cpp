@@ -1,8 +1,9 @@
 #include "clustertwin/report/trace.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
-#include <fmt/format.h>
 
 #include "clustertwin/base/check.h"
 
@@ -50,14 +51,15 @@ void TraceWriter::complete(TraceTrack track, std::string_view name, std::string_
                            base::Seconds start, base::Seconds dur, Json args) {
   CT_CHECK(dur.base() >= 0.0, "trace slice with a negative duration");
   CT_CHECK(start.base() >= 0.0, "trace slice before time zero");
-  events_.push_back({'X', std::string(name), std::string(cat), track, to_ns(start), to_ns(dur),
-                     std::move(args)});
+  events_.push_back(
+      {'X', std::string(name), std::string(cat), track, to_ns(start), to_ns(dur), std::move(args)});
 }
 
 void TraceWriter::instant(TraceTrack track, std::string_view name, std::string_view cat,
                           base::Seconds at, Json args) {
   CT_CHECK(at.base() >= 0.0, "trace instant before time zero");
-  events_.push_back({'i', std::string(name), std::string(cat), track, to_ns(at), 0, std::move(args)});
+  events_.push_back(
+      {'i', std::string(name), std::string(cat), track, to_ns(at), 0, std::move(args)});
 }
 
 void TraceWriter::counter(std::string_view process, std::string_view name, base::Seconds at,
@@ -65,8 +67,8 @@ void TraceWriter::counter(std::string_view process, std::string_view name, base:
   CT_CHECK(at.base() >= 0.0, "trace counter before time zero");
   Json args = Json::object();
   for (const auto& [k, v] : series) args[k] = v;
-  events_.push_back({'C', std::string(name), "counter", {process_id(process), 0}, to_ns(at), 0,
-                     std::move(args)});
+  events_.push_back(
+      {'C', std::string(name), "counter", {process_id(process), 0}, to_ns(at), 0, std::move(args)});
 }
 
 Json TraceWriter::to_json() const {
@@ -88,7 +90,9 @@ Json TraceWriter::to_json() const {
   for (auto& m : meta) events.push_back(std::move(m));
   for (size_t i : order) {
     const Event& e = events_[i];
-    Json j = {{"ph", std::string(1, e.ph)}, {"name", e.name}, {"pid", e.track.pid},
+    Json j = {{"ph", std::string(1, e.ph)},
+              {"name", e.name},
+              {"pid", e.track.pid},
               {"ts", ns_to_trace_us(e.ts_ns)}};
     if (e.ph != 'C') {
       j["tid"] = e.track.tid;
@@ -122,7 +126,8 @@ std::vector<std::string> validate_trace(const Json& trace) {
   const Json* events = nullptr;
   if (trace.is_array()) {
     events = &trace;
-  } else if (trace.is_object() && trace.contains("traceEvents") && trace["traceEvents"].is_array()) {
+  } else if (trace.is_object() && trace.contains("traceEvents") &&
+             trace["traceEvents"].is_array()) {
     events = &trace["traceEvents"];
   } else {
     return {"top level: expected an object with a \"traceEvents\" array, or an array"};
@@ -164,8 +169,8 @@ std::vector<std::string> validate_trace(const Json& trace) {
     if (ph == 'M') {
       const std::string kind =
           e.contains("name") && e["name"].is_string() ? e["name"].get<std::string>() : "";
-      const bool named = kind == "process_name" || kind == "thread_name" ||
-                         kind == "process_labels";
+      const bool named =
+          kind == "process_name" || kind == "thread_name" || kind == "process_labels";
       const bool sorted = kind == "process_sort_index" || kind == "thread_sort_index";
       if (!named && !sorted) {
         bad(i, fmt::format("unknown metadata \"{}\"", kind));
