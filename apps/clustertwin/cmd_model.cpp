@@ -61,11 +61,16 @@ std::string op_shape(const compute::Op& o) {
 base::Result<models::ModelSpec> resolve(const Context& ctx, const ModelOptions& o) {
   if (o.name == "gpt") {
     if (o.layers <= 0 || o.hidden <= 0 || o.heads <= 0) {
-      return base::fail("model gpt: --layers, --hidden and --heads are required (e.g. --layers 128 "
-                        "--hidden 25600 --heads 160)");
+      return base::fail(
+          "model gpt: --layers, --hidden and --heads are required (e.g. --layers 128 "
+          "--hidden 25600 --heads 160)");
     }
-    return models::gpt_model({.layers = o.layers, .hidden = o.hidden, .heads = o.heads,
-                              .kv_heads = o.kv_heads, .ffn = o.ffn, .vocab = o.vocab,
+    return models::gpt_model({.layers = o.layers,
+                              .hidden = o.hidden,
+                              .heads = o.heads,
+                              .kv_heads = o.kv_heads,
+                              .ffn = o.ffn,
+                              .vocab = o.vocab,
                               .seq_len = o.seq_len});
   }
   auto cat = ctx.load_catalog();
@@ -78,10 +83,12 @@ int list(const Context& ctx) {
   if (!cat) return bad_input(cat.error());
   auto all = models::catalog_models(*cat);
   if (!all) return bad_input(all.error());
-  report::Table t({"name", "params", "active", "layers", "description"}, {true, false, false, false, true});
+  report::Table t({"name", "params", "active", "layers", "description"},
+                  {true, false, false, false, true});
   for (const auto& m : *all) {
     const auto c = models::count_params(m);
-    t.add({m.name, billions(c.total), billions(c.active), std::to_string(m.layers), m.display_name});
+    t.add(
+        {m.name, billions(c.total), billions(c.active), std::to_string(m.layers), m.display_name});
   }
   std::cout << t.render();
   return kExitOk;
@@ -115,13 +122,17 @@ int show(const Context& ctx, const ModelOptions& o) {
   j["position"] = models::position_kind_name(m.position);
   j["tied_embeddings"] = m.tied_embeddings;
   if (m.mla) {
-    j["mla"] = {{"q_lora_rank", m.mla->q_lora_rank}, {"kv_lora_rank", m.mla->kv_lora_rank},
+    j["mla"] = {{"q_lora_rank", m.mla->q_lora_rank},
+                {"kv_lora_rank", m.mla->kv_lora_rank},
                 {"qk_nope_head_dim", m.mla->qk_nope_head_dim},
-                {"qk_rope_head_dim", m.mla->qk_rope_head_dim}, {"v_head_dim", m.mla->v_head_dim}};
+                {"qk_rope_head_dim", m.mla->qk_rope_head_dim},
+                {"v_head_dim", m.mla->v_head_dim}};
   }
   if (m.moe) {
-    j["moe"] = {{"experts", m.moe->experts}, {"shared_experts", m.moe->shared_experts},
-                {"topk", m.moe->topk}, {"expert_ffn", m.moe->expert_ffn},
+    j["moe"] = {{"experts", m.moe->experts},
+                {"shared_experts", m.moe->shared_experts},
+                {"topk", m.moe->topk},
+                {"expert_ffn", m.moe->expert_ffn},
                 {"first_dense_layers", m.moe->first_dense_layers}};
   }
   j["mtp_layers"] = m.mtp_layers;
@@ -142,9 +153,10 @@ int show(const Context& ctx, const ModelOptions& o) {
                           {"forward_noncausal", report::round_sig(fwd_nc)},
                           {"training", report::round_sig(train)},
                           {"training_noncausal", report::round_sig(3 * fwd_nc)}};
-  j["weight_bytes"] = {{"bf16", models::weight_bytes(m, 2.0)},
-                       {"fp8", models::weight_bytes(m, 1.0)},
-                       {"nvfp4", models::weight_bytes(m, compute::weight_bytes(compute::DType::kNvfp4))}};
+  j["weight_bytes"] = {
+      {"bf16", models::weight_bytes(m, 2.0)},
+      {"fp8", models::weight_bytes(m, 1.0)},
+      {"nvfp4", models::weight_bytes(m, compute::weight_bytes(compute::DType::kNvfp4))}};
   j["kv_cache_bytes_per_token"] = {{"bf16", models::kv_cache_bytes_per_token(m, 2.0)},
                                    {"fp8", models::kv_cache_bytes_per_token(m, 1.0)}};
 
@@ -165,8 +177,8 @@ int show(const Context& ctx, const ModelOptions& o) {
                     {true, true, true, false, false});
     report::Json jops = report::Json::array();
     for (const auto& op : ops) {
-      t.add({op.name, compute::op_kind_name(op.kind), op_shape(op), sig(op.flops.base() / tokens / 1e9, 4),
-             bytes(op.bytes.base() / tokens)});
+      t.add({op.name, compute::op_kind_name(op.kind), op_shape(op),
+             sig(op.flops.base() / tokens / 1e9, 4), bytes(op.bytes.base() / tokens)});
       jops.push_back({{"name", op.name},
                       {"kind", compute::op_kind_name(op.kind)},
                       {"shape", op_shape(op)},
@@ -176,9 +188,11 @@ int show(const Context& ctx, const ModelOptions& o) {
     blocks.push_back({{"kind", kind}, {"count", count}, {"first_layer", first}, {"ops", jops}});
     layers_text << "  " << title << "\n" << t.render(4);
   };
-  add_block("embedding", "embedding", 1, -1, models::forward_ops(m, models::Part::kEmbedding, 0, pass));
+  add_block("embedding", "embedding", 1, -1,
+            models::forward_ops(m, models::Part::kEmbedding, 0, pass));
   for (const auto& [kind, first] : kinds) {
-    add_block(kind + " layer x" + std::to_string(counts[kind]) + " (first: layer " + std::to_string(first) + ")",
+    add_block(kind + " layer x" + std::to_string(counts[kind]) + " (first: layer " +
+                  std::to_string(first) + ")",
               kind, counts[kind], first, models::forward_ops(m, models::Part::kLayer, first, pass));
   }
   add_block("head", "head", 1, -1, models::forward_ops(m, models::Part::kHead, 0, pass));
@@ -217,20 +231,22 @@ int show(const Context& ctx, const ModelOptions& o) {
   out << "  parameters     total " << billions(c.total);
   if (m.published_params) out << " (published " << billions(*m.published_params) << ")";
   out << ", active " << billions(c.active) << " per token";
-  if (m.published_active_params) out << " (published " << billions(*m.published_active_params) << ")";
+  if (m.published_active_params)
+    out << " (published " << billions(*m.published_active_params) << ")";
   out << "\n                 embedding " << billions(c.embedding) << ", output head "
       << billions(c.output) << ", non-embedding " << billions(c.non_embedding);
   if (c.mtp > 0) out << ", MTP module " << billions(c.mtp) << " (not in total)";
   out << "\n";
-  out << "  FLOPs/token    forward " << sig(fwd / 1e9) << " GFLOP at seq " << s
-      << " (causal; " << sig(fwd_nc / 1e9) << " non-causal), training " << sig(train / 1e9)
+  out << "  FLOPs/token    forward " << sig(fwd / 1e9) << " GFLOP at seq " << s << " (causal; "
+      << sig(fwd_nc / 1e9) << " non-causal), training " << sig(train / 1e9)
       << " GFLOP (3x forward)\n";
   out << "  weights        bf16 " << bytes(models::weight_bytes(m, 2.0)) << ", fp8 "
       << bytes(models::weight_bytes(m, 1.0)) << ", nvfp4 "
       << bytes(models::weight_bytes(m, compute::weight_bytes(compute::DType::kNvfp4))) << "\n";
-  out << "  KV cache       " << bytes(models::kv_cache_bytes_per_token(m, 2.0)) << " per token (bf16), "
-      << bytes(models::kv_cache_bytes_per_token(m, 1.0)) << " (fp8)\n";
-  out << "  layer structure (forward, per token of a " << s << "-token sequence):\n" << layers_text.str();
+  out << "  KV cache       " << bytes(models::kv_cache_bytes_per_token(m, 2.0))
+      << " per token (bf16), " << bytes(models::kv_cache_bytes_per_token(m, 1.0)) << " (fp8)\n";
+  out << "  layer structure (forward, per token of a " << s << "-token sequence):\n"
+      << layers_text.str();
   std::cout << out.str();
   return kExitOk;
 }
@@ -240,13 +256,16 @@ int show(const Context& ctx, const ModelOptions& o) {
 Verb add_model(CLI::App& app, const Context& ctx) {
   auto opts = std::make_shared<ModelOptions>();
   CLI::App* cmd = app.add_subcommand(
-      "model", "LLM architectures: parameters, FLOPs and bytes per token, layer structure.\n"
-               "Example: clustertwin model show deepseek-r1");
+      "model",
+      "LLM architectures: parameters, FLOPs and bytes per token, layer structure.\n"
+      "Example: clustertwin model show deepseek-r1");
   cmd->require_subcommand(1);
-  CLI::App* list_cmd = cmd->add_subcommand("list", "the catalog's models\nExample: clustertwin model list");
+  CLI::App* list_cmd =
+      cmd->add_subcommand("list", "the catalog's models\nExample: clustertwin model list");
   CLI::App* show_cmd = cmd->add_subcommand(
-      "show", "one model: a catalog name, a model YAML file, a Hugging Face config.json, or 'gpt' "
-              "with --layers --hidden --heads\nExample: clustertwin model show llama3.1-405b --json -");
+      "show",
+      "one model: a catalog name, a model YAML file, a Hugging Face config.json, or 'gpt' "
+      "with --layers --hidden --heads\nExample: clustertwin model show llama3.1-405b --json -");
   show_cmd->add_option("model", opts->name, "catalog name, FILE, or gpt")->required();
   show_cmd->add_option("--json", opts->json, "write JSON to FILE ('-' for stdout)");
   show_cmd->add_option("--seq-len", opts->seq_len, "sequence length for FLOPs per token")
@@ -255,10 +274,12 @@ Verb add_model(CLI::App& app, const Context& ctx) {
   show_cmd->add_option("--layers", opts->layers, "custom GPT: layers");
   show_cmd->add_option("--hidden", opts->hidden, "custom GPT: hidden size");
   show_cmd->add_option("--heads", opts->heads, "custom GPT: attention heads");
-  show_cmd->add_option("--kv-heads", opts->kv_heads, "custom GPT: key/value heads (default: heads)");
+  show_cmd->add_option("--kv-heads", opts->kv_heads,
+                       "custom GPT: key/value heads (default: heads)");
   show_cmd->add_option("--ffn", opts->ffn, "custom GPT: MLP width (default: 4 x hidden)");
   show_cmd->add_option("--vocab", opts->vocab, "custom GPT: vocabulary")->capture_default_str();
-  return {cmd, [&ctx, opts, list_cmd] { return list_cmd->parsed() ? list(ctx) : show(ctx, *opts); }};
+  return {cmd,
+          [&ctx, opts, list_cmd] { return list_cmd->parsed() ? list(ctx) : show(ctx, *opts); }};
 }
 
 }  // namespace clustertwin::app

@@ -5,10 +5,10 @@
 // is held out, per family:
 //   GEMM               fit: power-of-two n and k; held out: every row with another n or k (768,
 //                      1536, 3072, 5120, 7168, 12288, 51200, ...), the shapes real models use
-//   attention prefill  fit: power-of-two query-head counts; held out: 3, 5, 6, 10, 12, 20, ... heads
-//   attention decode   fit: power-of-two query and KV head counts; held out: the others
-//   MLA prefill/decode fit: batch 1, 4, 16, 64, 256 (1024); held out: batch 2, 8, 32, 128, 512
-//   MoE                fit: power-of-two token counts; held out: 48, 80, 96, 160, ... tokens
+//   attention prefill  fit: power-of-two query-head counts; held out: 3, 5, 6, 10, 12, 20, ...
+//   heads attention decode   fit: power-of-two query and KV head counts; held out: the others MLA
+//   prefill/decode fit: batch 1, 4, 16, 64, 256 (1024); held out: batch 2, 8, 32, 128, 512 MoE fit:
+//   power-of-two token counts; held out: 48, 80, 96, 160, ... tokens
 // Tolerances: the medians say how well the model predicts a typical kernel; the tails (unaligned
 // shapes, kernel-selection jumps, tiny calls) are reported, not pinned, except for large GEMMs.
 
@@ -90,7 +90,10 @@ Stats stats(std::vector<double> e) {
   std::sort(e.begin(), e.end());
   s.n = e.size();
   if (e.empty()) return s;
-  auto q = [&](double p) { return e[std::min(e.size() - 1, static_cast<size_t>(p * static_cast<double>(e.size() - 1) + 0.5))]; };
+  auto q = [&](double p) {
+    return e[std::min(e.size() - 1,
+                      static_cast<size_t>(p * static_cast<double>(e.size() - 1) + 0.5))];
+  };
   s.median = q(0.5);
   s.p90 = q(0.9);
   s.max = e.back();
@@ -184,8 +187,8 @@ TEST(ComputeValidation, AttentionDecodeHeldOutHeadCounts) {
                      .head_dim_qk = integer(r, t.col("head_dim")),
                      .head_dim_v = integer(r, t.col("head_dim"))};
     a.kv_bytes = r[t.col("kv_dtype")] == "fp8" ? 1.0 : 2.0;
-    all[key].push_back(model(r[t.col("gpu")]).attention(a).base() * 1e3 /
-                           num(r, t.col("latency_ms")) - 1.0);
+    all[key].push_back(
+        model(r[t.col("gpu")]).attention(a).base() * 1e3 / num(r, t.col("latency_ms")) - 1.0);
   }
   std::cout << "Attention decode, held-out head counts:\n";
   for (const auto& [key, errs] : all) {
@@ -204,19 +207,20 @@ TEST(ComputeValidation, MlaHeldOutBatchSizes) {
     for (const auto& r : t.rows) {
       const std::string key = r[t.col("gpu")] + " kv " + r[t.col("kv_dtype")];
       // DeepSeek-V3 MLA: qk 128 + 64 rope, v 128, latent 512 + 64.
-      AttentionShape a{.variant = prefill ? AttentionVariant::kMlaPrefill : AttentionVariant::kMlaDecode,
-                       .batch = integer(r, t.col("batch")),
-                       .q_len = prefill ? integer(r, t.col("isl")) : 1,
-                       .kv_len = integer(r, t.col(prefill ? "isl" : "context")),
-                       .heads = integer(r, t.col("heads")),
-                       .kv_heads = integer(r, t.col("heads")),
-                       .head_dim_qk = 192,
-                       .head_dim_v = 128,
-                       .kv_lora_rank = 512,
-                       .rope_dim = 64};
+      AttentionShape a{
+          .variant = prefill ? AttentionVariant::kMlaPrefill : AttentionVariant::kMlaDecode,
+          .batch = integer(r, t.col("batch")),
+          .q_len = prefill ? integer(r, t.col("isl")) : 1,
+          .kv_len = integer(r, t.col(prefill ? "isl" : "context")),
+          .heads = integer(r, t.col("heads")),
+          .kv_heads = integer(r, t.col("heads")),
+          .head_dim_qk = 192,
+          .head_dim_v = 128,
+          .kv_lora_rank = 512,
+          .rope_dim = 64};
       a.kv_bytes = r[t.col("kv_dtype")] == "fp8" ? 1.0 : 2.0;
-      all[key].push_back(model(r[t.col("gpu")]).attention(a).base() * 1e3 /
-                             num(r, t.col("latency_ms")) - 1.0);
+      all[key].push_back(
+          model(r[t.col("gpu")]).attention(a).base() * 1e3 / num(r, t.col("latency_ms")) - 1.0);
     }
     std::cout << "MLA " << phase << ", held-out batch sizes:\n";
     for (const auto& [key, errs] : all) {
@@ -242,8 +246,8 @@ TEST(ComputeValidation, MoeHeldOutTokenCounts) {
                      .ep = static_cast<int>(integer(r, t.col("ep")))};
     const auto d = parse_dtype(r[t.col("dtype")]);
     ASSERT_TRUE(d);
-    all[key].push_back(model(r[t.col("gpu")]).moe(s, *d).base() * 1e3 /
-                           num(r, t.col("latency_ms")) - 1.0);
+    all[key].push_back(
+        model(r[t.col("gpu")]).moe(s, *d).base() * 1e3 / num(r, t.col("latency_ms")) - 1.0);
   }
   std::cout << "Fused MoE layer, held-out token counts:\n";
   for (const auto& [key, errs] : all) {

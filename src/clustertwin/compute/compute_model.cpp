@@ -74,7 +74,8 @@ std::optional<KernelTable> read_table(Reader& t, const FamilySpec& spec, bool ge
   KernelTable out;
   out.launch_overhead = t.quantity<Seconds>("launch_overhead").value_or(Seconds{});
   if (gemm) {
-    out.unaligned_m_penalty = t.number("unaligned_m_penalty", Need::kRequired, 1.0, 10.0).value_or(1.0);
+    out.unaligned_m_penalty =
+        t.number("unaligned_m_penalty", Need::kRequired, 1.0, 10.0).value_or(1.0);
   }
   std::vector<std::vector<double>> axes;
   // Grid coordinates are whole numbers (tokens, features, heads), as the row labels print them.
@@ -107,8 +108,11 @@ std::optional<KernelTable> read_table(Reader& t, const FamilySpec& spec, bool ge
   size_t expect_rows = 1;
   for (size_t i = 0; i + 1 < axes.size(); ++i) expect_rows *= axes[i].size();
   if (rows->size() != expect_rows) {
-    t.error("expected " + std::to_string(expect_rows) + " rows (one per combination of the axes "
-            "before the last), got " + std::to_string(rows->size()), "efficiency");
+    t.error("expected " + std::to_string(expect_rows) +
+                " rows (one per combination of the axes "
+                "before the last), got " +
+                std::to_string(rows->size()),
+            "efficiency");
     return std::nullopt;
   }
   std::vector<double> values;
@@ -134,20 +138,23 @@ std::optional<KernelTable> read_table(Reader& t, const FamilySpec& spec, bool ge
     for (auto w : split_ws(label)) got_label += (got_label.empty() ? "" : " ") + std::string(w);
     if (bar == std::string::npos || got_label != expected_label) {
       t.error("row " + std::to_string(r + 1) + ": expected the label '" + expected_label +
-              " | ...', got '" + row + "'", "efficiency");
+                  " | ...', got '" + row + "'",
+              "efficiency");
       return std::nullopt;
     }
     auto cells = split_ws(std::string_view(row).substr(bar + 1));
     if (cells.size() != axes.back().size()) {
       t.error("row '" + expected_label + "': expected " + std::to_string(axes.back().size()) +
-              " values, got " + std::to_string(cells.size()), "efficiency");
+                  " values, got " + std::to_string(cells.size()),
+              "efficiency");
       return std::nullopt;
     }
     for (auto c : cells) {
       auto v = parse_number(c);
       if (!v || *v <= 0 || *v > 10) {
         t.error("row '" + expected_label + "': expected efficiencies in (0, 10], got '" +
-                std::string(c) + "'", "efficiency");
+                    std::string(c) + "'",
+                "efficiency");
         return std::nullopt;
       }
       values.push_back(*v);
@@ -222,8 +229,9 @@ base::Result<ComputeModel> ComputeModel::parse(std::string_view text, const std:
   if (!body) return fail(ctx.errors.combined());
   m.gpu_ = body->string("gpu").value_or("");
   if (!m.gpu_.empty() && m.gpu_ != file_stem(file)) {
-    body->error("gpu '" + m.gpu_ + "' does not match the file name '" +
-                std::string(file_stem(file)) + "'", "gpu");
+    body->error(
+        "gpu '" + m.gpu_ + "' does not match the file name '" + std::string(file_stem(file)) + "'",
+        "gpu");
   }
   body->string("measured_device");
   m.derived_from_ = body->string("derived_from", Need::kOptional).value_or("");
@@ -242,8 +250,10 @@ base::Result<ComputeModel> ComputeModel::parse(std::string_view text, const std:
     }
     rp->finish();
   }
-  const auto ref_bw = body->figure<BytesPerSecond>("reference_hbm_bandwidth").value_or(BytesPerSecond{});
-  m.hbm_efficiency_ = body->number_figure("hbm_efficiency", Need::kRequired, 0.05, 1.0).value_or(0.85);
+  const auto ref_bw =
+      body->figure<BytesPerSecond>("reference_hbm_bandwidth").value_or(BytesPerSecond{});
+  m.hbm_efficiency_ =
+      body->number_figure("hbm_efficiency", Need::kRequired, 0.05, 1.0).value_or(0.85);
   m.launch_overhead_ = body->figure<Seconds>("launch_overhead").value_or(Seconds{});
 
   const auto& specs = family_specs();
@@ -390,10 +400,12 @@ Seconds ComputeModel::attention_backward(const AttentionShape& a) const {
 Seconds ComputeModel::moe(const MoeShape& s, DType d) const {
   if (s.tokens <= 0 || s.hidden <= 0 || s.inter <= 0) return Seconds{};
   const DType e = effective(d);
-  const double ideal = std::max(s.flops() / peak_[idx(e)].base(), s.bytes(e) / hbm_bandwidth_.base());
+  const double ideal =
+      std::max(s.flops() / peak_[idx(e)].base(), s.bytes(e) / hbm_bandwidth_.base());
   const KernelTable* t = table(kMoeF, e);
   if (!t) {
-    // No MoE table: the grouped GEMMs as plain GEMMs of the average expert (docs/models/compute.md).
+    // No MoE table: the grouped GEMMs as plain GEMMs of the average expert
+    // (docs/models/compute.md).
     const double per = s.pairs() / s.active_experts();
     const double i_local = static_cast<double>(s.inter) / std::max(s.tp, 1);
     const auto m = static_cast<int64_t>(std::ceil(per));
@@ -402,7 +414,8 @@ Seconds ComputeModel::moe(const MoeShape& s, DType d) const {
     return one * s.active_experts();
   }
   const double per = s.pairs() / s.active_experts();
-  return base::seconds(t->launch_overhead.base() + ideal / t->efficiency.at({per, s.expert_params(), 0}));
+  return base::seconds(t->launch_overhead.base() +
+                       ideal / t->efficiency.at({per, s.expert_params(), 0}));
 }
 
 Seconds ComputeModel::moe_backward(const MoeShape& s, DType d) const {
@@ -425,11 +438,16 @@ Seconds ComputeModel::op(const Op& o) const {
       const Seconds t0 = std::min(tables_[kGemmF][idx(effective(o.dtype))].launch_overhead, one);
       return t0 + (one - t0) * static_cast<double>(o.count);
     }
-    case OpKind::kAttention: return attention(o.attention);
-    case OpKind::kAttentionBackward: return attention_backward(o.attention);
-    case OpKind::kMoe: return moe(o.moe, o.dtype);
-    case OpKind::kMoeBackward: return moe_backward(o.moe, o.dtype);
-    case OpKind::kMemory: return memory_bound(o.bytes);
+    case OpKind::kAttention:
+      return attention(o.attention);
+    case OpKind::kAttentionBackward:
+      return attention_backward(o.attention);
+    case OpKind::kMoe:
+      return moe(o.moe, o.dtype);
+    case OpKind::kMoeBackward:
+      return moe_backward(o.moe, o.dtype);
+    case OpKind::kMemory:
+      return memory_bound(o.bytes);
   }
   return Seconds{};
 }

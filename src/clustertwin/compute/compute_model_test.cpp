@@ -74,8 +74,8 @@ TEST(ComputeModel, AzureCublasLtFp8GemmBenchmarksWithin20Percent) {
   };
   for (const auto& c : cases) {
     const double got = tflops(model(c.gpu), {c.size, c.size, c.size}, DType::kFp8);
-    EXPECT_NEAR(got / c.tflops, 1.0, 0.20) << c.id << " " << c.gpu << ": model " << got
-                                           << " TFLOP/s vs measured " << c.tflops;
+    EXPECT_NEAR(got / c.tflops, 1.0, 0.20)
+        << c.id << " " << c.gpu << ": model " << got << " TFLOP/s vs measured " << c.tflops;
   }
 }
 
@@ -144,7 +144,8 @@ TEST(ComputeModel, AttentionBackwardIsFlashAttention2Ratio) {
 
 TEST(ComputeModel, AttentionPrefillIsComputeBoundAndDecodeMemoryBound) {
   const auto m = model("h100");
-  const AttentionShape prefill{.batch = 1, .q_len = 8192, .kv_len = 8192, .heads = 64, .kv_heads = 8};
+  const AttentionShape prefill{
+      .batch = 1, .q_len = 8192, .kv_len = 8192, .heads = 64, .kv_heads = 8};
   const double eff = prefill.flops() / m.attention(prefill).base() / m.peak(DType::kBf16).base();
   EXPECT_GT(eff, 0.35);
   EXPECT_LT(eff, 0.75);
@@ -172,7 +173,8 @@ TEST(ComputeModel, UnsupportedFormatsFallBackToWiderOnes) {
   EXPECT_TRUE(a100.supports(DType::kBf16));
   EXPECT_FALSE(a100.supports(DType::kFp8));
   EXPECT_EQ(a100.effective(DType::kNvfp4), DType::kBf16);
-  EXPECT_EQ(a100.gemm({4096, 4096, 4096}, DType::kFp8), a100.gemm({4096, 4096, 4096}, DType::kBf16));
+  EXPECT_EQ(a100.gemm({4096, 4096, 4096}, DType::kFp8),
+            a100.gemm({4096, 4096, 4096}, DType::kBf16));
   const auto h100 = model("h100");
   EXPECT_EQ(h100.effective(DType::kNvfp4), DType::kFp8Block);
   EXPECT_EQ(model("gb300").effective(DType::kNvfp4), DType::kNvfp4);
@@ -181,7 +183,8 @@ TEST(ComputeModel, UnsupportedFormatsFallBackToWiderOnes) {
 
 TEST(ComputeModel, MoeTimeGrowsWithTokensAndWeightsBoundDecode) {
   const auto m = model("gb300");
-  const MoeShape small{.tokens = 1, .hidden = 7168, .inter = 2048, .topk = 8, .experts = 256, .ep = 8};
+  const MoeShape small{
+      .tokens = 1, .hidden = 7168, .inter = 2048, .topk = 8, .experts = 256, .ep = 8};
   MoeShape big = small;
   big.tokens = 8192;
   EXPECT_LT(m.moe(small, DType::kNvfp4), m.moe(big, DType::kNvfp4));
@@ -219,31 +222,36 @@ TEST(ComputeModel, MalformedCalibrationsAreFileLineErrors) {
       efficiency:
 )";
   const std::string sources = "sources:\n  s: \"test\"\n";
-  auto ok = ComputeModel::parse(good_head + "        - \"m=1 n=32 | 0.1 0.2\"\n        - \"m=16 n=32 | 0.3 0.4\"\n" + sources,
-                                "compute/x.yaml", nullptr);
+  auto ok = ComputeModel::parse(
+      good_head + "        - \"m=1 n=32 | 0.1 0.2\"\n        - \"m=16 n=32 | 0.3 0.4\"\n" + sources,
+      "compute/x.yaml", nullptr);
   ASSERT_TRUE(ok) << ok.error().to_string();
   EXPECT_GT(ok->gemm({1, 32, 32}, DType::kBf16).base(), 2e-6);
 
-  auto bad_label = ComputeModel::parse(good_head + "        - \"m=1 n=32 | 0.1 0.2\"\n        - \"m=17 n=32 | 0.3 0.4\"\n" + sources,
-                                       "compute/x.yaml", nullptr);
+  auto bad_label = ComputeModel::parse(
+      good_head + "        - \"m=1 n=32 | 0.1 0.2\"\n        - \"m=17 n=32 | 0.3 0.4\"\n" + sources,
+      "compute/x.yaml", nullptr);
   ASSERT_FALSE(bad_label);
   EXPECT_NE(bad_label.error().to_string().find("compute/x.yaml:18"), std::string::npos)
       << bad_label.error().to_string();
   EXPECT_NE(bad_label.error().message.find("expected the label 'm=16 n=32"), std::string::npos);
 
-  auto short_row = ComputeModel::parse(good_head + "        - \"m=1 n=32 | 0.1\"\n        - \"m=16 n=32 | 0.3 0.4\"\n" + sources,
-                                       "compute/x.yaml", nullptr);
+  auto short_row = ComputeModel::parse(
+      good_head + "        - \"m=1 n=32 | 0.1\"\n        - \"m=16 n=32 | 0.3 0.4\"\n" + sources,
+      "compute/x.yaml", nullptr);
   ASSERT_FALSE(short_row);
   EXPECT_NE(short_row.error().message.find("expected 2 values, got 1"), std::string::npos);
 
-  auto unknown_source = ComputeModel::parse(good_head + "        - \"m=1 n=32 | 0.1 0.2\"\n        - \"m=16 n=32 | 0.3 0.4\"\n" +
-                                                "sources:\n  t: \"test\"\n",
-                                            "compute/x.yaml", nullptr);
+  auto unknown_source = ComputeModel::parse(
+      good_head + "        - \"m=1 n=32 | 0.1 0.2\"\n        - \"m=16 n=32 | 0.3 0.4\"\n" +
+          "sources:\n  t: \"test\"\n",
+      "compute/x.yaml", nullptr);
   ASSERT_FALSE(unknown_source);
   EXPECT_NE(unknown_source.error().message.find("unknown source 's'"), std::string::npos);
 
-  auto wrong_name = ComputeModel::parse(good_head + "        - \"m=1 n=32 | 0.1 0.2\"\n        - \"m=16 n=32 | 0.3 0.4\"\n" + sources,
-                                        "compute/y.yaml", nullptr);
+  auto wrong_name = ComputeModel::parse(
+      good_head + "        - \"m=1 n=32 | 0.1 0.2\"\n        - \"m=16 n=32 | 0.3 0.4\"\n" + sources,
+      "compute/y.yaml", nullptr);
   ASSERT_FALSE(wrong_name);
   EXPECT_NE(wrong_name.error().message.find("does not match the file name"), std::string::npos);
 }

@@ -21,8 +21,8 @@ class EfficiencyGrid {
 
   [[nodiscard]] bool empty() const { return log_values_.empty(); }
   [[nodiscard]] size_t dims() const { return log_axes_.size(); }
-  /// Efficiency at `point`, at most 1 (coordinates beyond dims() are ignored; non-positive ones clamp to the
-  /// first grid line).
+  /// Efficiency at `point`, at most 1 (coordinates beyond dims() are ignored; non-positive ones
+  /// clamp to the first grid line).
   [[nodiscard]] double at(std::array<double, kMaxAxes> point) const;
 
  private:

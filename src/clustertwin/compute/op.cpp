@@ -10,10 +10,14 @@ constexpr double kActBytes = 2.0;
 
 const char* dtype_name(DType d) {
   switch (d) {
-    case DType::kBf16: return "bf16";
-    case DType::kFp8: return "fp8";
-    case DType::kFp8Block: return "fp8_block";
-    case DType::kNvfp4: return "nvfp4";
+    case DType::kBf16:
+      return "bf16";
+    case DType::kFp8:
+      return "fp8";
+    case DType::kFp8Block:
+      return "fp8_block";
+    case DType::kNvfp4:
+      return "nvfp4";
   }
   return "?";
 }
@@ -30,43 +34,61 @@ std::optional<DType> parse_dtype(std::string_view s) {
 
 double weight_bytes(DType d) {
   switch (d) {
-    case DType::kBf16: return 2.0;
-    case DType::kFp8: return 1.0;
-    case DType::kFp8Block: return 1.0 + 4.0 / (128.0 * 128.0);  // fp32 scale per 128x128 block
-    case DType::kNvfp4: return 0.5 + 1.0 / 16.0;                 // fp8 scale per 16 values
+    case DType::kBf16:
+      return 2.0;
+    case DType::kFp8:
+      return 1.0;
+    case DType::kFp8Block:
+      return 1.0 + 4.0 / (128.0 * 128.0);  // fp32 scale per 128x128 block
+    case DType::kNvfp4:
+      return 0.5 + 1.0 / 16.0;  // fp8 scale per 16 values
   }
   return 2.0;
 }
 
 hardware::Precision peak_precision(DType d) {
   switch (d) {
-    case DType::kBf16: return hardware::Precision::kBf16;
+    case DType::kBf16:
+      return hardware::Precision::kBf16;
     case DType::kFp8:
-    case DType::kFp8Block: return hardware::Precision::kFp8;
-    case DType::kNvfp4: return hardware::Precision::kFp4;
+    case DType::kFp8Block:
+      return hardware::Precision::kFp8;
+    case DType::kNvfp4:
+      return hardware::Precision::kFp4;
   }
   return hardware::Precision::kBf16;
 }
 
 const char* op_kind_name(OpKind k) {
   switch (k) {
-    case OpKind::kGemm: return "gemm";
-    case OpKind::kAttention: return "attention";
-    case OpKind::kAttentionBackward: return "attention_backward";
-    case OpKind::kMoe: return "moe";
-    case OpKind::kMoeBackward: return "moe_backward";
-    case OpKind::kMemory: return "memory";
+    case OpKind::kGemm:
+      return "gemm";
+    case OpKind::kAttention:
+      return "attention";
+    case OpKind::kAttentionBackward:
+      return "attention_backward";
+    case OpKind::kMoe:
+      return "moe";
+    case OpKind::kMoeBackward:
+      return "moe_backward";
+    case OpKind::kMemory:
+      return "memory";
   }
   return "?";
 }
 
 const char* pass_name(Pass p) {
   switch (p) {
-    case Pass::kForward: return "forward";
-    case Pass::kDgrad: return "dgrad";
-    case Pass::kWgrad: return "wgrad";
-    case Pass::kBackward: return "backward";
-    case Pass::kRecompute: return "recompute";
+    case Pass::kForward:
+      return "forward";
+    case Pass::kDgrad:
+      return "dgrad";
+    case Pass::kWgrad:
+      return "wgrad";
+    case Pass::kBackward:
+      return "backward";
+    case Pass::kRecompute:
+      return "recompute";
   }
   return "?";
 }

@@ -37,7 +37,9 @@ struct GemmShape {
   int64_t m = 0;
   int64_t n = 0;
   int64_t k = 0;
-  [[nodiscard]] double flops() const { return 2.0 * static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k); }
+  [[nodiscard]] double flops() const {
+    return 2.0 * static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k);
+  }
 };
 
 /// Backward GEMMs of a forward GEMM (the measured tables hold forward kernels only; backward
@@ -56,9 +58,9 @@ enum class AttentionVariant {
 /// Attention core of one layer on one GPU (projections are separate GEMMs).
 struct AttentionShape {
   AttentionVariant variant = AttentionVariant::kGqa;
-  int64_t batch = 1;   ///< sequences
-  int64_t q_len = 1;   ///< new tokens per sequence (prompt length in prefill, 1 in decode)
-  int64_t kv_len = 1;  ///< keys per sequence including the new tokens (= q_len in plain prefill)
+  int64_t batch = 1;     ///< sequences
+  int64_t q_len = 1;     ///< new tokens per sequence (prompt length in prefill, 1 in decode)
+  int64_t kv_len = 1;    ///< keys per sequence including the new tokens (= q_len in plain prefill)
   int64_t heads = 1;     ///< query heads on this GPU (after tensor parallelism)
   int64_t kv_heads = 1;  ///< key/value heads on this GPU (GQA); unused for MLA
   int64_t head_dim_qk = 128;
@@ -66,8 +68,8 @@ struct AttentionShape {
   int64_t kv_lora_rank = 0;  ///< MLA latent width (512 for DeepSeek-V3)
   int64_t rope_dim = 0;      ///< MLA decoupled RoPE key width (64 for DeepSeek-V3)
   bool causal = true;
-  bool fp8_math = false;     ///< FP8 FMHA (prefill); decode math is bf16
-  double kv_bytes = 2.0;     ///< bytes per KV-cache element: 2 (bf16) or 1 (fp8)
+  bool fp8_math = false;  ///< FP8 FMHA (prefill); decode math is bf16
+  double kv_bytes = 2.0;  ///< bytes per KV-cache element: 2 (bf16) or 1 (fp8)
 
   /// Multiply-adds of QK^T and PV, counted as 2 FLOPs each, with causal masking skipping the
   /// upper triangle (the work FlashAttention actually does).
@@ -82,16 +84,16 @@ struct AttentionShape {
 struct MoeShape {
   int64_t tokens = 0;  ///< tokens entering the layer on this GPU's EP group member
   int64_t hidden = 0;
-  int64_t inter = 0;   ///< intermediate size of one expert (before tensor parallelism)
+  int64_t inter = 0;  ///< intermediate size of one expert (before tensor parallelism)
   int topk = 1;
-  int experts = 1;     ///< routed experts in the model
-  int tp = 1;          ///< expert tensor parallelism (splits inter)
-  int ep = 1;          ///< expert parallelism (splits experts)
+  int experts = 1;         ///< routed experts in the model
+  int tp = 1;              ///< expert tensor parallelism (splits inter)
+  int ep = 1;              ///< expert parallelism (splits experts)
   double imbalance = 1.0;  ///< token-expert pairs on the busiest GPU / the uniform share
 
-  [[nodiscard]] double pairs() const;          ///< token-expert pairs on this GPU
-  [[nodiscard]] double active_experts() const; ///< local experts that receive a token
-  [[nodiscard]] double expert_params() const;  ///< weights of one local expert
+  [[nodiscard]] double pairs() const;           ///< token-expert pairs on this GPU
+  [[nodiscard]] double active_experts() const;  ///< local experts that receive a token
+  [[nodiscard]] double expert_params() const;   ///< weights of one local expert
   [[nodiscard]] double flops() const;
   [[nodiscard]] double bytes(DType d) const;
 };

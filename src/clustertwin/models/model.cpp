@@ -9,7 +9,9 @@
 namespace clustertwin::models {
 
 const char* mlp_kind_name(MlpKind k) { return k == MlpKind::kGelu ? "gelu" : "swiglu"; }
-const char* norm_kind_name(NormKind k) { return k == NormKind::kLayerNorm ? "layernorm" : "rmsnorm"; }
+const char* norm_kind_name(NormKind k) {
+  return k == NormKind::kLayerNorm ? "layernorm" : "rmsnorm";
+}
 const char* position_kind_name(PositionKind k) {
   return k == PositionKind::kLearned ? "learned" : "rope";
 }
@@ -32,11 +34,10 @@ int64_t ModelSpec::q_head_dim() const {
 int64_t ModelSpec::v_head_dim() const { return mla ? mla->v_head_dim : head_dim; }
 
 base::Status validate(const ModelSpec& m) {
-  auto bad = [&](const std::string& what) {
-    return base::fail("model '" + m.name + "': " + what);
-  };
+  auto bad = [&](const std::string& what) { return base::fail("model '" + m.name + "': " + what); };
   if (m.layers <= 0) return bad("layers must be >= 1");
-  if (m.hidden <= 0 || m.heads <= 0 || m.vocab <= 0) return bad("hidden, heads and vocab must be >= 1");
+  if (m.hidden <= 0 || m.heads <= 0 || m.vocab <= 0)
+    return bad("hidden, heads and vocab must be >= 1");
   if (m.kv_heads <= 0 || m.heads % m.kv_heads != 0) {
     return bad("heads (" + std::to_string(m.heads) + ") must be a multiple of kv_heads (" +
                std::to_string(m.kv_heads) + ")");
@@ -46,8 +47,8 @@ base::Status validate(const ModelSpec& m) {
   if (m.position == PositionKind::kLearned && m.max_seq_len <= 0) {
     return bad("learned position embeddings need max_seq_len");
   }
-  if (m.mla && (m.mla->kv_lora_rank <= 0 || m.mla->qk_nope_head_dim <= 0 || m.mla->v_head_dim <= 0 ||
-                m.mla->qk_rope_head_dim < 0 || m.mla->q_lora_rank < 0)) {
+  if (m.mla && (m.mla->kv_lora_rank <= 0 || m.mla->qk_nope_head_dim <= 0 ||
+                m.mla->v_head_dim <= 0 || m.mla->qk_rope_head_dim < 0 || m.mla->q_lora_rank < 0)) {
     return bad("MLA needs kv_lora_rank, qk_nope_head_dim and v_head_dim >= 1");
   }
   if (m.moe) {
@@ -141,9 +142,11 @@ ParamCounts count_params(const ModelSpec& m) {
     unselected += p.routed - p.routed_active;
   }
   c.norms += m.norm == NormKind::kLayerNorm ? 2 * h : h;  // final norm
-  c.embedding = d(m.vocab) * h + (m.position == PositionKind::kLearned ? d(m.max_seq_len) * h : 0.0);
+  c.embedding =
+      d(m.vocab) * h + (m.position == PositionKind::kLearned ? d(m.max_seq_len) * h : 0.0);
   c.output = m.tied_embeddings ? 0.0 : d(m.vocab) * h;
-  c.non_embedding = c.attention + c.dense_mlp + c.routed_experts + c.shared_experts + c.routers + c.norms;
+  c.non_embedding =
+      c.attention + c.dense_mlp + c.routed_experts + c.shared_experts + c.routers + c.norms;
   c.total = c.non_embedding + c.embedding + c.output;
   c.active = c.total - unselected;
   if (m.mtp_layers > 0) {
@@ -151,7 +154,8 @@ ParamCounts count_params(const ModelSpec& m) {
     // layer's kind) and its own final norm; embedding and output head are shared.
     const LayerParams p = layer_params(m, m.layers - 1);
     const double norm = m.norm == NormKind::kLayerNorm ? 2 * h : h;
-    const double one = 3 * norm + 2 * h * h + p.attention + p.mlp + p.routed + p.shared + p.router + p.norms;
+    const double one =
+        3 * norm + 2 * h * h + p.attention + p.mlp + p.routed + p.shared + p.router + p.norms;
     c.mtp = m.mtp_layers * one;
   }
   return c;

@@ -46,27 +46,27 @@ struct MlaSpec {
 };
 
 struct MoeSpec {
-  int experts = 0;         ///< routed experts
-  int shared_experts = 0;  ///< always-active experts of the same width
-  int topk = 0;            ///< routed experts per token
-  int64_t expert_ffn = 0;  ///< intermediate size of one expert (SwiGLU)
+  int experts = 0;             ///< routed experts
+  int shared_experts = 0;      ///< always-active experts of the same width
+  int topk = 0;                ///< routed experts per token
+  int64_t expert_ffn = 0;      ///< intermediate size of one expert (SwiGLU)
   int first_dense_layers = 0;  ///< leading layers with a dense MLP of size `ffn`
-  int layer_step = 1;      ///< every layer_step-th layer after those is MoE (1 = all)
+  int layer_step = 1;          ///< every layer_step-th layer after those is MoE (1 = all)
   bool router_bias = false;    ///< per-expert score-correction bias (DeepSeek noaux_tc)
 };
 
 struct ModelSpec {
-  std::string name;          ///< catalog key ("llama3.1-405b") or file-derived name
+  std::string name;  ///< catalog key ("llama3.1-405b") or file-derived name
   std::string display_name;
-  std::string family;        ///< "gpt", "llama", "mixtral", "deepseek", ...
+  std::string family;  ///< "gpt", "llama", "mixtral", "deepseek", ...
   int layers = 0;
   int64_t hidden = 0;
   int64_t heads = 0;
-  int64_t kv_heads = 0;      ///< = heads for MHA
-  int64_t head_dim = 0;      ///< hidden / heads unless given
-  int64_t ffn = 0;           ///< dense MLP intermediate size
+  int64_t kv_heads = 0;  ///< = heads for MHA
+  int64_t head_dim = 0;  ///< hidden / heads unless given
+  int64_t ffn = 0;       ///< dense MLP intermediate size
   int64_t vocab = 0;
-  int64_t max_seq_len = 0;   ///< context length (and learned position table size)
+  int64_t max_seq_len = 0;  ///< context length (and learned position table size)
   MlpKind mlp = MlpKind::kSwiglu;
   NormKind norm = NormKind::kRmsNorm;
   PositionKind position = PositionKind::kRope;
@@ -74,11 +74,11 @@ struct ModelSpec {
   bool tied_embeddings = false;
   std::optional<MlaSpec> mla;
   std::optional<MoeSpec> moe;
-  int mtp_layers = 0;        ///< multi-token-prediction modules (DeepSeek-V3: 1)
-  std::optional<double> published_params;         ///< as the source prints it, for checks
+  int mtp_layers = 0;                      ///< multi-token-prediction modules (DeepSeek-V3: 1)
+  std::optional<double> published_params;  ///< as the source prints it, for checks
   std::optional<double> published_active_params;
   config::Provenance provenance;
-  std::string origin;        ///< "catalog", a file path, "huggingface:<file>" or "custom"
+  std::string origin;  ///< "catalog", a file path, "huggingface:<file>" or "custom"
 
   [[nodiscard]] bool is_moe_layer(int layer) const;
   [[nodiscard]] int moe_layer_count() const;
@@ -93,17 +93,17 @@ base::Status validate(const ModelSpec& m);
 /// counted separately in `mtp`, as DeepSeek-V3's 671B excludes its 14B MTP module).
 struct ParamCounts {
   double total = 0;
-  double active = 0;          ///< used by one token: all but the unselected routed experts
-  double embedding = 0;       ///< input token (+ position) embeddings
-  double output = 0;          ///< output head; 0 when tied to the input embedding
-  double non_embedding = 0;   ///< total - embedding - output
-  double attention = 0;       ///< all layers
-  double dense_mlp = 0;       ///< dense layers' MLPs
+  double active = 0;         ///< used by one token: all but the unselected routed experts
+  double embedding = 0;      ///< input token (+ position) embeddings
+  double output = 0;         ///< output head; 0 when tied to the input embedding
+  double non_embedding = 0;  ///< total - embedding - output
+  double attention = 0;      ///< all layers
+  double dense_mlp = 0;      ///< dense layers' MLPs
   double routed_experts = 0;
   double shared_experts = 0;
   double routers = 0;
   double norms = 0;
-  double mtp = 0;             ///< MTP modules (not in total)
+  double mtp = 0;  ///< MTP modules (not in total)
 };
 ParamCounts count_params(const ModelSpec& m);
 

@@ -37,7 +37,8 @@ std::optional<ModelSpec> read_model(Reader& r) {
   m.hidden = r.integer_figure("hidden", Need::kRequired, 1).value_or(0);
   m.heads = r.integer_figure("heads", Need::kRequired, 1).value_or(0);
   m.kv_heads = r.integer_figure("kv_heads", Need::kOptional, 1).value_or(m.heads);
-  m.head_dim = r.integer_figure("head_dim", Need::kOptional, 1).value_or(m.heads > 0 ? m.hidden / m.heads : 0);
+  m.head_dim = r.integer_figure("head_dim", Need::kOptional, 1)
+                   .value_or(m.heads > 0 ? m.hidden / m.heads : 0);
   m.vocab = r.integer_figure("vocab", Need::kRequired, 1).value_or(0);
   m.max_seq_len = r.integer_figure("max_seq_len", Need::kRequired, 1).value_or(0);
   const auto mlp = r.choice("mlp", {"gelu", "swiglu"});
@@ -64,8 +65,10 @@ std::optional<ModelSpec> read_model(Reader& r) {
     e.shared_experts = to_int(x->integer_figure("shared_experts", Need::kOptional, 0, 1 << 20));
     e.topk = to_int(x->integer_figure("topk", Need::kRequired, 1, 1 << 20));
     e.expert_ffn = x->integer_figure("expert_ffn").value_or(0);
-    e.first_dense_layers = to_int(x->integer_figure("first_dense_layers", Need::kOptional, 0, 100000));
-    e.layer_step = static_cast<int>(x->integer_figure("layer_step", Need::kOptional, 1, 100000).value_or(1));
+    e.first_dense_layers =
+        to_int(x->integer_figure("first_dense_layers", Need::kOptional, 0, 100000));
+    e.layer_step =
+        static_cast<int>(x->integer_figure("layer_step", Need::kOptional, 1, 100000).value_or(1));
     e.router_bias = x->boolean("router_bias", Need::kOptional).value_or(false);
     x->finish();
     m.moe = e;
@@ -75,7 +78,8 @@ std::optional<ModelSpec> read_model(Reader& r) {
   m.ffn = r.integer_figure("ffn", needs_ffn ? Need::kRequired : Need::kOptional, 1).value_or(0);
   m.mtp_layers = to_int(r.integer_figure("mtp_layers", Need::kOptional, 0, 64));
   if (auto p = r.child("published", Need::kOptional)) {
-    if (auto v = p->number_figure("params_billion", Need::kOptional, 1e-6, 1e9)) m.published_params = *v * 1e9;
+    if (auto v = p->number_figure("params_billion", Need::kOptional, 1e-6, 1e9))
+      m.published_params = *v * 1e9;
     if (auto v = p->number_figure("active_params_billion", Need::kOptional, 1e-6, 1e9)) {
       m.published_active_params = *v * 1e9;
     }
@@ -128,7 +132,8 @@ base::Result<ModelSpec> parse_hf_config(std::string_view text, const std::string
   const std::vector<std::string> supported = {"LlamaForCausalLM", "MistralForCausalLM",
                                               "MixtralForCausalLM", "DeepseekV3ForCausalLM",
                                               "DeepseekV2ForCausalLM"};
-  if (ctx.errors.empty() && std::find(supported.begin(), supported.end(), arch) == supported.end()) {
+  if (ctx.errors.empty() &&
+      std::find(supported.begin(), supported.end(), arch) == supported.end()) {
     r.error("unsupported architecture '" + arch + "' (supported: " + base::join(supported) + ")",
             "architectures");
   }
@@ -150,7 +155,8 @@ base::Result<ModelSpec> parse_hf_config(std::string_view text, const std::string
   m.hidden = r.integer("hidden_size").value_or(0);
   m.heads = r.integer("num_attention_heads").value_or(0);
   m.kv_heads = r.integer("num_key_value_heads", Need::kOptional).value_or(m.heads);
-  m.head_dim = r.integer("head_dim", Need::kOptional).value_or(m.heads > 0 ? m.hidden / m.heads : 0);
+  m.head_dim =
+      r.integer("head_dim", Need::kOptional).value_or(m.heads > 0 ? m.hidden / m.heads : 0);
   m.vocab = r.integer("vocab_size").value_or(0);
   m.max_seq_len = r.integer("max_position_embeddings", Need::kOptional).value_or(4096);
   m.tied_embeddings = r.boolean("tie_word_embeddings", Need::kOptional).value_or(false);
@@ -239,15 +245,18 @@ base::Result<std::vector<ModelSpec>> catalog_models(const hardware::Catalog& cat
     m->origin = "catalog";
     out.push_back(std::move(*m));
   }
-  std::sort(out.begin(), out.end(), [](const ModelSpec& a, const ModelSpec& b) { return a.name < b.name; });
+  std::sort(out.begin(), out.end(),
+            [](const ModelSpec& a, const ModelSpec& b) { return a.name < b.name; });
   for (size_t i = 1; i < out.size(); ++i) {
-    if (out[i].name == out[i - 1].name) errors.add({"model '" + out[i].name + "' is defined twice", "", 0});
+    if (out[i].name == out[i - 1].name)
+      errors.add({"model '" + out[i].name + "' is defined twice", "", 0});
   }
   if (!errors.empty()) return fail(errors.combined());
   return out;
 }
 
-base::Result<ModelSpec> load_model(const hardware::Catalog& catalog, std::string_view name_or_path) {
+base::Result<ModelSpec> load_model(const hardware::Catalog& catalog,
+                                   std::string_view name_or_path) {
   const std::string arg(name_or_path);
   if (looks_like_file(arg)) {
     auto text = read_file(arg);

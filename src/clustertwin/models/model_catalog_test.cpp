@@ -128,13 +128,17 @@ TEST(ModelCatalog, HuggingFaceConfigsGiveTheCatalogModels) {
 }
 
 TEST(ModelCatalog, HuggingFaceErrorsNameTheFileAndKey) {
-  auto r = parse_hf_config(R"({"architectures": ["GPTNeoXForCausalLM"], "hidden_size": 64})", "x/config.json");
+  auto r = parse_hf_config(R"({"architectures": ["GPTNeoXForCausalLM"], "hidden_size": 64})",
+                           "x/config.json");
   ASSERT_FALSE(r);
-  EXPECT_NE(r.error().message.find("unsupported architecture 'GPTNeoXForCausalLM'"), std::string::npos);
+  EXPECT_NE(r.error().message.find("unsupported architecture 'GPTNeoXForCausalLM'"),
+            std::string::npos);
   auto missing = parse_hf_config(R"({"architectures": ["LlamaForCausalLM"], "hidden_size": 64,
-    "num_attention_heads": 4, "intermediate_size": 128, "vocab_size": 100})", "y/config.json");
+    "num_attention_heads": 4, "intermediate_size": 128, "vocab_size": 100})",
+                                 "y/config.json");
   ASSERT_FALSE(missing);
-  EXPECT_NE(missing.error().message.find("num_hidden_layers"), std::string::npos) << missing.error().message;
+  EXPECT_NE(missing.error().message.find("num_hidden_layers"), std::string::npos)
+      << missing.error().message;
   EXPECT_NE(missing.error().to_string().find("y/config.json"), std::string::npos);
 }
 
@@ -180,7 +184,8 @@ sources:
 TEST(ModelCatalog, UnknownNamesSuggestTheClosest) {
   auto r = load_model(catalog(), "llama3.1-450b");
   ASSERT_FALSE(r);
-  EXPECT_NE(r.error().message.find("did you mean 'llama3.1-405b'"), std::string::npos) << r.error().message;
+  EXPECT_NE(r.error().message.find("did you mean 'llama3.1-405b'"), std::string::npos)
+      << r.error().message;
   auto f = load_model(catalog(), "does/not/exist.yaml");
   ASSERT_FALSE(f);
   EXPECT_NE(f.error().message.find("cannot open"), std::string::npos);
@@ -193,7 +198,8 @@ TEST(ModelCatalog, CustomGptFromParameters) {
   ASSERT_TRUE(paper);
   EXPECT_DOUBLE_EQ(count_params(*m).total, count_params(*paper).total);
   EXPECT_FALSE(gpt_model({.layers = 2, .hidden = 100, .heads = 3}));
-  auto gqa = gpt_model({.layers = 2, .hidden = 128, .heads = 8, .kv_heads = 2, .ffn = 256, .vocab = 1000});
+  auto gqa =
+      gpt_model({.layers = 2, .hidden = 128, .heads = 8, .kv_heads = 2, .ffn = 256, .vocab = 1000});
   ASSERT_TRUE(gqa);
   EXPECT_EQ(gqa->kv_heads, 2);
 }

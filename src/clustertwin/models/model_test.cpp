@@ -87,9 +87,9 @@ TEST(Models, MegatronFamilyMatchesTable1AndItsFormula) {
     const char* name;
     double published;
   };
-  const Row rows[] = {{"megatron-gpt-1.7b", 1.7},   {"megatron-gpt-3.6b", 3.6},
-                      {"megatron-gpt-7.5b", 7.5},   {"megatron-gpt-18.4b", 18.4},
-                      {"megatron-gpt-39.1b", 39.1}, {"megatron-gpt-76.1b", 76.1},
+  const Row rows[] = {{"megatron-gpt-1.7b", 1.7},     {"megatron-gpt-3.6b", 3.6},
+                      {"megatron-gpt-7.5b", 7.5},     {"megatron-gpt-18.4b", 18.4},
+                      {"megatron-gpt-39.1b", 39.1},   {"megatron-gpt-76.1b", 76.1},
                       {"megatron-gpt-145.6b", 145.6}, {"megatron-gpt-310.1b", 310.1},
                       {"megatron-gpt-529.6b", 529.6}, {"megatron-gpt-1t", 1008.0}};
   for (const auto& r : rows) {
@@ -122,11 +122,14 @@ TEST(Models, ForwardFlopsAreAboutTwiceActiveParameters) {
     const ModelSpec m = model(name);
     const auto c = count_params(m);
     const double f = forward_flops_per_token(m, 128);
-    EXPECT_NEAR(f / (2 * (c.total - c.embedding + (m.tied_embeddings ? c.embedding : 0))), 1.0, 0.05) << name;
+    EXPECT_NEAR(f / (2 * (c.total - c.embedding + (m.tied_embeddings ? c.embedding : 0))), 1.0,
+                0.05)
+        << name;
   }
   // DeepSeek-V3: ~2 x 37B plus attention.
   const ModelSpec ds = model("deepseek-v3");
-  EXPECT_NEAR(forward_flops_per_token(ds, 128) / 1e9, 2 * 36.6 + ds.layers * attention_flops_per_key(ds) * 64.5 / 1e9, 1.0);
+  EXPECT_NEAR(forward_flops_per_token(ds, 128) / 1e9,
+              2 * 36.6 + ds.layers * attention_flops_per_key(ds) * 64.5 / 1e9, 1.0);
 }
 
 TEST(Models, WeightAndKvCacheBytes) {

@@ -40,8 +40,8 @@ Op memory(const char* name, double bytes) {
 }
 
 struct Dims {
-  int64_t t;      // tokens through GEMMs and attention
-  int64_t t_sp;   // tokens through element-wise kernels (sequence parallel)
+  int64_t t;     // tokens through GEMMs and attention
+  int64_t t_sp;  // tokens through element-wise kernels (sequence parallel)
   int64_t h;
   int64_t heads;  // local
   int64_t kv;     // local
@@ -78,7 +78,8 @@ AttentionShape attention_shape(const ModelSpec& m, const PassSpec& p, const Dims
   if (m.mla) {
     a.kv_lora_rank = m.mla->kv_lora_rank;
     a.rope_dim = m.mla->qk_rope_head_dim;
-    a.variant = p.phase == Phase::kDecode ? AttentionVariant::kMlaDecode : AttentionVariant::kMlaPrefill;
+    a.variant =
+        p.phase == Phase::kDecode ? AttentionVariant::kMlaDecode : AttentionVariant::kMlaPrefill;
   }
   if (p.phase == Phase::kDecode) {
     a.q_len = 1;
@@ -127,11 +128,14 @@ void attention_block(const ModelSpec& m, const PassSpec& p, const Dims& x, std::
   if (p.phase == Phase::kDecode) {
     // Absorbed MLA (DeepSeek-V2 §2.1.2): W_UK folded into the query, W_UV into the output, so
     // attention runs over the latent cache; two per-head batched GEMMs replace kv_b_proj.
-    ops.push_back(gemm("q_absorb", {x.t, l.kv_lora_rank, l.qk_nope_head_dim}, DType::kBf16, x.heads));
+    ops.push_back(
+        gemm("q_absorb", {x.t, l.kv_lora_rank, l.qk_nope_head_dim}, DType::kBf16, x.heads));
     ops.push_back(attn);
     ops.push_back(gemm("v_absorb", {x.t, l.v_head_dim, l.kv_lora_rank}, DType::kBf16, x.heads));
   } else {
-    ops.push_back(gemm("kv_b_proj", {x.t, x.heads * (l.qk_nope_head_dim + l.v_head_dim), l.kv_lora_rank}, p.dtype));
+    ops.push_back(gemm("kv_b_proj",
+                       {x.t, x.heads * (l.qk_nope_head_dim + l.v_head_dim), l.kv_lora_rank},
+                       p.dtype));
     ops.push_back(attn);
   }
   ops.push_back(gemm("o_proj", {x.t, x.h, x.heads * l.v_head_dim}, p.dtype));
@@ -189,7 +193,8 @@ void head(const ModelSpec& m, const PassSpec& p, std::vector<Op>& ops) {
   Dims x = dims(m, p);
   // Inference computes logits for the last position of each sequence only.
   const int64_t t = p.phase == Phase::kTraining ? x.t : p.batch;
-  ops.push_back(memory("final_norm", kAct * 2.0 * d(p.phase == Phase::kTraining ? x.t_sp : t) * d(x.h)));
+  ops.push_back(
+      memory("final_norm", kAct * 2.0 * d(p.phase == Phase::kTraining ? x.t_sp : t) * d(x.h)));
   ops.push_back(gemm("logits", {t, x.vocab, x.h}, DType::kBf16));
   if (p.phase == Phase::kTraining) {
     // Fused softmax cross-entropy: read the logits, write their gradient.
@@ -220,18 +225,24 @@ void mtp_module(const ModelSpec& m, const PassSpec& p, std::vector<Op>& ops) {
 
 const char* phase_name(Phase p) {
   switch (p) {
-    case Phase::kTraining: return "training";
-    case Phase::kPrefill: return "prefill";
-    case Phase::kDecode: return "decode";
+    case Phase::kTraining:
+      return "training";
+    case Phase::kPrefill:
+      return "prefill";
+    case Phase::kDecode:
+      return "decode";
   }
   return "?";
 }
 
 const char* recompute_name(Recompute r) {
   switch (r) {
-    case Recompute::kNone: return "none";
-    case Recompute::kSelective: return "selective";
-    case Recompute::kFull: return "full";
+    case Recompute::kNone:
+      return "none";
+    case Recompute::kSelective:
+      return "selective";
+    case Recompute::kFull:
+      return "full";
   }
   return "?";
 }
@@ -245,10 +256,14 @@ std::optional<Recompute> parse_recompute(std::string_view s) {
 
 const char* part_name(Part p) {
   switch (p) {
-    case Part::kEmbedding: return "embedding";
-    case Part::kLayer: return "layer";
-    case Part::kHead: return "head";
-    case Part::kMtp: return "mtp";
+    case Part::kEmbedding:
+      return "embedding";
+    case Part::kLayer:
+      return "layer";
+    case Part::kHead:
+      return "head";
+    case Part::kMtp:
+      return "mtp";
   }
   return "?";
 }
@@ -259,22 +274,25 @@ int64_t PassSpec::tokens() const {
 }
 
 base::Status check_layout(const ModelSpec& m, const PassSpec& p) {
-  auto must_divide = [&](int64_t what, int by, const char* name, const char* by_name) -> base::Status {
-    if (by < 1) return base::fail(std::string(by_name) + " must be >= 1, got " + std::to_string(by));
+  auto must_divide = [&](int64_t what, int by, const char* name,
+                         const char* by_name) -> base::Status {
+    if (by < 1)
+      return base::fail(std::string(by_name) + " must be >= 1, got " + std::to_string(by));
     if (what % by != 0) {
       return base::fail(std::string(name) + " = " + std::to_string(what) + " of model '" + m.name +
                         "' is not divisible by " + by_name + " = " + std::to_string(by));
     }
     return {};
   };
-  for (auto st : {must_divide(m.heads, p.tp, "heads", "tp"),
-                  must_divide(p.seq_len, p.cp, "seq_len", "cp")}) {
+  for (auto st :
+       {must_divide(m.heads, p.tp, "heads", "tp"), must_divide(p.seq_len, p.cp, "seq_len", "cp")}) {
     if (!st) return st;
   }
   if (m.kv_heads >= p.tp) {
     if (auto st = must_divide(m.kv_heads, p.tp, "kv_heads", "tp"); !st) return st;
   } else if (p.tp % m.kv_heads != 0) {
-    return base::fail("tp = " + std::to_string(p.tp) + " is neither a divisor nor a multiple of kv_heads = " +
+    return base::fail("tp = " + std::to_string(p.tp) +
+                      " is neither a divisor nor a multiple of kv_heads = " +
                       std::to_string(m.kv_heads) + " of model '" + m.name + "'");
   }
   if (m.ffn > 0) {
@@ -284,7 +302,8 @@ base::Status check_layout(const ModelSpec& m, const PassSpec& p) {
     if (auto st = must_divide(m.moe->experts, p.ep, "experts", "ep"); !st) return st;
     if (auto st = must_divide(m.moe->expert_ffn, p.etp, "expert_ffn", "etp"); !st) return st;
   } else if (p.ep != 1) {
-    return base::fail("ep = " + std::to_string(p.ep) + " but model '" + m.name + "' has no experts");
+    return base::fail("ep = " + std::to_string(p.ep) + " but model '" + m.name +
+                      "' has no experts");
   }
   if (p.batch < 1 || p.seq_len < 1 || p.context < 0) {
     return base::fail("batch and seq_len must be >= 1 and context >= 0");
@@ -292,14 +311,22 @@ base::Status check_layout(const ModelSpec& m, const PassSpec& p) {
   return {};
 }
 
-const char* layer_kind(const ModelSpec& m, int layer) { return m.is_moe_layer(layer) ? "moe" : "dense"; }
+const char* layer_kind(const ModelSpec& m, int layer) {
+  return m.is_moe_layer(layer) ? "moe" : "dense";
+}
 
 std::vector<Op> forward_ops(const ModelSpec& m, Part part, int index, const PassSpec& p) {
   std::vector<Op> ops;
   switch (part) {
-    case Part::kEmbedding: embedding(m, p, ops); break;
-    case Part::kLayer: decoder_layer(m, index, p, ops); break;
-    case Part::kHead: head(m, p, ops); break;
+    case Part::kEmbedding:
+      embedding(m, p, ops);
+      break;
+    case Part::kLayer:
+      decoder_layer(m, index, p, ops);
+      break;
+    case Part::kHead:
+      head(m, p, ops);
+      break;
     case Part::kMtp:
       if (index < m.mtp_layers) mtp_module(m, p, ops);
       break;

@@ -36,16 +36,16 @@ std::optional<Recompute> parse_recompute(std::string_view s);
 /// One pass over one GPU's share of the model.
 struct PassSpec {
   Phase phase = Phase::kTraining;
-  int64_t batch = 1;        ///< sequences (micro-batch, or requests in a serving batch)
-  int64_t seq_len = 2048;   ///< new tokens per sequence (training, prefill); decode uses 1
-  int64_t context = 0;      ///< tokens already in the KV cache per sequence (decode, chunked prefill)
-  int tp = 1;               ///< tensor parallelism
+  int64_t batch = 1;       ///< sequences (micro-batch, or requests in a serving batch)
+  int64_t seq_len = 2048;  ///< new tokens per sequence (training, prefill); decode uses 1
+  int64_t context = 0;  ///< tokens already in the KV cache per sequence (decode, chunked prefill)
+  int tp = 1;           ///< tensor parallelism
   bool sequence_parallel = false;
-  int cp = 1;               ///< context parallelism (ring attention, load-balanced)
-  int ep = 1;               ///< expert parallelism
-  int etp = 1;              ///< expert tensor parallelism (splits each expert's width)
+  int cp = 1;   ///< context parallelism (ring attention, load-balanced)
+  int ep = 1;   ///< expert parallelism
+  int etp = 1;  ///< expert tensor parallelism (splits each expert's width)
   compute::DType dtype = compute::DType::kBf16;  ///< GEMM weights and math
-  double kv_bytes = 2.0;    ///< KV-cache element: 2 (bf16) or 1 (fp8)
+  double kv_bytes = 2.0;                         ///< KV-cache element: 2 (bf16) or 1 (fp8)
   bool fp8_attention = false;
   double moe_imbalance = 1.0;  ///< busiest GPU's token-expert pairs / the uniform share
 

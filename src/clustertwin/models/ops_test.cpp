@@ -44,7 +44,8 @@ bool has(const std::vector<compute::Op>& ops, std::string_view name) {
 
 // The op lists and the closed forms are two derivations of the same work: they must agree.
 TEST(Ops, ForwardOpFlopsAddUpToTheClosedForm) {
-  for (const char* name : {"llama3.1-8b", "gpt3-175b", "mixtral-8x7b", "deepseek-v3", "gpt-moe-1.8t"}) {
+  for (const char* name :
+       {"llama3.1-8b", "gpt3-175b", "mixtral-8x7b", "deepseek-v3", "gpt-moe-1.8t"}) {
     const ModelSpec m = model(name);
     const PassSpec p{.batch = 2, .seq_len = 4096};
     const double expected = forward_flops_per_token(m, p.seq_len) * static_cast<double>(p.tokens());
@@ -74,8 +75,9 @@ TEST(Ops, LlamaLayerStructure) {
   const auto ops = forward_ops(m, Part::kLayer, 0, p);
   std::vector<std::string> names;
   for (const auto& o : ops) names.emplace_back(o.name);
-  EXPECT_EQ(names, (std::vector<std::string>{"input_norm", "qkv_proj", "rope", "attention", "o_proj",
-                                             "post_attn_norm", "mlp_gate_up", "mlp_act", "mlp_down"}));
+  EXPECT_EQ(names,
+            (std::vector<std::string>{"input_norm", "qkv_proj", "rope", "attention", "o_proj",
+                                      "post_attn_norm", "mlp_gate_up", "mlp_act", "mlp_down"}));
   // QKV: (128 + 2 x 8) heads x 128 over 8 GPUs.
   EXPECT_EQ(ops[1].gemm.n, (16 + 2) * 128);
   EXPECT_EQ(ops[1].gemm.k, 16384);
@@ -178,7 +180,8 @@ TEST(Ops, LayoutErrorsNameTheNumbers) {
   auto st = check_layout(m, PassSpec{.tp = 3});
   ASSERT_FALSE(st);
   EXPECT_NE(st.error().message.find("heads = 32 of model 'llama3.1-8b' is not divisible by tp = 3"),
-            std::string::npos) << st.error().message;
+            std::string::npos)
+      << st.error().message;
   EXPECT_FALSE(check_layout(m, PassSpec{.ep = 2}));
   // TP beyond the KV heads replicates them (16 GPUs, 8 KV heads).
   EXPECT_TRUE(check_layout(m, PassSpec{.tp = 16}));
@@ -211,7 +214,8 @@ TEST(Ops, TimingALlamaLayerOnH100GivesAPlausibleEfficiency) {
   const ModelSpec m = model("llama3.1-405b");
   const PassSpec p{.batch = 1, .seq_len = 8192, .tp = 8, .sequence_parallel = true};
   double t = 0, f = 0;
-  for (const auto& ops : {forward_ops(m, Part::kLayer, 0, p), backward_ops(m, Part::kLayer, 0, p)}) {
+  for (const auto& ops :
+       {forward_ops(m, Part::kLayer, 0, p), backward_ops(m, Part::kLayer, 0, p)}) {
     for (const auto& o : ops) {
       t += cm->op(o).base();
       f += o.flops.base();
