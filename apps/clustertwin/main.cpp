@@ -45,6 +45,7 @@ int main(int argc, char** argv) {
   verbs.push_back(add_describe(app, ctx));
   verbs.push_back(add_catalog(app, ctx));
   verbs.push_back(add_report(app, ctx));
+  verbs.push_back(add_collective(app, ctx));
   verbs.push_back(add_cli_docs(app, ctx));
   try {
     app.parse(argc, argv);

@@ -1,0 +1,135 @@
+// `clustertwin collective --cluster C --gpus N --op OP ...`: the nccl-tests table for a collective
+// on a cluster (docs/models/collectives.md). Parsing and orchestration only; the numbers come
+// from the collective layer (collective::run_sweep).
+
+#include <iostream>
+
+#include "clustertwin/collective/sweep.h"
+#include "clustertwin/report/json_out.h"
+#include "commands.h"
+
+namespace clustertwin::app {
+namespace {
+
+struct CollectiveOptions {
+  std::string cluster = "azure-ndv6-gb300";
+  int gpus = 0;
+  int gpus_per_domain = 0;
+  std::string op = "all_reduce";
+  std::string min_bytes = "8";
+  std::string max_bytes = "16G";
+  double step_factor = 2;
+  std::string step_bytes = "0";
+  std::string algo = "auto";
+  std::string protocol = "auto";
+  std::string model = "flow";
+  std::string routing = "adaptive";
+  std::string dtype = "float";
+  int channels = 0;
+  std::string json;
+  std::string format = "table";
+};
+
+int run(const Context& ctx, const CollectiveOptions& o) {
+  auto cat = ctx.load_catalog();
+  if (!cat) return bad_input(cat.error());
+  collective::SweepSpec s;
+  s.cluster = o.cluster;
+  s.gpus = o.gpus;
+  s.gpus_per_domain = o.gpus_per_domain;
+  s.step_factor = o.step_factor;
+  s.channels = o.channels;
+  s.routing = o.routing == "ecmp" ? network::Routing::kEcmp : network::Routing::kAdaptive;
+  auto with_flag = [](const char* flag, const base::Error& e) {
+    return bad_input(std::string(flag) + ": " + e.message);
+  };
+  auto op = collective::parse_op(o.op);
+  if (!op) return with_flag("--op", op.error());
+  s.op = *op;
+  auto lo = collective::parse_size(o.min_bytes);
+  if (!lo) return with_flag("--min-bytes", lo.error());
+  s.min_bytes = *lo;
+  auto hi = collective::parse_size(o.max_bytes);
+  if (!hi) return with_flag("--max-bytes", hi.error());
+  s.max_bytes = *hi;
+  auto step = collective::parse_size(o.step_bytes);
+  if (!step) return with_flag("--step-bytes", step.error());
+  s.step_bytes = *step;
+  auto algo = collective::parse_algorithm(o.algo);
+  if (!algo) return with_flag("--algo", algo.error());
+  s.algorithm = *algo;
+  auto proto = collective::parse_protocol(o.protocol);
+  if (!proto) return with_flag("--protocol", proto.error());
+  s.protocol = *proto;
+  auto model = collective::parse_network_model(o.model);
+  if (!model) return with_flag("--model", model.error());
+  s.model = *model;
+  auto dt = collective::parse_dtype(o.dtype);
+  if (!dt) return with_flag("--dtype", dt.error());
+  s.dtype = *dt;
+
+  auto r = collective::run_sweep(*cat, s);
+  if (!r) return bad_input(r.error());
+  if (!o.json.empty()) {
+    if (auto st = report::write_json(collective::to_json(*r), o.json); !st) return bad_input(st.error());
+  }
+  if (o.json != "-") {
+    if (o.format == "json") {
+      std::cout << report::dump(collective::to_json(*r));
+    } else if (o.format == "csv") {
+      std::cout << collective::render_csv(*r);
+    } else {
+      std::cout << collective::render_table(*r);
+    }
+  }
+  return kExitOk;
+}
+
+}  // namespace
+
+Verb add_collective(CLI::App& app, const Context& ctx) {
+  auto o = std::make_shared<CollectiveOptions>();
+  CLI::App* cmd = app.add_subcommand(
+      "collective",
+      "Predicted nccl-tests table for a collective on a cluster: time, algbw and busbw per size "
+      "(GB/s = 1e9 B/s, nccl-tests bus bandwidth factors), with the NCCL algorithm and protocol "
+      "chosen at each size. Sizes take nccl-tests' K/M/G suffixes (powers of 1024) or units "
+      "('1 GB').\n"
+      "Example: clustertwin collective --cluster hgx-h100*1 --gpus 8 --op all_reduce "
+      "--min-bytes 1M --max-bytes 8G");
+  cmd->add_option("--cluster", o->cluster,
+                  "catalog cluster name, a cluster YAML file, or SYSTEM*COUNT (e.g. gb300-nvl72*8)")
+      ->capture_default_str();
+  cmd->add_option("--gpus", o->gpus, "GPUs in the communicator (default: all), packed in NVLink domains");
+  cmd->add_option("--gpus-per-domain", o->gpus_per_domain,
+                  "GPUs taken from each NVLink domain (default: fill each domain)");
+  cmd->add_option("--op", o->op,
+                  "all_reduce, all_gather, reduce_scatter, all_to_all, broadcast, reduce or sendrecv")
+      ->capture_default_str();
+  cmd->add_option("--min-bytes,-b", o->min_bytes, "smallest size (nccl-tests -b)")->capture_default_str();
+  cmd->add_option("--max-bytes,-e", o->max_bytes, "largest size (nccl-tests -e)")->capture_default_str();
+  cmd->add_option("--step-factor,-f", o->step_factor, "multiply the size by this (nccl-tests -f)")
+      ->capture_default_str();
+  cmd->add_option("--step-bytes,-i", o->step_bytes, "add this to the size instead (nccl-tests -i)");
+  cmd->add_option("--algo", o->algo,
+                  "auto, ring, tree, nvls, nvls_tree, collnet, pat, hierarchical or direct")
+      ->capture_default_str();
+  cmd->add_option("--protocol", o->protocol, "auto, simple, ll or ll128")->capture_default_str();
+  cmd->add_option("--model", o->model,
+                  "network model: flow (max-min sharing: contention, oversubscription) or analytical")
+      ->check(CLI::IsMember({"analytical", "flow"}))
+      ->capture_default_str();
+  cmd->add_option("--routing", o->routing, "flow model routing across the fabric")
+      ->check(CLI::IsMember({"adaptive", "ecmp"}))
+      ->capture_default_str();
+  cmd->add_option("--dtype,-d", o->dtype, "element type (nccl-tests names: float, half, bfloat16, int8, ...)")
+      ->capture_default_str();
+  cmd->add_option("--channels", o->channels, "ring/tree channels (default: the GPU's calibration)");
+  cmd->add_option("--json", o->json, "write the results as JSON to FILE ('-' for stdout)");
+  cmd->add_option("--format", o->format, "stdout format")
+      ->check(CLI::IsMember({"table", "json", "csv"}))
+      ->capture_default_str();
+  return {cmd, [&ctx, o] { return run(ctx, *o); }};
+}
+
+}  // namespace clustertwin::app
