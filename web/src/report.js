@@ -67,7 +67,8 @@
     if (typeof v !== 'number') return v === null || v === undefined ? '–' : String(v);
     const k = key.toLowerCase();
     if (k.endsWith('_flopps')) return si(v, 'FLOP/s');
-    if (k.endsWith('_gbps')) return `${sig(v)} GB/s`;
+    if (key.endsWith('_GBps')) return `${sig(v)} GB/s`;
+    if (key.endsWith('_Gbps')) return `${sig(v)} Gb/s`;
     if (k.endsWith('_bps') && key.endsWith('_bps')) return si(v, 'b/s');
     if (k.endsWith('_bps')) return si(v, 'B/s');
     if (key.endsWith('_B')) return si(v, 'B');
@@ -147,7 +148,8 @@
   const FONT = getComputedStyle(document.documentElement).getPropertyValue('--font').trim() || 'sans-serif';
   const charts = [];
 
-  /** A chart container in a card; the option is set after the card is in the DOM. */
+  /** A chart container in a card; the option is set after the card is in the DOM. `option` may
+   *  be a function of the container's width in pixels, called again when the width changes. */
   function chart(id, section, option, height = 340) {
     const el = h('div', { class: 'chart', 'data-chart': id, style: `height:${height}px` });
     charts.push({ el, id, section, option });
@@ -172,12 +174,22 @@
     const drawn = [];
     for (const c of charts) {
       const inst = echarts.init(c.el, null, { renderer: 'canvas' });
-      inst.setOption(c.option);
+      const build = typeof c.option === 'function' ? c.option : null;
+      let width = c.el.clientWidth;
+      inst.setOption(build ? build(width) : c.option);
       const points = (inst.getOption().series || []).reduce(
         (n, s) => n + (Array.isArray(s.data) ? s.data.length : 0) +
                       (s.links ? s.links.length : 0), 0);
       drawn.push({ id: c.id, section: c.section, points });
-      if (window.ResizeObserver) new ResizeObserver(() => inst.resize()).observe(c.el);
+      if (window.ResizeObserver) {
+        new ResizeObserver(() => {
+          if (build && Math.abs(c.el.clientWidth - width) > 40) {
+            width = c.el.clientWidth;
+            inst.setOption(build(width), true);
+          }
+          inst.resize();
+        }).observe(c.el);
+      }
     }
     return drawn;
   }
@@ -318,8 +330,7 @@
       cards.push(card('Power (nameplate)', table(['', ''], rows)));
     }
     if (c.counts) {
-      cards.unshift(card('Racks and fabric', h('div', {}, chart('cluster/topology', 'cluster', topologyOption(c),
-        170 + 95 * ((c.scale_out && c.scale_out.tier_detail) || []).filter((t) => t.switches > 0).length),
+      cards.unshift(card('Racks and fabric', h('div', {}, chart('cluster/topology', 'cluster', (w) => topologyOption(c, w), topologyHeight(c)),
         tierTable ? h('div', { class: 'tiers' }, tierTable) : null), { full: true, note: topologyNote(c) }));
     }
     return cards;
@@ -354,6 +365,10 @@
       ' · schematic';
   }
 
+  function topologyHeight(c) {
+    return 190 + 100 * ((c.scale_out && c.scale_out.tier_detail) || []).filter((t) => t.switches > 0).length;
+  }
+
   /** Indices to draw of a row of n items: all, or the first ones, a gap and the last. */
   function shownIndices(n, max) {
     if (n <= max) return { idx: [...Array(n).keys()], gapAfter: -1 };
@@ -362,22 +377,27 @@
   }
 
   /** The racks and fabric tiers as an ECharts graph with fixed positions. */
-  function topologyOption(c) {
+  function topologyOption(c, widthPx) {
     const n = c.counts;
     const id = c.cluster || {};
     const so = c.scale_out || {};
     const tiers = (so.tier_detail || []).filter((t) => t.switches > 0);
     const kindName = id.system_kind === 'rack' ? 'rack' : 'node';
-    const W = 1000;
-    const rowGap = 120;
-    const maxRow = 16;
+    // Coordinates are pixels of the series box (width minus 24 + 28 padding, height minus 64 + 40),
+    // so the graph is drawn at scale 1 and symbol sizes are what they say at any width.
+    const W = Math.max(300, (widthPx || 1200) - 52);
+    const X0 = 130;  // row labels to the left of X0
+    const top = (widthPx || 1200) < 640 ? 90 : 64;  // room for a legend on two lines
+    const boxH = topologyHeight(c) - top - 40;
+    // As many per row as fit at ~64 px each (4 to 16), the rest summarised.
+    const maxRow = Math.max(4, Math.min(16, Math.floor(((widthPx || 1200) - 182) / 64)));
     const tierColors = ['#3867d6', '#8854d0', '#eb3b5a', '#f0932b'];
     const categories = [{ name: `${kindName} (NVLink domain)`, itemStyle: { color: '#20bf6b' } }]
       .concat(tiers.map((t, i) => ({ name: `${t.tier} switch`, itemStyle: { color: tierColors[i % 4] } })));
     const nodes = [];
     const links = [];
     const rows = [];  // per row: {count, shown: Map(index -> node name)}
-    const rowY = (r) => (tiers.length - r) * rowGap + 40;
+    const rowY = (r) => (tiers.length ? (tiers.length - r) * boxH / tiers.length : boxH / 2);
 
     function addRow(r, total, make) {
       const { idx, gapAfter } = shownIndices(total, maxRow);
@@ -385,13 +405,13 @@
       const shown = new Map();
       let slot = 0;
       idx.forEach((i, k) => {
-        const x = (slot + 0.5) * W / slots;
+        const x = X0 + (slot + 0.5) * (W - X0) / slots;
         const node = make(i, x, rowY(r));
         nodes.push(node);
         shown.set(i, node.name);
         slot++;
         if (k === gapAfter) {
-          nodes.push({ name: `gap${r}`, x: (slot + 0.5) * W / slots, y: rowY(r), symbol: 'rect', symbolSize: [1, 1],
+          nodes.push({ name: `gap${r}`, x: X0 + (slot + 0.5) * (W - X0) / slots, y: rowY(r), symbol: 'rect', symbolSize: [1, 1],
                        category: r === 0 ? 0 : r, itemStyle: { color: 'rgba(0,0,0,0)' },
                        label: { show: true, position: 'inside', fontSize: 12, lineHeight: 15, color: '#5a6473',
                                 formatter: `⋯\n${count(total - idx.length)}\nmore` },
@@ -403,7 +423,8 @@
     }
 
     const gpus = n.nvlink_domain_gpus;
-    const domainW = Math.min(54, (W / Math.min(n.nvlink_domains + 1, maxRow + 1)) * 0.8);
+    const slotPx = ((widthPx || 1200) - 182) / Math.min(n.nvlink_domains + 1, maxRow + 1);
+    const domainW = Math.max(24, Math.min(54, slotPx * 0.8));
     addRow(0, n.nvlink_domains, (i, x, y) => ({
       name: `${kindName} ${i}`, x, y, category: 0, symbol: 'roundRect', symbolSize: [domainW, 58],
       itemStyle: { color: '#e6f7ee', borderColor: '#20bf6b', borderWidth: 1.5 },
@@ -463,7 +484,7 @@
     const rowLabels = [[`${count(n.nvlink_domains)} ${kindName}${n.nvlink_domains === 1 ? '' : 's'}`, `${gpus} GPUs each`]].concat(
       tiers.map((t) => [`${count(t.switches)} ${t.tier}`, `${t.ports_per_switch}-port`]));
     rowLabels.forEach(([a, b], r) => nodes.push({
-      name: `row${r}`, x: -130, y: rowY(r), symbol: 'rect', symbolSize: [1, 1], itemStyle: { color: 'rgba(0,0,0,0)' },
+      name: `row${r}`, x: 0, y: rowY(r), symbol: 'rect', symbolSize: [1, 1], itemStyle: { color: 'rgba(0,0,0,0)' },
       category: r === 0 ? 0 : r, tooltip: { show: false },
       label: { show: true, position: 'right', formatter: `{a|${a}}\n{b|${b}}`,
                rich: { a: { fontSize: 12, fontWeight: 'bold', color: '#2d3748', lineHeight: 16 },
@@ -475,8 +496,8 @@
       tooltip: { trigger: 'item', confine: true },
       legend: { top: 4, data: categories.map((x) => x.name), textStyle: { fontSize: 12 } },
       series: [{
-        type: 'graph', layout: 'none', roam: false, categories, data: nodes, links,
-        left: 24, right: 28, top: 64, bottom: 40,
+        type: 'graph', layout: 'none', roam: false, nodeScaleRatio: 0, categories, data: nodes, links,
+        left: 24, right: 28, top, bottom: 40,
         emphasis: { focus: 'adjacency', lineStyle: { opacity: 0.9, width: 2 } },
         lineStyle: { opacity: 0.3 },
       }],
