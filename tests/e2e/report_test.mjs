@@ -173,7 +173,8 @@ async function runCase({ name, json, detail }) {
       `${name}: compute chart points ${points('cluster/compute')}`);
   }
   if (results.collectives) {
-    const want = results.collectives.reduce((n, e) => n + e.rows.length, 0);
+    const list = Array.isArray(results.collectives) ? results.collectives : [results.collectives];
+    const want = list.reduce((n, e) => n + (e.rows || e.results).length, 0);
     const got = charts.filter((c) => c.id.startsWith('collectives/')).reduce((n, c) => n + c.series.reduce((m, s) => m + s.data, 0), 0);
     check(got === want, `${name}: collectives charts show ${got} points, the JSON has ${want}`);
   }
@@ -216,6 +217,7 @@ async function runCase({ name, json, detail }) {
   await page.screenshot({ path: shot, fullPage: true });
   // One picture per section too: the full page is tall, these are readable at 1:1.
   if (detail) {
+    await page.addStyleTag({ content: '.toc { position: static !important; }' });  // not over the sections
     await page.locator('header.hero').screenshot({ path: join(outDir, `${name}-header.png`) });
     for (const s of sections) {
       await page.locator(`section[data-section="${s.key}"]`).screenshot({ path: join(outDir, `${name}-${s.key}.png`) });

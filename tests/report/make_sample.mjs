@@ -4,8 +4,12 @@
 // collective, training, inference and power numbers are ILLUSTRATIVE (simple closed forms below,
 // not simulation results), and the file says so in meta.note.
 //
+// The last collectives entry is a real `clustertwin collective --json` output, in that verb's own
+// layout, so the page is tested on both layouts it reads.
+//
 //   clustertwin describe azure-ndv6-gb300 --json /tmp/d.json
-//   node tests/report/make_sample.mjs /tmp/d.json > tests/report/sample_results.json
+//   clustertwin collective --cluster 'gb300-nvl72*1' --op all_reduce -b 1K -e 16G -f 4 --json /tmp/c.json
+//   node tests/report/make_sample.mjs /tmp/d.json /tmp/c.json > tests/report/sample_results.json
 import { readFileSync } from 'node:fs';
 
 const cluster = JSON.parse(readFileSync(process.argv[2], 'utf8'));
@@ -36,6 +40,7 @@ const collectives = [
   curve('all_gather', 'nvls', 72, 760, 2e6, 'Simple', 'NVLink domain'),
   curve('all_gather', 'pat', 72, 640, 8e5, llSimple, 'NVLink domain'),
 ];
+if (process.argv[3]) collectives.push(JSON.parse(readFileSync(process.argv[3], 'utf8')));
 
 // Training, in the layout the execution layer writes (src/clustertwin/report/training.cpp):
 // a 1F1B pipeline, 8 stages x 16 micro-batches (forward 110 ms, backward 220 ms, 2 ms

@@ -504,7 +504,20 @@
     };
   }
 
-  function collectivesSection(list) {
+  /** One curve in one shape: {op, algo, gpus, scope, rows: [{size_B, busbw_GBps, time_us, algo,
+   *  protocol}]}. Accepts that shape and the `collective --json` output ({op, ranks, cluster,
+   *  algorithm_requested, results: [{size_bytes, busbw_GBps, time_us, algorithm, protocol}]}). */
+  function collectiveCurve(e) {
+    const rows = (e.rows || e.results || []).map((r) => ({
+      size_B: r.size_B !== undefined ? r.size_B : r.size_bytes, busbw_GBps: r.busbw_GBps, time_us: r.time_us,
+      algo: r.algo || r.algorithm, protocol: r.protocol })).filter((r) => Number.isFinite(r.size_B) && r.size_B > 0);
+    let algo = e.algo || e.algorithm_requested || 'auto';
+    if (algo === 'auto') algo = 'auto (NCCL choice)';
+    return { op: e.op || 'collective', algo, gpus: e.gpus || e.ranks, scope: e.scope || e.cluster, rows };
+  }
+
+  function collectivesSection(value) {
+    const list = (Array.isArray(value) ? value : [value]).filter((e) => e && typeof e === 'object').map(collectiveCurve);
     const groups = new Map();
     for (const e of list) {
       const key = `${e.op}|${e.gpus || ''}|${e.scope || ''}`;
@@ -529,6 +542,7 @@
             const head = `<b>${bsize(ps[0].value[0])}</b>`;
             return head + ps.map((p) => `<br>${p.marker}${p.seriesName}: ${sig(p.value[1])} GB/s` +
               (p.data.row && p.data.row.time_us !== undefined ? ` · ${seconds(p.data.row.time_us * 1e-6)}` : '') +
+              (p.data.row && p.data.row.algo && p.data.row.algo !== p.seriesName ? ` · ${p.data.row.algo}` : '') +
               (p.data.row && p.data.row.protocol ? ` · ${p.data.row.protocol}` : '')).join('');
           },
         },
@@ -540,7 +554,8 @@
       });
       const best = entries.map((e) => {
         const top = e.rows.reduce((a, r) => (r.busbw_GBps > a.busbw_GBps ? r : a), e.rows[0] || {});
-        return [e.algo, `${sig(top.busbw_GBps)} GB/s`, bsize(top.size_B), top.protocol || '–'];
+        const how = [top.algo && top.algo !== e.algo ? top.algo : null, top.protocol].filter(Boolean).join(' / ');
+        return [e.algo, `${sig(top.busbw_GBps)} GB/s`, bsize(top.size_B), how || '–'];
       });
       cards.push(card(title, h('div', {},
         chart(`collectives/${g++}`, 'collectives', option, 330),
@@ -814,7 +829,7 @@
 
   const SECTIONS = [
     ['cluster', 'Cluster', clusterSection],
-    ['collectives', 'Collectives', (v) => collectivesSection(Array.isArray(v) ? v : [])],
+    ['collectives', 'Collectives', collectivesSection],
     ['training', 'Training', (v, d) => trainingSection(v, d)],
     ['inference', 'Inference', inferenceSection],
     ['power', 'Power over time', powerSection],
