@@ -78,6 +78,7 @@
     if (k.endsWith('_ms')) return seconds(v * 1e-3);
     if (k.endsWith('_s') && !k.endsWith('_per_s')) return seconds(v);
     if (k.includes('per_s')) return `${sig(v)}`;
+    if (/(^|_)flops?(_|$)/.test(k) && !k.includes('per_s')) return si(v, 'FLOP');
     if (k === 'mfu' || k.endsWith('_fraction') || k.endsWith('_ratio') || k.endsWith('_util')) {
       return percent(v);
     }
