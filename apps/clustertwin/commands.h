@@ -44,6 +44,8 @@ Verb add_describe(CLI::App& app, const Context& ctx);
 Verb add_catalog(CLI::App& app, const Context& ctx);
 Verb add_report(CLI::App& app, const Context& ctx);
 Verb add_cli_docs(CLI::App& app, const Context& ctx);
+Verb add_train(CLI::App& app, const Context& ctx);
+Verb add_model(CLI::App& app, const Context& ctx);
 Verb add_collective(CLI::App& app, const Context& ctx);
 
 /// `describe` of a cluster argument (name, file or SYSTEM*COUNT): JSON and text.

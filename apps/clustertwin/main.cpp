@@ -45,6 +45,8 @@ int main(int argc, char** argv) {
   verbs.push_back(add_describe(app, ctx));
   verbs.push_back(add_catalog(app, ctx));
   verbs.push_back(add_report(app, ctx));
+  verbs.push_back(add_model(app, ctx));
+  verbs.push_back(add_train(app, ctx));
   verbs.push_back(add_collective(app, ctx));
   verbs.push_back(add_cli_docs(app, ctx));
   try {

@@ -36,6 +36,10 @@ struct TrainingLayout {
   bool dp_overlap = true;        ///< DP gradient reduce overlapped with the last backward
   bool ep_overlap = false;       ///< EP all-to-all hidden behind compute (DualPipe-style)
   int grad_bytes = 4;            ///< bytes per gradient element reduced over DP (4 fp32, 2 bf16)
+  /// FlashAttention (fused, scores never in HBM) or the unfused attention of 2021-22 Megatron-LM
+  /// (scores and probabilities materialised: more HBM traffic, the 5as/h activation term, and
+  /// selective recomputation then pays off).
+  bool flash_attention = true;
 
   [[nodiscard]] int64_t gpus() const { return static_cast<int64_t>(tp) * pp * dp * cp; }
   [[nodiscard]] int64_t micro_batches() const { return global_batch / (micro_batch * dp); }

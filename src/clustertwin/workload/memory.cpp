@@ -38,7 +38,8 @@ struct ActPerToken {
   double replicated = 0;
 };
 
-ActPerToken activation_bytes_per_token(const models::ModelSpec& m, int layer) {
+ActPerToken activation_bytes_per_token(const models::ModelSpec& m, const TrainingLayout& l,
+                                       int layer) {
   const double h = static_cast<double>(m.hidden);
   const double a = static_cast<double>(m.heads);
   ActPerToken t;
@@ -54,20 +55,33 @@ ActPerToken activation_bytes_per_token(const models::ModelSpec& m, int layer) {
     qkv_widths = a * d + 2.0 * static_cast<double>(m.kv_heads) * d;
     attn_out = a * d;
   }
-  // Attention: Q/K/V (2 B each), attention output (2 B); LN output and dropout mask replicated.
+  // GEMM inputs saved for the backward pass are FP8 (1 B) when training in FP8 (Transformer
+  // Engine caches the cast), bf16 (2 B) otherwise. Dropout masks (1 B) only where the model
+  // family trains with dropout (GPT-style GELU models; Llama/DeepSeek recipes use none).
+  const bool fp8 = l.dtype != compute::DType::kBf16;
+  const double in = fp8 ? 1.0 : 2.0;
+  const double mask = m.mlp == models::MlpKind::kGelu ? 1.0 : 0.0;
+  // Attention: Q/K/V, the attention output (the output projection's input); the norm output
+  // (the QKV GEMM's input) and the dropout mask are replicated without sequence parallelism.
   t.sharded += 2 * qkv_widths + 2 * attn_out;
-  t.replicated += 2 * h + h;
+  t.replicated += in * h + mask * h;
+  if (!l.flash_attention && l.recompute == Recompute::kNone) {
+    // Scores, softmax output and dropout mask: 5 a s bytes per token (Korthikanti Table 2).
+    t.sharded += 5.0 * a * static_cast<double>(l.seq_len) / l.cp;
+  }
   // MLP or MoE.
   if (m.is_moe_layer(layer)) {
     const double fe = static_cast<double>(m.moe->expert_ffn);
-    t.sharded += m.moe->topk * (2 * h + 6 * fe) + m.moe->shared_experts * 6 * fe;
-    t.replicated += 3 * h;
+    t.sharded += m.moe->topk * (in * h + 4 * fe + in * fe) + m.moe->shared_experts * (4 * fe + in * fe);
+    t.replicated += in * h + mask * h;
   } else {
+    // GELU: fc1 output (2f) + GELU output, the fc2 input (in*f); SwiGLU: gate and up outputs
+    // (4f) + their product, the down projection's input (in*f).
     const double f = static_cast<double>(m.ffn);
-    t.sharded += m.mlp == models::MlpKind::kGelu ? 4 * f : 6 * f;
-    t.replicated += 3 * h;
+    t.sharded += m.mlp == models::MlpKind::kGelu ? 2 * f + in * f : 4 * f + in * f;
+    t.replicated += in * h + mask * h;
   }
-  t.replicated += 4 * h;  // two norms' inputs
+  t.replicated += 4 * h;  // two norms' inputs (bf16)
   return t;
 }
 
@@ -85,9 +99,11 @@ std::vector<MemoryBreakdown> training_memory(const models::ModelSpec& m, const T
   const double tp = l.tp;
   const double dense_shard = static_cast<double>(l.dp) * l.cp;
   const double expert_shard = dense_shard / l.ep;
+  // Model weights as the GEMMs read them: bf16, or FP8 / NVFP4 primary weights when training in
+  // low precision (Megatron-Core --fp8-param-gather: the fp32 master copy lives in the optimizer).
   double weight_bytes = 2.0;
-  if (l.dtype == compute::DType::kFp8 || l.dtype == compute::DType::kFp8Block) weight_bytes += 1.0;
-  if (l.dtype == compute::DType::kNvfp4) weight_bytes += 0.5625;
+  if (l.dtype == compute::DType::kFp8 || l.dtype == compute::DType::kFp8Block) weight_bytes = 1.0;
+  if (l.dtype == compute::DType::kNvfp4) weight_bytes = 0.5625;
   const double nmb = static_cast<double>(l.micro_batches());
 
   std::vector<MemoryBreakdown> out;
@@ -103,7 +119,7 @@ std::vector<MemoryBreakdown> training_memory(const models::ModelSpec& m, const T
         const auto lp = layer_params(m, layer);
         dense += (lp.attention + lp.mlp_dense + lp.shared + lp.norms) / tp + lp.router;
         expert += lp.routed / l.ep;
-        const auto a = activation_bytes_per_token(m, layer);
+        const auto a = activation_bytes_per_token(m, l, layer);
         const double per_token =
             l.sequence_parallel || l.tp == 1 ? (a.sharded + a.replicated) / tp
                                              : a.sharded / tp + a.replicated;

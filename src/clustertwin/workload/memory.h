@@ -3,16 +3,19 @@
 ///
 /// Parameters on a GPU of stage s: its layers' attention, dense MLP, shared experts and norms / tp,
 /// routed experts / ep, embedding on the first stage / tp and output head on the last / tp.
-/// Bytes per parameter (Megatron mixed precision with Adam): bf16 weights 2 (+1 for cached FP8
-/// weight copies when training in FP8, +0.5625 for NVFP4), fp32 main gradients `grad_bytes`,
-/// optimizer 12 (fp32 master weights, Adam m and v). ZeRO 1 shards the optimizer over the
+/// Bytes per parameter (Megatron mixed precision with Adam): weights 2 (bf16), or 1 / 0.5625 as
+/// FP8 / NVFP4 primary weights when training in low precision (--fp8-param-gather), fp32 main
+/// gradients `grad_bytes`, optimizer 12 (fp32 master weights, Adam m and v). ZeRO 1 shards the optimizer over the
 /// data-parallel group (dp*cp for dense parameters, dp*cp/ep for experts), ZeRO 2 the gradients
 /// too, ZeRO 3 the weights too (plus two gathered layers in flight).
 ///
 /// Activations per layer per token (bf16; Korthikanti et al. 2022, arXiv:2205.05198, Table 2,
-/// with FlashAttention so the 5as/h softmax term is not stored, generalised to GQA, MLA, SwiGLU
-/// and MoE): attention 2h + 2(q+k+v widths) + 2(attention output) + h (dropout mask); MLP
-/// 3h + 4f (GELU) or 3h + 6f (SwiGLU); MoE top_k * (2h + 6f_e) + shared * 6f_e + 3h; norms 4h.
+/// with FlashAttention so the 5as/h softmax term is not stored unless attention is unfused,
+/// generalised to GQA, MLA, SwiGLU and MoE; e = 1 byte for GEMM inputs saved in FP8, else 2;
+/// dropout masks (1 B) only for GELU/GPT models): attention e*h + 2(q+k+v widths) +
+/// 2(attention output) + mask; MLP e*h + 2f + e*f (GELU) or e*h + 4f + e*f (SwiGLU) + mask;
+/// MoE top_k * (e*h + 4f_e + e*f_e) + shared * (4f_e + e*f_e); norms 4h. For GPT in bf16 this is
+/// Korthikanti's 34h per token.
 /// Sequence parallelism divides everything by tp; without it 10h stays replicated. Full
 /// recomputation keeps only each layer's input (2h/tp) plus one layer recomputed at a time.
 /// Selective recomputation of core attention saves nothing more once FlashAttention already

@@ -1,0 +1,181 @@
+// `clustertwin train`: one training step of a model on a cluster under a parallel layout.
+// Example: clustertwin train --cluster meta-llama3-h100 --gpus 16384 --model llama3.1-405b
+//          --tp 8 --pp 16 --global-batch 2048 --seq-len 8192
+
+#include <iostream>
+
+#include "clustertwin/base/units_parse.h"
+#include "clustertwin/execution/training.h"
+#include "clustertwin/models/model_catalog.h"
+#include "clustertwin/report/training.h"
+#include "commands.h"
+
+namespace clustertwin::app {
+namespace {
+
+struct TrainOptions {
+  std::string cluster = "azure-ndv6-gb300";
+  int64_t gpus = 0;
+  std::string model = "llama3.1-405b";
+  int layers = 0;
+  int64_t hidden = 0, heads = 0, kv_heads = 0, ffn = 0, vocab = 51200;
+  int tp = 1, pp = 1, dp = 0, cp = 1, ep = 1, vpp = 1, zero = 1;
+  int64_t micro_batch = 1, global_batch = 0, seq_len = 0;
+  std::string precision = "bf16", recompute = "none", comm = "analytical";
+  bool no_sp = false, tp_overlap = false, no_dp_overlap = false, ep_overlap = false;
+  std::string attention = "flash";
+  double overhead = -1;
+  std::string tokens;
+  std::string json, trace;
+};
+
+base::Result<models::ModelSpec> resolve_model(const hardware::Catalog& cat, const TrainOptions& o) {
+  if (o.model == "gpt") {
+    if (o.layers <= 0 || o.hidden <= 0 || o.heads <= 0) {
+      return base::fail("--model gpt needs --layers, --hidden and --heads (> 0)");
+    }
+    models::GptParams p{.layers = o.layers, .hidden = o.hidden, .heads = o.heads,
+                        .kv_heads = o.kv_heads, .ffn = o.ffn, .vocab = o.vocab,
+                        .seq_len = o.seq_len > 0 ? o.seq_len : 2048};
+    return models::gpt_model(p);
+  }
+  return models::load_model(cat, o.model);
+}
+
+int train(const Context& ctx, const TrainOptions& o) {
+  auto cat = ctx.load_catalog();
+  if (!cat) return bad_input(cat.error());
+  auto spec = hardware::resolve_cluster(*cat, o.cluster);
+  if (!spec) return bad_input(spec.error());
+  auto topo = topology::Topology::build(*cat, *spec);
+  if (!topo) return bad_input(topo.error());
+  auto model = resolve_model(*cat, o);
+  if (!model) return bad_input(model.error());
+  const auto& sys = **cat->system(spec->system);
+  const auto& gpu = **cat->gpu(sys.gpu);
+
+  workload::TrainingLayout l;
+  l.tp = o.tp;
+  l.pp = o.pp;
+  l.cp = o.cp;
+  l.ep = o.ep;
+  l.vpp = o.vpp;
+  l.zero = o.zero;
+  l.micro_batch = o.micro_batch;
+  l.seq_len = o.seq_len > 0 ? o.seq_len : std::min<int64_t>(model->max_seq_len > 0 ? model->max_seq_len : 4096, 8192);
+  const int64_t gpus = o.gpus > 0 ? o.gpus : topo->gpus();
+  if (gpus > topo->gpus()) {
+    return bad_input("--gpus " + std::to_string(gpus) + " is more than cluster '" + spec->name +
+                     "' has (" + std::to_string(topo->gpus()) + ")");
+  }
+  const int64_t mp = static_cast<int64_t>(l.tp) * l.pp * l.cp;
+  if (o.dp > 0) {
+    l.dp = o.dp;
+  } else {
+    if (mp <= 0 || gpus % mp != 0) {
+      return bad_input("--gpus " + std::to_string(gpus) + " is not a multiple of tp*pp*cp = " +
+                       std::to_string(mp) + " (give --dp or change the layout)");
+    }
+    l.dp = static_cast<int>(gpus / mp);
+  }
+  l.global_batch = o.global_batch > 0 ? o.global_batch : l.micro_batch * l.dp * std::max(1, 4 * l.pp);
+  auto dtype = compute::parse_dtype(o.precision);
+  if (!dtype) return bad_input("--precision: expected bf16, fp8 or fp4, got '" + o.precision + "'");
+  l.dtype = *dtype;
+  auto rc = models::parse_recompute(o.recompute);
+  if (!rc) return bad_input("--recompute: expected none, selective or full, got '" + o.recompute + "'");
+  l.recompute = *rc;
+  l.sequence_parallel = !o.no_sp;
+  l.tp_comm_overlap = o.tp_overlap;
+  l.dp_overlap = !o.no_dp_overlap;
+  l.ep_overlap = o.ep_overlap;
+  l.flash_attention = o.attention == "flash";
+  double budget = 0;
+  if (!o.tokens.empty()) {
+    // Token counts: a plain number with an optional K/M/B/T suffix (15T).
+    const std::string& t = o.tokens;
+    double mult = 1;
+    std::string num = t;
+    const char last = t.back();
+    if (last == 'K' || last == 'M' || last == 'B' || last == 'G' || last == 'T') {
+      mult = last == 'K' ? 1e3 : last == 'M' ? 1e6 : (last == 'B' || last == 'G') ? 1e9 : 1e12;
+      num = t.substr(0, t.size() - 1);
+    }
+    try {
+      size_t used = 0;
+      budget = std::stod(num, &used) * mult;
+      if (used != num.size() || budget <= 0) budget = -1;
+    } catch (...) {
+      budget = -1;
+    }
+    if (budget <= 0) return bad_input("--tokens: expected a token count like 15T or 2e12, got '" + t + "'");
+  }
+  auto cm = compute::ComputeModel::for_gpu(gpu, *cat);
+  if (!cm) return bad_input(cm.error());
+  execution::AnalyticalComm comm(*topo);
+  const auto peak_prec = compute::peak_precision(cm->effective(l.dtype));
+  execution::TrainingSetup setup{.model = &*model, .layout = l, .compute = &*cm, .comm = &comm,
+                                 .memory_capacity = gpu.hbm_usable,
+                                 .peak = gpu.peak_for(peak_prec)->dense};
+  if (o.overhead >= 0) setup.framework_overhead = o.overhead;
+  auto r = execution::simulate_training_step(setup);
+  if (!r) return bad_input(r.error());
+  report::TrainingContext c{.cluster = spec->name, .model = model->name, .gpu = gpu.name,
+                            .gpus = gpus, .token_budget = budget};
+  auto json = report::training_json(*r, l, c);
+  if (!o.json.empty()) {
+    if (auto st = report::write_json({{"training", json}}, o.json); !st) return bad_input(st.error());
+  }
+  if (!o.trace.empty()) {
+    if (auto st = report::training_trace(*r, l).write(o.trace); !st) return bad_input(st.error());
+  }
+  if (o.json != "-") std::cout << report::training_text(*r, l, c);
+  return kExitOk;
+}
+
+}  // namespace
+
+Verb add_train(CLI::App& app, const Context& ctx) {
+  auto o = std::make_shared<TrainOptions>();
+  CLI::App* cmd = app.add_subcommand(
+      "train",
+      "One training step of a model on a cluster: step time, tokens/s, TFLOP/s per GPU, MFU, "
+      "memory per GPU and where the time goes.\n"
+      "Example: clustertwin train --cluster meta-llama3-h100 --gpus 16384 --model llama3.1-405b "
+      "--tp 8 --pp 16 --global-batch 2048 --seq-len 8192");
+  cmd->add_option("--cluster", o->cluster, "catalog name, cluster file or SYSTEM*COUNT")->capture_default_str();
+  cmd->add_option("--gpus", o->gpus, "GPUs of the job (default: the whole cluster)")->check(CLI::PositiveNumber);
+  cmd->add_option("--model", o->model, "catalog model, YAML file, HF config.json, or 'gpt' with --layers/--hidden/--heads")->capture_default_str();
+  cmd->add_option("--layers", o->layers, "custom GPT: layers")->check(CLI::PositiveNumber);
+  cmd->add_option("--hidden", o->hidden, "custom GPT: hidden size")->check(CLI::PositiveNumber);
+  cmd->add_option("--heads", o->heads, "custom GPT: attention heads")->check(CLI::PositiveNumber);
+  cmd->add_option("--kv-heads", o->kv_heads, "custom GPT: KV heads (default: heads)")->check(CLI::PositiveNumber);
+  cmd->add_option("--ffn", o->ffn, "custom GPT: MLP width (default: 4 x hidden)")->check(CLI::PositiveNumber);
+  cmd->add_option("--vocab", o->vocab, "custom GPT: vocabulary")->check(CLI::PositiveNumber)->capture_default_str();
+  cmd->add_option("--tp", o->tp, "tensor parallel")->check(CLI::PositiveNumber)->capture_default_str();
+  cmd->add_option("--pp", o->pp, "pipeline stages")->check(CLI::PositiveNumber)->capture_default_str();
+  cmd->add_option("--dp", o->dp, "data parallel (default: gpus / (tp*pp*cp))")->check(CLI::PositiveNumber);
+  cmd->add_option("--cp", o->cp, "context parallel")->check(CLI::PositiveNumber)->capture_default_str();
+  cmd->add_option("--ep", o->ep, "expert parallel (carved from dp*cp)")->check(CLI::PositiveNumber)->capture_default_str();
+  cmd->add_option("--vpp", o->vpp, "virtual pipeline stages per stage (interleaved 1F1B)")->check(CLI::PositiveNumber)->capture_default_str();
+  cmd->add_option("--micro-batch", o->micro_batch, "sequences per micro-batch")->check(CLI::PositiveNumber)->capture_default_str();
+  cmd->add_option("--global-batch", o->global_batch, "sequences per step (default: micro_batch*dp*4*pp)")->check(CLI::PositiveNumber);
+  cmd->add_option("--seq-len", o->seq_len, "sequence length (default: the model's, at most 8192)")->check(CLI::PositiveNumber);
+  cmd->add_option("--precision", o->precision, "bf16, fp8 or fp4")->capture_default_str();
+  cmd->add_option("--recompute", o->recompute, "none, selective or full")->capture_default_str();
+  cmd->add_option("--zero", o->zero, "0, 1 (distributed optimizer), 2 or 3 (FSDP)")->check(CLI::Range(0, 3))->capture_default_str();
+  cmd->add_flag("--no-sequence-parallel", o->no_sp, "tensor parallelism without sequence parallelism");
+  cmd->add_flag("--tp-overlap", o->tp_overlap, "overlap TP collectives with GEMMs");
+  cmd->add_flag("--no-dp-overlap", o->no_dp_overlap, "do not overlap the DP gradient reduction");
+  cmd->add_flag("--ep-overlap", o->ep_overlap, "overlap EP all-to-all with compute (DualPipe)");
+  cmd->add_option("--attention", o->attention, "flash (fused) or unfused (2021-22 Megatron-LM)")
+      ->check(CLI::IsMember({"flash", "unfused"}))
+      ->capture_default_str();
+  cmd->add_option("--framework-overhead", o->overhead, "fraction of compute lost to launch gaps and host overhead")->check(CLI::Range(0.0, 10.0));
+  cmd->add_option("--tokens", o->tokens, "token budget for time-to-train (e.g. 15T)");
+  cmd->add_option("--json", o->json, "write results JSON to FILE ('-' for stdout)");
+  cmd->add_option("--trace", o->trace, "write a Chrome trace of the step to FILE");
+  return {cmd, [&ctx, o] { return train(ctx, *o); }};
+}
+
+}  // namespace clustertwin::app

@@ -1,0 +1,357 @@
+#include "clustertwin/execution/training.h"
+
+#include <algorithm>
+#include <numeric>
+
+#include "clustertwin/base/check.h"
+#include "clustertwin/models/ops.h"
+
+namespace clustertwin::execution {
+namespace {
+
+using compute::OpKind;
+using models::Part;
+
+struct ChunkCost {
+  double fwd_compute = 0, bwd_compute = 0, recompute = 0;
+  double tp = 0, cp = 0, ep = 0, zero3 = 0;  // exposed, per micro-batch, forward + backward
+  double fwd = 0, bwd = 0;                   // totals per micro-batch
+  int layers = 0;
+};
+
+struct Context {
+  const TrainingSetup& s;
+  const models::ModelSpec& m;
+  const workload::TrainingLayout& l;
+  models::PassSpec pass;
+  int64_t gpus;
+};
+
+// Unfused attention (Megatron-LM 2021-22): the full score matrix is computed (no causal
+// skipping: 2x the fused kernel's math) and scores, probabilities and the dropout mask go
+// through HBM: ~9 bytes per score element forward (write scores, read, write probabilities,
+// mask, read for PV), twice that backward.
+double unfused_attention_time(const Context& c, const compute::Op& op) {
+  const auto& a = op.attention;
+  const double scores = static_cast<double>(a.batch) * static_cast<double>(a.heads) *
+                        static_cast<double>(a.q_len) * static_cast<double>(a.kv_len);
+  const bool bwd = op.kind == OpKind::kAttentionBackward;
+  return 2.0 * c.s.compute->op(op).base() +
+         c.s.compute->memory_bound(base::bytes(scores * (bwd ? 18.0 : 9.0))).base();
+}
+
+double op_time(const Context& c, const std::vector<compute::Op>& ops, double* gemm = nullptr,
+               double* attention = nullptr) {
+  double t = 0;
+  for (const auto& op : ops) {
+    const bool attn = op.kind == OpKind::kAttention || op.kind == OpKind::kAttentionBackward;
+    double x = attn && !c.l.flash_attention ? unfused_attention_time(c, op)
+                                             : c.s.compute->op(op).base();
+    // Low-precision training quantises each GEMM's activation input before the GEMM (Transformer
+    // Engine cast / cast-transpose kernels): read bf16, write FP8 = 3 bytes per element; the
+    // measured GEMM tables time the GEMM alone.
+    if (op.kind == OpKind::kGemm && op.dtype != compute::DType::kBf16) {
+      const double elems = static_cast<double>(op.gemm.m) * static_cast<double>(op.gemm.k) *
+                           static_cast<double>(op.count);
+      x += c.s.compute->memory_bound(base::bytes(3.0 * elems)).base();
+    }
+    t += x;
+    if (gemm && (op.kind == OpKind::kGemm || op.kind == OpKind::kMoe)) *gemm += x;
+    if (attention && (op.kind == OpKind::kAttention || op.kind == OpKind::kAttentionBackward)) {
+      *attention += x;
+    }
+  }
+  return t * (1.0 + c.s.framework_overhead);
+}
+
+double comm(const Context& c, CommOp op, double bytes, int group, int stride, int concurrent) {
+  if (group <= 1 || bytes <= 0) return 0.0;
+  CommRequest r{.op = op, .bytes = base::bytes(bytes), .group_size = group,
+                .first_gpu = c.s.first_gpu, .stride = stride, .concurrent = concurrent,
+                .group_stride = group * stride};
+  return c.s.comm->time(r).base();
+}
+
+ChunkCost chunk_cost(const Context& c, int first_layer, int layers, bool embed, bool head) {
+  ChunkCost k;
+  k.layers = layers;
+  const auto& l = c.l;
+  const auto& m = c.m;
+  const double T = static_cast<double>(c.pass.tokens());
+  const double h = static_cast<double>(m.hidden);
+  const double act = T * h * 2.0;  // bf16 activations of the micro-batch on one TP group
+  const int tp_groups = static_cast<int>(c.gpus / l.tp);
+  auto add_part = [&](Part part, int index) {
+    double gemm_f = 0, attn_f = 0, gemm_b = 0, attn_b = 0;
+    k.fwd_compute += op_time(c, models::forward_ops(m, part, index, c.pass), &gemm_f, &attn_f);
+    k.bwd_compute += op_time(c, models::backward_ops(m, part, index, c.pass), &gemm_b, &attn_b);
+    k.recompute += op_time(c, models::recompute_ops(m, part, index, c.pass, l.recompute));
+    if (part != Part::kLayer) return;
+    // Tensor parallel: per layer 2 (AG + RS) with SP or 2 AR, forward and again backward.
+    const bool moe = m.is_moe_layer(index);
+    const int pairs = moe && l.ep > 1 ? 1 : 2;  // the MoE MLP talks over EP instead
+    double tp = 0;
+    if (l.tp > 1) {
+      if (l.sequence_parallel) {
+        tp = pairs * (comm(c, CommOp::kAllGather, act, l.tp, 1, tp_groups) +
+                      comm(c, CommOp::kReduceScatter, act, l.tp, 1, tp_groups));
+      } else {
+        tp = pairs * comm(c, CommOp::kAllReduce, act, l.tp, 1, tp_groups);
+      }
+      tp *= 2;  // backward
+      if (l.tp_comm_overlap) tp = std::max(0.1 * tp, tp - 0.9 * (gemm_f + gemm_b));
+    }
+    k.tp += tp;
+    // Expert parallel: dispatch + combine forward, and their mirrors backward.
+    if (moe && l.ep > 1) {
+      const double local_tokens = l.sequence_parallel ? T / l.tp : T;
+      const double bytes = local_tokens * m.moe->topk * h * 2.0;
+      double ep = 4 * comm(c, CommOp::kAllToAll, bytes, l.ep, l.tp * l.cp,
+                           static_cast<int>(c.gpus / l.ep));
+      if (l.ep_overlap) ep = std::max(0.0, ep - 0.9 * (gemm_f + gemm_b));
+      k.ep += ep;
+    }
+    // Context parallel: ring attention passes K and V around cp ranks, hidden behind attention.
+    if (l.cp > 1) {
+      const double kv_width = m.mla ? static_cast<double>(m.heads) *
+                                          static_cast<double>(m.q_head_dim() + m.v_head_dim())
+                                    : 2.0 * static_cast<double>(m.kv_heads * m.head_dim);
+      const double bytes = T * kv_width * 2.0 / l.tp;
+      const double step = comm(c, CommOp::kSendRecv, bytes, 2, l.tp, static_cast<int>(c.gpus / 2));
+      const double fwd = (l.cp - 1) * step, bwd = 2 * fwd;
+      k.cp += std::max(0.0, fwd - attn_f) + std::max(0.0, bwd - attn_b);
+    }
+  };
+  if (embed) add_part(Part::kEmbedding, 0);
+  for (int i = 0; i < layers; ++i) add_part(Part::kLayer, first_layer + i);
+  if (head) {
+    add_part(Part::kHead, 0);
+    for (int i = 0; i < m.mtp_layers; ++i) add_part(Part::kMtp, i);
+  }
+  k.fwd = k.fwd_compute + (k.tp + k.ep + k.cp) / 2;
+  k.bwd = k.bwd_compute + k.recompute + (k.tp + k.ep + k.cp) / 2;
+  return k;
+}
+
+struct Prepared {
+  std::vector<ChunkCost> chunks;
+  std::vector<double> p2p;
+  workload::MemoryBreakdown memory;
+  std::vector<workload::MemoryBreakdown> stage_memory;
+  int64_t gpus = 0;
+};
+
+base::Result<Prepared> prepare(const TrainingSetup& s) {
+  CT_CHECK(s.model && s.compute && s.comm, "training setup needs a model, compute and comm model");
+  const auto& m = *s.model;
+  const auto& l = s.layout;
+  Prepared p;
+  p.gpus = l.gpus();
+  if (auto st = workload::validate(l, m, p.gpus); !st) return base::fail(st.error());
+  models::PassSpec pass{.phase = models::Phase::kTraining, .batch = l.micro_batch,
+                        .seq_len = l.seq_len, .tp = l.tp, .sequence_parallel = l.sequence_parallel,
+                        .cp = l.cp, .ep = l.ep, .dtype = l.dtype};
+  if (auto st = models::check_layout(m, pass); !st) return base::fail(st.error());
+  auto mem = workload::check_memory(m, l, s.memory_capacity);
+  if (!mem) return base::fail(mem.error());
+  p.memory = *mem;
+  p.stage_memory = workload::training_memory(m, l);
+  Context c{s, m, l, pass, p.gpus};
+  const int chunks = l.pp * l.vpp;
+  const auto split = workload::split_layers(m.layers, chunks);
+  int first = 0;
+  for (int ch = 0; ch < chunks; ++ch) {
+    p.chunks.push_back(chunk_cost(c, first, split[static_cast<size_t>(ch)], ch == 0, ch == chunks - 1));
+    first += split[static_cast<size_t>(ch)];
+  }
+  // Pipeline sends: the micro-batch's activations (SP-sharded over tp), every pipeline at once.
+  const double act = static_cast<double>(pass.tokens()) * static_cast<double>(m.hidden) * 2.0 /
+                     (l.sequence_parallel ? l.tp : 1);
+  const int stage_stride = static_cast<int>(p.gpus / l.pp);
+  const double send = comm(c, CommOp::kSendRecv, act, 2, stage_stride,
+                           static_cast<int>(p.gpus / l.pp));
+  p.p2p.assign(static_cast<size_t>(std::max(0, chunks - 1)), send);
+  return p;
+}
+
+// Data-parallel reduction, optimizer and parameter gather of one stage.
+struct StageTail {
+  double reduce = 0, gather = 0, optimizer = 0;
+};
+
+StageTail stage_tail(const TrainingSetup& s, const workload::MemoryBreakdown& mem, int64_t gpus) {
+  const auto& l = s.layout;
+  StageTail t;
+  const int dp_group = l.dp * l.cp;
+  const int concurrent = static_cast<int>(gpus / std::max(1, dp_group));
+  CommRequest r{.bytes = base::bytes(mem.params * l.grad_bytes), .group_size = dp_group,
+                .first_gpu = s.first_gpu, .stride = l.tp, .concurrent = concurrent};
+  if (dp_group > 1) {
+    r.op = l.zero >= 1 ? CommOp::kReduceScatter : CommOp::kAllReduce;
+    t.reduce = s.comm->time(r).base();
+    if (l.zero >= 1) {
+      r.op = CommOp::kAllGather;
+      r.bytes = base::bytes(mem.params * 2.0);
+      t.gather = s.comm->time(r).base();
+    }
+  }
+  // Adam over this GPU's optimizer shard: read fp32 master, m, v, grad and write master, m, v
+  // and the bf16 weight: ~30 bytes per parameter, streaming through HBM.
+  const double shard = l.zero >= 1 ? mem.params / dp_group : mem.params;
+  t.optimizer = s.compute->memory_bound(base::bytes(shard * 30.0)).base();
+  return t;
+}
+
+double model_flops(const TrainingSetup& s, bool hardware) {
+  const auto& l = s.layout;
+  const double tokens = static_cast<double>(l.tokens_per_step());
+  double f = models::training_flops_per_token(*s.model, l.seq_len, /*causal=*/false) * tokens;
+  if (hardware && l.recompute == models::Recompute::kFull) {
+    f += models::forward_flops_per_token(*s.model, l.seq_len, false) * tokens;
+  }
+  return f;
+}
+
+// grads_ready[stage][v]: when chunk v of the stage has its final gradients (its last
+// micro-batch's backward ended); empty for the closed-form estimate.
+TrainingResult finish(const TrainingSetup& s, const Prepared& p, const std::vector<double>& last_end,
+                      const std::vector<double>& busy,
+                      const std::vector<std::vector<double>>& grads_ready) {
+  const auto& l = s.layout;
+  TrainingResult r;
+  const double M = static_cast<double>(l.micro_batches());
+  double worst = -1;
+  int worst_stage = 0;
+  for (int st = 0; st < l.pp; ++st) {
+    const auto tail = stage_tail(s, p.stage_memory[static_cast<size_t>(st)], p.gpus);
+    double window = 0;
+    for (int v = 0; v < l.vpp; ++v) window += p.chunks[static_cast<size_t>(v * l.pp + st)].bwd;
+    double first_fwd = 0;
+    for (int v = 0; v < l.vpp; ++v) first_fwd += p.chunks[static_cast<size_t>(v * l.pp + st)].fwd;
+    double reduce_exposed = tail.reduce;
+    if (l.dp_overlap && !grads_ready.empty()) {
+      // Megatron-Core overlap_grad_reduce: each chunk's gradient buckets are reduced as soon as
+      // its last backward ends, one reduction at a time on the DP communicator.
+      const auto& ready = grads_ready[static_cast<size_t>(st)];
+      std::vector<std::pair<double, double>> work;  // (ready, duration share)
+      int stage_layers = 0;
+      for (int v = 0; v < l.vpp; ++v) stage_layers += p.chunks[static_cast<size_t>(v * l.pp + st)].layers;
+      for (int v = 0; v < l.vpp; ++v) {
+        const double share = stage_layers > 0
+                                 ? static_cast<double>(p.chunks[static_cast<size_t>(v * l.pp + st)].layers) / stage_layers
+                                 : 1.0 / l.vpp;
+        work.emplace_back(ready[static_cast<size_t>(v)], share * tail.reduce);
+      }
+      std::sort(work.begin(), work.end());
+      double t = 0;
+      for (const auto& [r0, d] : work) t = std::max(t, r0) + d;
+      reduce_exposed = std::max(0.0, t - last_end[static_cast<size_t>(st)]);
+    } else if (l.dp_overlap) {
+      reduce_exposed = std::max(0.0, tail.reduce - window);
+    }
+    const double dp = reduce_exposed + (l.dp_overlap ? std::max(0.0, tail.gather - first_fwd) : tail.gather);
+    StageTime t{.stage = st, .pipeline_end_s = last_end[static_cast<size_t>(st)],
+                .busy_s = busy[static_cast<size_t>(st)], .dp_exposed_s = dp,
+                .optimizer_s = tail.optimizer};
+    t.end_s = t.pipeline_end_s + dp + tail.optimizer;
+    for (int v = 0; v < l.vpp; ++v) t.layers += p.chunks[static_cast<size_t>(v * l.pp + st)].layers;
+    if (t.end_s > worst) {
+      worst = t.end_s;
+      worst_stage = st;
+    }
+    r.stages.push_back(t);
+  }
+  r.step_time_s = worst;
+  const auto& ws = r.stages[static_cast<size_t>(worst_stage)];
+  auto& b = r.breakdown;
+  for (int v = 0; v < l.vpp; ++v) {
+    const auto& k = p.chunks[static_cast<size_t>(v * l.pp + worst_stage)];
+    b.forward_compute += M * k.fwd_compute;
+    b.backward_compute += M * k.bwd_compute;
+    b.recompute += M * k.recompute;
+    b.tp_comm += M * k.tp;
+    b.cp_comm += M * k.cp;
+    b.ep_comm += M * k.ep;
+  }
+  b.bubble = ws.pipeline_end_s - ws.busy_s;
+  b.pp_comm = l.pp > 1 ? p.p2p.front() * 2.0 * M : 0.0;  // sends of this stage (inside the bubble)
+  b.dp_comm = ws.dp_exposed_s;
+  b.optimizer = ws.optimizer_s;
+  r.memory = p.memory;
+  r.tokens_per_step = static_cast<double>(l.tokens_per_step());
+  r.tokens_per_s = r.tokens_per_step / r.step_time_s;
+  r.model_flops_per_step = model_flops(s, false);
+  r.hardware_flops_per_step = model_flops(s, true);
+  const double g = static_cast<double>(p.gpus);
+  r.model_tflops_per_gpu = r.model_flops_per_step / r.step_time_s / g / 1e12;
+  r.hardware_tflops_per_gpu = r.hardware_flops_per_step / r.step_time_s / g / 1e12;
+  r.mfu = r.model_flops_per_step / r.step_time_s / g / s.peak.base();
+  for (const auto& k : p.chunks) {
+    r.chunk_forward_s.push_back(k.fwd);
+    r.chunk_backward_s.push_back(k.bwd);
+  }
+  r.notes.push_back("communication model: " + s.comm->name());
+  if (l.recompute == models::Recompute::kSelective) {
+    r.notes.push_back("selective recomputation re-runs core attention; with FlashAttention it saves no memory beyond none");
+  }
+  r.notes.push_back("framework and communication buffers: " +
+                    std::to_string(static_cast<int>(workload::kFrameworkBufferBytes / 1e9)) +
+                    " GB per GPU assumed");
+  return r;
+}
+
+}  // namespace
+
+base::Result<TrainingResult> simulate_training_step(const TrainingSetup& s) {
+  auto p = prepare(s);
+  if (!p) return base::fail(p.error());
+  const auto& l = s.layout;
+  PipelineInput in{.pp = l.pp, .vpp = l.vpp, .micro_batches = l.micro_batches()};
+  for (const auto& k : p->chunks) {
+    in.forward.push_back(base::seconds(k.fwd));
+    in.backward.push_back(base::seconds(k.bwd));
+  }
+  for (double x : p->p2p) in.p2p.push_back(base::seconds(x));
+  auto run = run_pipeline(in);
+  std::vector<double> last_end, busy;
+  for (int st = 0; st < l.pp; ++st) {
+    last_end.push_back(engine::to_seconds(run.last_end[static_cast<size_t>(st)]).base());
+    busy.push_back(engine::to_seconds(run.busy[static_cast<size_t>(st)]).base());
+  }
+  std::vector<std::vector<double>> ready(static_cast<size_t>(l.pp), std::vector<double>(static_cast<size_t>(l.vpp), 0.0));
+  for (const auto& t : run.tasks) {
+    if (t.forward) continue;
+    auto& x = ready[static_cast<size_t>(t.stage)][static_cast<size_t>(t.chunk / l.pp)];
+    x = std::max(x, engine::to_seconds(t.end).base());
+  }
+  auto r = finish(s, *p, last_end, busy, ready);
+  r.tasks = std::move(run.tasks);
+  r.events = run.events;
+  return r;
+}
+
+base::Result<TrainingResult> estimate_training_step(const TrainingSetup& s) {
+  auto p = prepare(s);
+  if (!p) return base::fail(p.error());
+  const auto& l = s.layout;
+  const double M = static_cast<double>(l.micro_batches());
+  // Closed form of (interleaved) 1F1B: the slowest stage's work plus a bubble of (pp-1)/v
+  // average micro-batch-stage times, plus the sends on the fill and drain paths.
+  std::vector<double> per_stage(static_cast<size_t>(l.pp), 0.0);
+  for (int c = 0; c < l.pp * l.vpp; ++c) {
+    const auto& k = p->chunks[static_cast<size_t>(c)];
+    per_stage[static_cast<size_t>(c % l.pp)] += k.fwd + k.bwd;
+  }
+  const double avg = std::accumulate(per_stage.begin(), per_stage.end(), 0.0) / l.pp;
+  const double send = p->p2p.empty() ? 0.0 : p->p2p.front();
+  std::vector<double> last_end, busy;
+  for (int st = 0; st < l.pp; ++st) {
+    const double b = M * per_stage[static_cast<size_t>(st)];
+    busy.push_back(b);
+    last_end.push_back(M * *std::max_element(per_stage.begin(), per_stage.end()) +
+                       (l.pp - 1) * avg / l.vpp + 2.0 * (l.pp - 1) * send);
+  }
+  return finish(s, *p, last_end, busy, {});
+}
+
+}  // namespace clustertwin::execution

@@ -1,0 +1,87 @@
+#pragma once
+/// One training step as a discrete-event run (docs/models/training.md).
+///
+/// Symmetry: every data-parallel replica runs the same schedule and every tensor-parallel rank
+/// the same ops, so one pipeline (one GPU per stage) is simulated; the other replicas appear
+/// where they share resources: their collectives run concurrently on the fabric (CommRequest
+/// `concurrent`), which is how oversubscription and contention reach the step time.
+///
+/// Per chunk c and micro-batch: forward(c) = Σ layers' forward op times (compute model) + exposed
+/// TP collectives (2 all-gathers + 2 reduce-scatters per layer with sequence parallelism, 2
+/// all-reduces without; hidden behind GEMMs up to their time when TP overlap is on) + EP
+/// all-to-all (dispatch + combine) + CP ring-attention sends not hidden by attention; backward(c)
+/// = backward ops + recomputed ops + the same communication. Pipeline sends between chunks.
+/// The pipeline runs as events (pipeline.h); then each stage reduces its gradients over DP
+/// (reduce-scatter with ZeRO >= 1, all-reduce without), hidden behind the last micro-batch's
+/// backward when overlap is on, runs the optimizer (a memory-bound pass over its shard) and
+/// all-gathers updated parameters (ZeRO >= 1; hidden behind the next step's first forward when
+/// overlapped). Step time = max over stages.
+///
+/// Model FLOPs (for TFLOP/s and MFU) use the PaLM / Megatron convention: 6 x parameters per
+/// token + full (non-causal) attention, no recomputation; hardware FLOPs add recomputation
+/// (Megatron-LM 2021 eq. 3 reports these).
+
+#include <string>
+#include <vector>
+
+#include "clustertwin/base/result.h"
+#include "clustertwin/compute/compute_model.h"
+#include "clustertwin/execution/comm.h"
+#include "clustertwin/execution/pipeline.h"
+#include "clustertwin/workload/layout.h"
+#include "clustertwin/workload/memory.h"
+
+namespace clustertwin::execution {
+
+struct TrainingSetup {
+  const models::ModelSpec* model = nullptr;
+  workload::TrainingLayout layout;
+  const compute::ComputeModel* compute = nullptr;
+  const CommModel* comm = nullptr;
+  base::Bytes memory_capacity;   ///< usable HBM per GPU
+  base::FlopsPerSecond peak;     ///< per GPU at the layout's precision (for MFU)
+  int first_gpu = 0;             ///< where the job starts (ranks packed from here)
+  /// Fraction of compute time lost to what kernels do not show: launch gaps, host overhead,
+  /// stragglers. Fitted on the calibration cases (docs/models/training.md), 0 = ideal.
+  double framework_overhead = 0.0;
+};
+
+/// Where the time of one step goes, per GPU of the slowest stage (seconds).
+struct StepBreakdown {
+  double forward_compute = 0, backward_compute = 0, recompute = 0;
+  double tp_comm = 0, cp_comm = 0, ep_comm = 0, pp_comm = 0, dp_comm = 0;
+  double optimizer = 0, bubble = 0;
+};
+
+struct StageTime {
+  int stage = 0;
+  double pipeline_end_s = 0, busy_s = 0, dp_exposed_s = 0, optimizer_s = 0, end_s = 0;
+  int layers = 0;
+};
+
+struct TrainingResult {
+  double step_time_s = 0;
+  double tokens_per_step = 0;
+  double tokens_per_s = 0;
+  double model_flops_per_step = 0;
+  double hardware_flops_per_step = 0;
+  double model_tflops_per_gpu = 0;
+  double hardware_tflops_per_gpu = 0;
+  double mfu = 0;
+  StepBreakdown breakdown;  ///< exposed times of the slowest stage
+  std::vector<StageTime> stages;
+  workload::MemoryBreakdown memory;  ///< the stage with the most memory
+  std::vector<TaskRecord> tasks;     ///< the pipeline timeline (for traces)
+  std::vector<double> chunk_forward_s, chunk_backward_s;
+  std::vector<std::string> notes;    ///< assumptions the result depends on
+  int64_t events = 0;
+};
+
+/// Simulates one step. Errors: a layout that does not fit the model or GPU count, or memory.
+base::Result<TrainingResult> simulate_training_step(const TrainingSetup& s);
+
+/// The analytical estimate (no event run): the same per-chunk costs combined by the closed form
+/// (M + pp - 1)/... of the schedule; microseconds, for layout search.
+base::Result<TrainingResult> estimate_training_step(const TrainingSetup& s);
+
+}  // namespace clustertwin::execution

@@ -1,0 +1,70 @@
+#include "clustertwin/execution/training.h"
+
+#include <gtest/gtest.h>
+
+#include "clustertwin/models/model_catalog.h"
+
+namespace clustertwin::execution {
+namespace {
+
+struct Fixture {
+  hardware::Catalog cat = *hardware::Catalog::load_embedded();
+  topology::Topology topo;
+  compute::ComputeModel cm;
+  models::ModelSpec model;
+  std::unique_ptr<AnalyticalComm> comm;
+  Fixture(const std::string& cluster, const std::string& m)
+      : topo(*topology::Topology::build(cat, *hardware::resolve_cluster(cat, cluster))),
+        cm(*compute::ComputeModel::for_gpu(**cat.gpu((*cat.system(topo.spec().system))->gpu), cat)),
+        model(*models::load_model(cat, m)),
+        comm(std::make_unique<AnalyticalComm>(topo)) {}
+  TrainingSetup setup(workload::TrainingLayout l) const {
+    const auto& gpu = **cat.gpu((*cat.system(topo.spec().system))->gpu);
+    return TrainingSetup{.model = &model, .layout = l, .compute = &cm, .comm = comm.get(),
+                         .memory_capacity = gpu.hbm_usable,
+                         .peak = gpu.peak_for(hardware::Precision::kBf16)->dense};
+  }
+};
+
+TEST(Training, StepIsAboveItsComputeLowerBoundAndBreakdownSums) {
+  Fixture f("hgx-h100*64", "llama3.1-70b");
+  workload::TrainingLayout l{.tp = 8, .pp = 4, .dp = 16, .micro_batch = 1, .global_batch = 512,
+                             .seq_len = 4096, .recompute = models::Recompute::kNone};
+  auto r = simulate_training_step(f.setup(l));
+  ASSERT_TRUE(r) << r.error().to_string();
+  // No GPU can beat its dense peak on the model FLOPs.
+  EXPECT_LT(r->mfu, 1.0);
+  EXPECT_GT(r->mfu, 0.1);
+  const auto& b = r->breakdown;
+  const double sum = b.forward_compute + b.backward_compute + b.recompute + b.tp_comm + b.cp_comm +
+                     b.ep_comm + b.bubble + b.dp_comm + b.optimizer;
+  EXPECT_NEAR(sum, r->step_time_s, 1e-6 * r->step_time_s);
+}
+
+TEST(Training, EstimateAgreesWithTheEventRun) {
+  Fixture f("hgx-h100*64", "gpt3-175b");
+  workload::TrainingLayout l{.tp = 8, .pp = 8, .dp = 8, .vpp = 2, .micro_batch = 1,
+                             .global_batch = 256, .seq_len = 2048,
+                             .recompute = models::Recompute::kFull};
+  auto a = simulate_training_step(f.setup(l));
+  auto e = estimate_training_step(f.setup(l));
+  ASSERT_TRUE(a && e);
+  EXPECT_NEAR(e->step_time_s / a->step_time_s, 1.0, 0.05);
+}
+
+TEST(Training, BadLayoutsAreErrors) {
+  Fixture f("hgx-h100*64", "llama3.1-70b");
+  workload::TrainingLayout l{.tp = 8, .pp = 4, .dp = 8, .micro_batch = 1, .global_batch = 64,
+                             .seq_len = 4096};
+  auto r = simulate_training_step(f.setup(l));
+  ASSERT_TRUE(r) << r.error().to_string();
+  l.tp = 1;
+  l.pp = 1;
+  l.dp = 8;
+  auto mem = simulate_training_step(f.setup(l));
+  ASSERT_FALSE(mem);
+  EXPECT_NE(mem.error().message.find("does not fit in GPU memory"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace clustertwin::execution
