@@ -798,7 +798,8 @@
         grid: { left: 64, right: 24, top: 24, bottom: 60 },
         dataZoom: [{ type: 'inside' }, { type: 'slider', height: 16, bottom: 8 }],
         xAxis: Object.assign({ type: 'value', min: 'dataMin', max: 'dataMax', axisLabel: { formatter: (v) => seconds(v) } }, axisName('time', 26)),
-        yAxis: { type: 'value', scale: true, axisLabel: { formatter: (v) => si(v, 'W') } },
+        yAxis: { type: 'value', scale: true, axisLabel: { formatter: (v) => si(v, 'W') },
+                 max: w.limit_W ? (v) => Math.max(v.max, w.limit_W) * 1.04 : null },
         series: [{
           name: w.name, type: 'line', showSymbol: false, sampling: 'lttb', data,
           lineStyle: { width: 1.2, color: PALETTE[(i + 4) % PALETTE.length] },
