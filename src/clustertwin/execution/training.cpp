@@ -221,7 +221,6 @@ TrainingResult finish(const TrainingSetup& s, const Prepared& p, const std::vect
   TrainingResult r;
   const double M = static_cast<double>(l.micro_batches());
   double worst = -1;
-  int worst_stage = 0;
   for (int st = 0; st < l.pp; ++st) {
     const auto tail = stage_tail(s, p.stage_memory[static_cast<size_t>(st)], p.gpus);
     double window = 0;
@@ -255,17 +254,21 @@ TrainingResult finish(const TrainingSetup& s, const Prepared& p, const std::vect
                 .optimizer_s = tail.optimizer};
     t.end_s = t.pipeline_end_s + dp + tail.optimizer;
     for (int v = 0; v < l.vpp; ++v) t.layers += p.chunks[static_cast<size_t>(v * l.pp + st)].layers;
-    if (t.end_s > worst) {
-      worst = t.end_s;
-      worst_stage = st;
-    }
+    worst = std::max(worst, t.end_s);
     r.stages.push_back(t);
   }
   r.step_time_s = worst;
-  const auto& ws = r.stages[static_cast<size_t>(worst_stage)];
+  // The breakdown explains the step through its bottleneck: the stage with the most work. Its
+  // idle time (pipeline fill/drain, waiting on slower neighbours, sends) is the bubble, so the
+  // terms add up to the step time.
+  int busiest = 0;
+  for (int st = 0; st < l.pp; ++st) {
+    if (r.stages[static_cast<size_t>(st)].busy_s > r.stages[static_cast<size_t>(busiest)].busy_s) busiest = st;
+  }
+  const auto& ws = r.stages[static_cast<size_t>(busiest)];
   auto& b = r.breakdown;
   for (int v = 0; v < l.vpp; ++v) {
-    const auto& k = p.chunks[static_cast<size_t>(v * l.pp + worst_stage)];
+    const auto& k = p.chunks[static_cast<size_t>(v * l.pp + busiest)];
     b.forward_compute += M * k.fwd_compute;
     b.backward_compute += M * k.bwd_compute;
     b.recompute += M * k.recompute;
@@ -273,7 +276,7 @@ TrainingResult finish(const TrainingSetup& s, const Prepared& p, const std::vect
     b.cp_comm += M * k.cp;
     b.ep_comm += M * k.ep;
   }
-  b.bubble = ws.pipeline_end_s - ws.busy_s;
+  b.bubble = r.step_time_s - ws.busy_s - ws.dp_exposed_s - ws.optimizer_s;
   b.pp_comm = l.pp > 1 ? p.p2p.front() * 2.0 * M : 0.0;  // sends of this stage (inside the bubble)
   b.dp_comm = ws.dp_exposed_s;
   b.optimizer = ws.optimizer_s;

@@ -68,7 +68,7 @@ struct TrainingResult {
   double model_tflops_per_gpu = 0;
   double hardware_tflops_per_gpu = 0;
   double mfu = 0;
-  StepBreakdown breakdown;  ///< exposed times of the slowest stage
+  StepBreakdown breakdown;  ///< exposed times of the busiest stage; bubble = the rest of the step
   std::vector<StageTime> stages;
   workload::MemoryBreakdown memory;  ///< the stage with the most memory
   std::vector<TaskRecord> tasks;     ///< the pipeline timeline (for traces)

@@ -108,7 +108,7 @@ std::string training_text(const execution::TrainingResult& r, const workload::Tr
                      base::format_sig(c.token_budget, 3));
   }
   const auto& b = r.breakdown;
-  Table t({"where the time goes (slowest stage)", "s", "%"}, {true});
+  Table t({"where the time goes (busiest stage)", "s", "%"}, {true});
   auto row = [&](const char* name, double v) {
     if (v <= 0) return;
     t.add({name, fmt::format("{:.3f}", v), fmt::format("{:.1f}", 100 * v / r.step_time_s)});

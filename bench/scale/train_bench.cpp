@@ -1,0 +1,84 @@
+// Scale benchmark for training steps (issue 4 targets): one step of Llama 3.1 405B on 16,384 H100
+// (TP8 PP16 DP128) and of DeepSeek-V3 on 2,048 H800 (PP16 EP64): < 1 s each; the same on 131,072
+// GPUs: < 10 s; the analytical estimate (no event run): < 1 ms. Prints wall time per case.
+#include <sys/resource.h>
+
+#include <chrono>
+#include <cstdio>
+
+#include "clustertwin/execution/training.h"
+#include "clustertwin/models/model_catalog.h"
+
+using namespace clustertwin;
+
+namespace {
+
+double peak_rss_mib() {
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  return static_cast<double>(u.ru_maxrss) / 1024.0;
+}
+
+struct Case {
+  const char* name;
+  const char* cluster;
+  const char* model;
+  workload::TrainingLayout layout;
+};
+
+}  // namespace
+
+int main() {
+  auto cat = *hardware::Catalog::load_embedded();
+  using models::Recompute;
+  const Case cases[] = {
+      {"llama3.1-405b 16384 H100 TP8 PP16 DP128", "meta-llama3-h100", "llama3.1-405b",
+       {.tp = 8, .pp = 16, .dp = 128, .vpp = 4, .global_batch = 2048, .seq_len = 8192, .recompute = Recompute::kFull}},
+      {"deepseek-v3 2048 H800 PP16 EP64", "deepseek-h800", "deepseek-v3",
+       {.tp = 1, .pp = 16, .dp = 128, .ep = 64, .global_batch = 15360, .seq_len = 4096,
+        .dtype = compute::DType::kFp8, .recompute = Recompute::kFull, .ep_overlap = true}},
+      {"llama3.1-405b 131072 GPUs (hgx-b300*16384)", "hgx-b300*16384", "llama3.1-405b",
+       {.tp = 8, .pp = 16, .dp = 1024, .vpp = 4, .global_batch = 16384, .seq_len = 8192, .recompute = Recompute::kFull}},
+      {"megatron-gpt-1t 130944 GPUs (gb300-nvl72*1820)", "gb300-nvl72*1820", "megatron-gpt-1t",
+       {.tp = 8, .pp = 16, .dp = 1023, .vpp = 2, .global_batch = 16368 * 8, .seq_len = 4096,
+        .dtype = compute::DType::kFp8, .tp_comm_overlap = true}},
+  };
+  std::printf("%-48s %10s %12s %12s %10s %10s\n", "case", "step_s", "sim_wall_s", "estimate_us",
+              "events", "peak_MiB");
+  for (const auto& c : cases) {
+    auto t0 = std::chrono::steady_clock::now();
+    auto spec_r = hardware::resolve_cluster(cat, c.cluster);
+    if (!spec_r) {
+      std::printf("%s: %s\n", c.name, spec_r.error().to_string().c_str());
+      continue;
+    }
+    const auto& spec = *spec_r;
+    auto topo_r = topology::Topology::build(cat, spec);
+    if (!topo_r) {
+      std::printf("%s: %s\n", c.name, topo_r.error().to_string().c_str());
+      continue;
+    }
+    const auto& topo = *topo_r;
+    const auto& gpu = **cat.gpu((*cat.system(spec.system))->gpu);
+    auto cm = *compute::ComputeModel::for_gpu(gpu, cat);
+    auto model = *models::load_model(cat, c.model);
+    execution::AnalyticalComm comm(topo);
+    execution::TrainingSetup s{.model = &model, .layout = c.layout, .compute = &cm, .comm = &comm,
+                               .memory_capacity = gpu.hbm_usable,
+                               .peak = gpu.peak_for(compute::peak_precision(cm.effective(c.layout.dtype)))->dense};
+    auto r = execution::simulate_training_step(s);
+    const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    if (!r) {
+      std::printf("%-48s error: %s\n", c.name, r.error().to_string().c_str());
+      continue;
+    }
+    const int reps = 20;
+    auto t1 = std::chrono::steady_clock::now();
+    for (int i = 0; i < reps; ++i) (void)execution::estimate_training_step(s);
+    const double est_us =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - t1).count() / reps * 1e6;
+    std::printf("%-48s %10.3f %12.3f %12.1f %10lld %10.1f\n", c.name, r->step_time_s, wall, est_us,
+                static_cast<long long>(r->events), peak_rss_mib());
+  }
+  return 0;
+}
