@@ -737,7 +737,9 @@
     const isChosen = (p) => chosen && p.layout === chosen.layout && p.batch === chosen.batch &&
       p.tokens_per_s_per_gpu === chosen.tokens_per_s_per_gpu;
 
-    function scatter(id, title, xKey, xFmt, xName, limit, xScale) {
+    // The Pareto frontier (throughput vs tokens/s per user, i.e. vs 1/TPOT) is drawn where it
+    // means something: on the TPOT chart, whose x axis is log-2 since TPOT spans decades.
+    function scatter(id, title, xKey, xFmt, xName, limit, xScale, opts = {}) {
       const layouts = [];
       for (const p of pts) if (!layouts.includes(p.layout)) layouts.push(p.layout);
       const series = layouts.map((l) => ({
@@ -746,7 +748,8 @@
           value: [p[xKey] * xScale, p.tokens_per_s_per_gpu], p,
           itemStyle: p.meets_slo === false ? { opacity: 0.35 } : undefined })),
       }));
-      const frontier = pts.filter((p) => p.pareto).sort((a, b) => a[xKey] - b[xKey]);
+      const frontier = opts.frontier ? pts.filter((p) => p.pareto).sort((a, b) => a[xKey] - b[xKey]) : [];
+      const xs = pts.map((p) => p[xKey] * xScale).filter((v) => v > 0).concat(limit ? [limit * xScale] : []);
       if (frontier.length) {
         series.push({ name: 'Pareto frontier', type: 'line', step: false, symbol: 'none', z: 1,
           lineStyle: { color: '#2d3748', width: 1.5, type: 'dashed' }, itemStyle: { color: '#2d3748' },
@@ -771,15 +774,18 @@
         } },
         legend: { type: 'plain', bottom: 0, textStyle: { fontSize: 12 }, itemWidth: 14, itemHeight: 10 },
         grid: { left: 64, right: 28, top: 28, bottom: 100 },
-        xAxis: Object.assign({ type: 'value', scale: true, axisLabel: { formatter: xFmt } }, axisName(xName, 28)),
+        xAxis: Object.assign(opts.log && xs.length
+          ? { type: 'log', logBase: 2, min: 2 ** Math.floor(Math.log2(Math.min(...xs))),
+              max: 2 ** Math.ceil(Math.log2(Math.max(...xs))), axisLabel: { formatter: xFmt } }
+          : { type: 'value', scale: true, axisLabel: { formatter: xFmt } }, axisName(xName, 28)),
         yAxis: Object.assign({ type: 'value', axisLabel: { formatter: (v) => sig(v) } }, axisName('tokens/s per GPU', 48)),
         series,
       });
       return card(title, chart(id, 'inference', option, 430), { note: 'faded: misses the latency limits' });
     }
     if (pts.length) {
-      cards.push(scatter('inference/tpot', 'Throughput vs token latency (TPOT)', 'tpot_s', (v) => `${+v.toPrecision(3)}`,
-        'time per output token (ms)', inf.tpot_limit_s, 1e3));
+      cards.push(scatter('inference/tpot', 'Throughput vs token latency (TPOT)', 'tpot_s', (v) => `${+v.toPrecision(2)}`,
+        'time per output token (ms, log scale)', inf.tpot_limit_s, 1e3, { frontier: true, log: true }));
       cards.push(scatter('inference/ttft', 'Throughput vs time to first token', 'ttft_s', (v) => `${+v.toPrecision(3)}`,
         'time to first token (s)', inf.ttft_limit_s, 1));
     }
