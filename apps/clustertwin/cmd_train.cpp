@@ -5,6 +5,7 @@
 #include <iostream>
 
 #include "clustertwin/base/units_parse.h"
+#include "clustertwin/execution/collective_comm.h"
 #include "clustertwin/execution/training.h"
 #include "clustertwin/models/model_catalog.h"
 #include "clustertwin/report/training.h"
@@ -21,7 +22,7 @@ struct TrainOptions {
   int64_t hidden = 0, heads = 0, kv_heads = 0, ffn = 0, vocab = 51200;
   int tp = 1, pp = 1, dp = 0, cp = 1, ep = 1, vpp = 1, zero = 1;
   int64_t micro_batch = 1, global_batch = 0, seq_len = 0;
-  std::string precision = "bf16", recompute = "none", comm = "analytical";
+  std::string precision = "bf16", recompute = "none", comm = "collective";
   bool no_sp = false, tp_overlap = false, no_dp_overlap = false, ep_overlap = false;
   std::string attention = "flash";
   double overhead = -1;
@@ -112,9 +113,19 @@ int train(const Context& ctx, const TrainOptions& o) {
   }
   auto cm = compute::ComputeModel::for_gpu(gpu, *cat);
   if (!cm) return bad_input(cm.error());
-  execution::AnalyticalComm comm(*topo);
+  std::unique_ptr<execution::CommModel> comm;
+  if (o.comm == "analytical") {
+    comm = std::make_unique<execution::AnalyticalComm>(*topo);
+  } else {
+    auto calib = collective::Calibration::load(*cat);
+    if (!calib) return bad_input(calib.error());
+    collective::ModelOptions mo;
+    mo.network = o.comm == "flow" ? collective::NetworkModelKind::kFlow
+                                  : collective::NetworkModelKind::kAnalytical;
+    comm = std::make_unique<execution::CollectiveComm>(*cat, *topo, std::move(*calib), mo);
+  }
   const auto peak_prec = compute::peak_precision(cm->effective(l.dtype));
-  execution::TrainingSetup setup{.model = &*model, .layout = l, .compute = &*cm, .comm = &comm,
+  execution::TrainingSetup setup{.model = &*model, .layout = l, .compute = &*cm, .comm = comm.get(),
                                  .memory_capacity = gpu.hbm_usable,
                                  .peak = gpu.peak_for(peak_prec)->dense};
   if (o.overhead >= 0) setup.framework_overhead = o.overhead;
@@ -170,6 +181,12 @@ Verb add_train(CLI::App& app, const Context& ctx) {
   cmd->add_flag("--ep-overlap", o->ep_overlap, "overlap EP all-to-all with compute (DualPipe)");
   cmd->add_option("--attention", o->attention, "flash (fused) or unfused (2021-22 Megatron-LM)")
       ->check(CLI::IsMember({"flash", "unfused"}))
+      ->capture_default_str();
+  cmd->add_option("--comm", o->comm,
+                  "communication model: analytical (closed forms, fastest), collective (NCCL "
+                  "algorithms, calibrated) or flow (collective on the flow-level network: "
+                  "contention between concurrent groups)")
+      ->check(CLI::IsMember({"analytical", "collective", "flow"}))
       ->capture_default_str();
   cmd->add_option("--framework-overhead", o->overhead, "fraction of compute lost to launch gaps and host overhead")->check(CLI::Range(0.0, 10.0));
   cmd->add_option("--tokens", o->tokens, "token budget for time-to-train (e.g. 15T)");
