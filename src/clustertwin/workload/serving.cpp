@@ -1,0 +1,242 @@
+// Serving layouts and memory; equations in serving.h and docs/models/inference.md.
+
+#include "clustertwin/workload/serving.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
+#include "clustertwin/workload/memory.h"
+
+namespace clustertwin::workload {
+namespace {
+
+using base::fail;
+
+// Framework, allocator and communication buffers per GPU (as training's kFrameworkBufferBytes),
+// plus the activations of one iteration: ~16 bf16 hidden-size vectors per token in flight
+// (residual, norm output, attention and MLP intermediates, all-to-all staging).
+constexpr double kActivationVectorsPerToken = 16.0;
+
+std::string gb(double bytes) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1f GB", bytes / 1e9);
+  return buf;
+}
+
+int ceil_div(int a, int b) { return (a + b - 1) / b; }
+
+base::Status validate_instance(const InstanceLayout& i, const models::ModelSpec& m,
+                               const std::string& what) {
+  auto err = [&](const std::string& msg) { return fail(what + ": " + msg); };
+  if (i.tp < 1 || i.pp < 1 || i.ep < 1) return err("tp, pp and ep must be >= 1");
+  if (i.max_batch < 1) return err("max batch must be >= 1, got " + std::to_string(i.max_batch));
+  if (i.max_tokens < 1) return err("max tokens must be >= 1, got " + std::to_string(i.max_tokens));
+  if (i.tp % i.ep != 0) {
+    return err("ep = " + std::to_string(i.ep) + " must divide tp = " + std::to_string(i.tp) +
+               " (experts are split over ep x expert-tp = tp GPUs)");
+  }
+  if (i.pp > m.layers) {
+    return err("pp = " + std::to_string(i.pp) + " is more than the model's " +
+               std::to_string(m.layers) + " layers");
+  }
+  if (!m.moe && i.ep != 1) {
+    return err("ep = " + std::to_string(i.ep) + " but model '" + m.name + "' has no experts");
+  }
+  if (m.moe) {
+    if (m.moe->experts % i.ep != 0) {
+      return err("experts = " + std::to_string(m.moe->experts) + " of model '" + m.name +
+                 "' are not divisible by ep = " + std::to_string(i.ep));
+    }
+    const int etp = i.tp / i.ep;
+    if (m.moe->expert_ffn % etp != 0) {
+      return err(
+          "expert_ffn = " + std::to_string(m.moe->expert_ffn) +
+          " is not divisible by the expert tensor parallelism tp/ep = " + std::to_string(etp));
+    }
+  }
+  if (i.dp_attention) {
+    if (!m.moe) {
+      return err("attention data parallelism needs a MoE model (use replicas for a dense model)");
+    }
+    if (i.ep != i.tp) {
+      return err("attention data parallelism needs ep = tp (got tp = " + std::to_string(i.tp) +
+                 ", ep = " + std::to_string(i.ep) + ")");
+    }
+    if (i.pp != 1) return err("attention data parallelism with pp > 1 is not modelled");
+    return {};
+  }
+  if (m.heads % i.tp != 0) {
+    return err("heads = " + std::to_string(m.heads) + " of model '" + m.name +
+               "' are not divisible by tp = " + std::to_string(i.tp));
+  }
+  if (m.kv_heads % i.tp != 0 && i.tp % m.kv_heads != 0) {
+    return err("tp = " + std::to_string(i.tp) +
+               " is neither a divisor nor a multiple of kv_heads = " + std::to_string(m.kv_heads));
+  }
+  if (m.ffn > 0 && m.ffn % i.tp != 0) {
+    return err("ffn = " + std::to_string(m.ffn) +
+               " is not divisible by tp = " + std::to_string(i.tp));
+  }
+  return {};
+}
+
+}  // namespace
+
+std::string InstanceLayout::label() const {
+  std::string s = dp_attention ? "DEP" + std::to_string(tp) : "TP" + std::to_string(tp);
+  if (!dp_attention && ep > 1) s += " EP" + std::to_string(ep);
+  if (pp > 1) s += " PP" + std::to_string(pp);
+  return s;
+}
+
+const char* kv_policy_name(KvPolicy p) { return p == KvPolicy::kPreempt ? "preempt" : "reserve"; }
+
+int64_t ServingLayout::gpus() const {
+  int64_t g = static_cast<int64_t>(replicas) * instance.gpus();
+  if (disaggregated) g += static_cast<int64_t>(prefill_replicas) * prefill.gpus();
+  return g;
+}
+
+std::string ServingLayout::label() const {
+  if (!disaggregated) return instance.label() + " x" + std::to_string(replicas);
+  return "ctx " + prefill.label() + " x" + std::to_string(prefill_replicas) + " + gen " +
+         instance.label() + " x" + std::to_string(replicas);
+}
+
+double ServingLayout::tokens_per_step() const {
+  double t = 1.0, p = 1.0;
+  for (int i = 0; i < mtp; ++i) {
+    p *= std::clamp(mtp_acceptance, 0.0, 1.0);
+    t += p;
+  }
+  return t;
+}
+
+base::Status validate(const ServingLayout& l, const models::ModelSpec& m, int64_t gpus) {
+  if (l.replicas < 1) return fail("replicas must be >= 1, got " + std::to_string(l.replicas));
+  if (auto st = validate_instance(l.instance, m, l.disaggregated ? "decode instance" : "instance");
+      !st)
+    return st;
+  if (l.disaggregated) {
+    if (l.prefill_replicas < 1) return fail("a disaggregated layout needs >= 1 prefill instance");
+    if (auto st = validate_instance(l.prefill, m, "prefill instance"); !st) return st;
+  }
+  if (l.mtp < 0 || l.mtp > 8)
+    return fail("mtp draft tokens must be in 0..8, got " + std::to_string(l.mtp));
+  if (l.mtp > 0 && m.mtp_layers == 0) {
+    return fail("speculative decoding with MTP needs a model with an MTP module; '" + m.name +
+                "' has none");
+  }
+  if (l.mtp_acceptance < 0 || l.mtp_acceptance > 1) return fail("mtp acceptance must be in [0, 1]");
+  if (l.kv_bytes != 1.0 && l.kv_bytes != 2.0)
+    return fail("kv cache bytes must be 1 (fp8) or 2 (bf16)");
+  if (l.kv_fraction <= 0 || l.kv_fraction > 1) return fail("kv fraction must be in (0, 1]");
+  if (l.gpus() != gpus) {
+    return fail("layout " + l.label() + " uses " + std::to_string(l.gpus()) +
+                " GPUs but the deployment has " + std::to_string(gpus) +
+                " (instances x tp x pp must equal the GPUs)");
+  }
+  return {};
+}
+
+compute::DType attention_dtype(const models::ModelSpec& m, compute::DType weights) {
+  if (m.mla && weights == compute::DType::kNvfp4) return compute::DType::kFp8;
+  return weights;
+}
+
+ServingMemory serving_memory(const models::ModelSpec& m, const InstanceLayout& inst,
+                             const ServingLayout& l, Bytes usable) {
+  ServingMemory out;
+  out.usable = usable;
+  const double tp = inst.tp;
+  const double shard = inst.dp_attention ? 1.0 : tp;  // replicated parts under ADP
+  const double wb = compute::weight_bytes(l.weights);
+  const double ab = compute::weight_bytes(attention_dtype(m, l.weights));
+  constexpr double kBf16 = 2.0;
+  double params = 0, bytes = 0;
+  auto add = [&](double p, double b, double div) {
+    params += p / div;
+    bytes += p * b / div;
+  };
+  double all_params = 0, layer_bytes = 0;
+  for (int i = 0; i < m.layers; ++i) {
+    const LayerParams p = layer_params(m, i);
+    params = bytes = 0;
+    add(p.attention, ab, shard);
+    add(p.norms, kBf16, 1.0);
+    add(p.mlp_dense, wb, shard);
+    add(p.shared, wb, shard);
+    add(p.routed, wb, tp);
+    add(p.router, kBf16, 1.0);
+    all_params += params;
+    layer_bytes += bytes;
+  }
+  // The heaviest stage: ceil(L/pp) layers plus the embedding or the head.
+  const double stage_share =
+      static_cast<double>(ceil_div(m.layers, inst.pp)) / static_cast<double>(m.layers);
+  const auto pc = models::count_params(m);
+  params = bytes = 0;
+  if (inst.pp == 1) {
+    add(pc.embedding, kBf16, shard);
+    add(pc.output, kBf16, shard);
+  } else {
+    add(std::max(pc.embedding, pc.output), kBf16, shard);
+  }
+  if (l.mtp > 0 && m.mtp_layers > 0) {
+    const LayerParams p = layer_params(m, m.layers - 1);
+    add(p.attention + 2.0 * static_cast<double>(m.hidden * m.hidden), ab, shard);
+    add(p.mlp_dense + p.shared, wb, shard);
+    add(p.routed, wb, tp);
+  }
+  out.params = all_params * stage_share + params;
+  out.weights = base::bytes(layer_bytes * stage_share + bytes);
+  out.buffers = base::bytes(kFrameworkBufferBytes + static_cast<double>(inst.max_tokens) *
+                                                        static_cast<double>(m.hidden) * kBf16 *
+                                                        kActivationVectorsPerToken);
+  const double free = usable.base() - out.weights.base() - out.buffers.base();
+  out.kv_cache = base::bytes(std::max(0.0, free) * l.kv_fraction);
+  const double stage_layers = ceil_div(m.layers, inst.pp);
+  double per_layer = 0;
+  if (m.mla) {
+    per_layer = static_cast<double>(m.mla->kv_lora_rank + m.mla->qk_rope_head_dim);
+  } else {
+    const double kv = inst.dp_attention ? static_cast<double>(m.kv_heads)
+                                        : std::max(1.0, static_cast<double>(m.kv_heads) / tp);
+    per_layer = 2.0 * kv * static_cast<double>(m.head_dim);
+  }
+  out.kv_bytes_per_token = per_layer * l.kv_bytes * stage_layers;
+  double tokens = out.kv_cache.base() / out.kv_bytes_per_token;
+  if (!inst.dp_attention && inst.pp > 1) tokens /= inst.pp;  // pipeline slots share the pool
+  out.kv_tokens_per_rank = static_cast<int64_t>(tokens);
+  return out;
+}
+
+base::Result<ServingMemory> check_serving_memory(const models::ModelSpec& m,
+                                                 const InstanceLayout& inst, const ServingLayout& l,
+                                                 Bytes usable, int64_t max_sequence_tokens) {
+  ServingMemory mem = serving_memory(m, inst, l, usable);
+  const double need = mem.weights.base() + mem.buffers.base();
+  if (need > usable.base()) {
+    // The GPUs one instance would need at this precision if the sharded part split further.
+    const double per_instance = mem.weights.base() * inst.gpus();
+    const double room = usable.base() - mem.buffers.base();
+    const int at_least = room > 0 ? static_cast<int>(std::ceil(per_instance / room)) : 0;
+    return fail("model '" + m.name + "' does not fit " + inst.label() + " at " +
+                compute::dtype_name(l.weights) + ": weights " + gb(mem.weights.base()) +
+                " + buffers " + gb(mem.buffers.base()) + " per GPU exceed the " +
+                gb(usable.base()) + " usable by " + gb(need - usable.base()) +
+                (at_least > 0 ? "; an instance needs at least ~" + std::to_string(at_least) +
+                                    " GPUs (larger tp/pp) or a smaller precision"
+                              : ""));
+  }
+  if (mem.kv_tokens_per_rank < max_sequence_tokens) {
+    return fail("model '" + m.name + "' on " + inst.label() + " leaves " + gb(mem.kv_cache.base()) +
+                " of KV cache per GPU: " + std::to_string(mem.kv_tokens_per_rank) +
+                " tokens per rank, less than one " + std::to_string(max_sequence_tokens) +
+                "-token sequence (larger tp/pp, FP8 KV or a smaller precision)");
+  }
+  return mem;
+}
+
+}  // namespace clustertwin::workload

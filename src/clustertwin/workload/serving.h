@@ -1,0 +1,118 @@
+#pragma once
+/// Serving layouts and their memory (docs/models/inference.md, "layouts" and "memory").
+///
+/// An instance holds one copy of the model on tp x pp GPUs (TensorRT-LLM semantics):
+///   tp  tensor parallelism of attention, dense MLP and shared experts (heads, widths split);
+///   ep  expert parallelism of the routed experts, carved from tp (moe_tp x moe_ep = tp): each
+///       GPU holds experts/ep experts of width inter/(tp/ep);
+///   dp_attention  attention data parallelism (ADP, "DEP" with ep = tp): each of the tp GPUs runs
+///       its own batch through attention, the dense layers and the shared experts with replicated
+///       weights; the ranks meet in the MoE all-to-all (DeepSeek / SGLang / TensorRT-LLM "wide
+///       EP" when tp spans a whole NVL72 rack);
+///   pp  pipeline stages; each stage holds layers/pp layers.
+/// The scheduler works per *rank*: one per attention-DP GPU, one per pipeline micro-batch slot,
+/// or one per instance; `max_batch` and `max_tokens` are per rank, as TensorRT-LLM's
+/// max_batch_size / max_num_tokens are per attention rank with ADP.
+/// A deployment is `replicas` identical instances, or (disaggregated) a prefill pool and a decode
+/// pool of instances with KV-cache transfer between them.
+///
+/// Memory per GPU = weights + buffers + KV cache:
+///   weights: attention (and MLA projections) at the attention precision, / tp unless ADP;
+///            dense MLP and shared experts / tp unless ADP; routed experts / tp (= / ep / etp);
+///            embedding and output head (bf16) / tp unless ADP; one MTP layer when speculating;
+///            the heaviest pipeline stage (first: embedding; last: head).
+///   buffers: framework (CUDA context, workspaces, communication buffers, 3 GB) + activations of
+///            one step: max_tokens x hidden x 2 B x 16.
+///   KV cache: kv_fraction x what is left (TensorRT-LLM's free_gpu_memory_fraction), holding
+///            per token: GQA 2 x kv_heads/tp (at least 1) x head_dim per layer; MLA
+///            (kv_lora + rope) per layer, duplicated on every TP rank and whole on every ADP
+///            rank; x layers / pp, x kv bytes (1 for FP8).
+/// Precision: `weights` applies to GEMMs of the MLP and experts; with NVFP4 on a MLA model the
+/// attention projections stay FP8 (NVIDIA's DeepSeek-R1 FP4 checkpoint keeps q/kv projections
+/// out of FP4); embeddings, norms and the router stay bf16.
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "clustertwin/base/result.h"
+#include "clustertwin/base/units.h"
+#include "clustertwin/compute/op.h"
+#include "clustertwin/models/model.h"
+
+namespace clustertwin::workload {
+
+using base::Bytes;
+
+struct InstanceLayout {
+  int tp = 1;
+  int pp = 1;
+  int ep = 1;  ///< expert parallel, divides tp; 1 for dense models
+  bool dp_attention = false;
+  int64_t max_batch = 256;      ///< sequences per rank
+  int64_t max_tokens = 8192;    ///< tokens per iteration per rank
+  bool chunked_prefill = true;  ///< split prompts longer than the token budget over iterations
+
+  [[nodiscard]] int gpus() const { return tp * pp; }
+  /// Scheduling ranks: tp with attention DP, pp slots with pipelining, else 1.
+  [[nodiscard]] int ranks() const { return dp_attention ? tp : pp; }
+  /// "TP8 EP8 ADP", "TP2 PP2", "TP1".
+  [[nodiscard]] std::string label() const;
+};
+
+/// What a rank does when the KV cache is full: kPreempt admits by the prompt and evicts the
+/// newest running sequence when a step would overflow (TensorRT-LLM max_util, vLLM);
+/// kReserve admits only when prompt + maximum output fits (guaranteed_no_evict).
+enum class KvPolicy { kPreempt, kReserve };
+const char* kv_policy_name(KvPolicy p);
+
+struct ServingLayout {
+  compute::DType weights = compute::DType::kNvfp4;
+  double kv_bytes = 1.0;    ///< per KV element: 1 FP8, 2 bf16
+  InstanceLayout instance;  ///< aggregated; the decode pool when disaggregated
+  int replicas = 1;         ///< instances (decode instances when disaggregated)
+  bool disaggregated = false;
+  InstanceLayout prefill;  ///< disaggregated: one prefill (context) instance
+  int prefill_replicas = 0;
+  int mtp = 0;                  ///< speculative draft tokens per step from the MTP module
+  double mtp_acceptance = 0.0;  ///< probability each draft token is accepted (chained)
+  KvPolicy kv_policy = KvPolicy::kPreempt;
+  double kv_fraction = 0.9;  ///< of memory left after weights and buffers
+
+  [[nodiscard]] int64_t gpus() const;
+  /// "TP8 EP8 ADP x9" or "ctx TP4 x14 + gen TP8 x2".
+  [[nodiscard]] std::string label() const;
+  /// Expected tokens a sequence advances per decode step: 1 + a + a^2 + ... + a^mtp.
+  [[nodiscard]] double tokens_per_step() const;
+};
+
+/// Divisibility and sizes against the model and the GPUs the deployment is given: heads and
+/// widths by tp, experts by ep, ep dividing tp, layers >= pp, ADP only with ep = tp and pp = 1,
+/// GPUs = instances x tp x pp. Every violation is one error naming both sides.
+base::Status validate(const ServingLayout& l, const models::ModelSpec& m, int64_t gpus);
+
+/// Attention-projection precision for `weights` on model `m` (see the header comment).
+compute::DType attention_dtype(const models::ModelSpec& m, compute::DType weights);
+
+/// Per GPU of one instance.
+struct ServingMemory {
+  Bytes usable;
+  Bytes weights;
+  Bytes buffers;
+  Bytes kv_cache;                  ///< KV-cache pool per GPU
+  double kv_bytes_per_token = 0;   ///< per GPU, for one token of a sequence of its rank
+  int64_t kv_tokens_per_rank = 0;  ///< tokens one scheduling rank can hold
+  double params = 0;               ///< parameters held per GPU
+};
+
+/// The memory plan of `inst` (the heaviest stage). Never fails; see check_serving_memory.
+ServingMemory serving_memory(const models::ModelSpec& m, const InstanceLayout& inst,
+                             const ServingLayout& l, Bytes usable);
+
+/// The plan, or an error when weights and buffers do not fit (by how much, and what would) or
+/// when one sequence of `max_sequence_tokens` does not fit the KV cache of a rank.
+base::Result<ServingMemory> check_serving_memory(const models::ModelSpec& m,
+                                                 const InstanceLayout& inst, const ServingLayout& l,
+                                                 Bytes usable, int64_t max_sequence_tokens);
+
+}  // namespace clustertwin::workload
