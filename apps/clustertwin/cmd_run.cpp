@@ -1,27 +1,186 @@
-// The flagship scenario (plain `clustertwin`): the Azure NDv6 GB300 cluster described, with the
-// workloads of the scenario as they land, a one-screen summary and the HTML report.
+// `clustertwin run [FILE]` and plain `clustertwin`: a scenario (a cluster and its workloads)
+// run end to end: the cluster described, each workload simulated, a one-screen summary, the
+// results JSON (--json) and the HTML report. Without a file it runs the built-in flagship,
+// examples/azure-ndv6-gb300.yaml, compiled into the binary.
 
 #include <fmt/format.h>
 
 #include <iostream>
 
+#include "clustertwin/config/reader.h"
 #include "clustertwin/report/html.h"
 #include "commands.h"
 
 namespace clustertwin::app {
+namespace {
 
-int run_flagship(const Context& ctx) {
-  auto d = describe_cluster(ctx, "azure-ndv6-gb300");
+using config::Reader;
+using Need = Reader::Need;
+
+// The flagship scenario (kept identical to examples/azure-ndv6-gb300.yaml; a test diffs them).
+constexpr const char* kFlagship = R"(# The flagship: Azure NDv6 GB300 (64 GB300 NVL72 racks, 4,608 GPUs) training a trillion-
+# parameter GPT on the whole cluster. Run: clustertwin run examples/azure-ndv6-gb300.yaml
+name: azure-ndv6-gb300
+cluster: azure-ndv6-gb300
+workload:
+  training:
+    model: megatron-gpt-1t
+    gpus: 4608
+    tp: 8
+    pp: 16
+    vpp: 2
+    global_batch: 4608
+    seq_len: 4096
+    precision: fp8
+    tp_comm_overlap: true
+    tokens: 15T
+)";
+
+struct Scenario {
+  std::string name;
+  std::string cluster;  // a catalog name or a file; inline clusters are written to `cluster_file`
+  std::optional<TrainOptions> training;
+};
+
+base::Result<Scenario> parse_scenario(const config::Document& doc) {
+  config::ReadContext ctx{.file = doc.file};
+  Reader top(doc.root, ctx);
+  Scenario s;
+  s.name = top.string("name", Need::kOptional).value_or(doc.file);
+  top.allow("description");
+  if (top.has("cluster")) {
+    auto c = top.string("cluster");
+    if (c) s.cluster = *c;
+  } else {
+    top.error("missing required key 'cluster' (a catalog name such as azure-ndv6-gb300 or a "
+              "cluster file)");
+  }
+  if (auto w = top.child("workload")) {
+    if (auto t = w->child("training", Need::kOptional)) {
+      TrainOptions o;
+      o.cluster = s.cluster;
+      o.model = t->string("model").value_or(o.model);
+      o.gpus = t->integer("gpus", Need::kOptional, 1).value_or(0);
+      o.tp = static_cast<int>(t->integer("tp", Need::kOptional, 1, 4096).value_or(1));
+      o.pp = static_cast<int>(t->integer("pp", Need::kOptional, 1, 4096).value_or(1));
+      o.dp = static_cast<int>(t->integer("dp", Need::kOptional, 1, 10'000'000).value_or(0));
+      o.cp = static_cast<int>(t->integer("cp", Need::kOptional, 1, 4096).value_or(1));
+      o.ep = static_cast<int>(t->integer("ep", Need::kOptional, 1, 4096).value_or(1));
+      o.vpp = static_cast<int>(t->integer("vpp", Need::kOptional, 1, 1024).value_or(1));
+      o.zero = static_cast<int>(t->integer("zero", Need::kOptional, 0, 3).value_or(1));
+      o.micro_batch = t->integer("micro_batch", Need::kOptional, 1).value_or(1);
+      o.global_batch = t->integer("global_batch", Need::kOptional, 1).value_or(0);
+      o.seq_len = t->integer("seq_len", Need::kOptional, 1).value_or(0);
+      o.precision = t->choice("precision", {"bf16", "fp8", "fp4"}, Need::kOptional).value_or("bf16");
+      o.recompute = t->choice("recompute", {"none", "selective", "full"}, Need::kOptional).value_or("none");
+      o.comm = t->choice("comm", {"analytical", "collective", "flow"}, Need::kOptional).value_or("collective");
+      o.tp_overlap = t->boolean("tp_comm_overlap", Need::kOptional).value_or(false);
+      o.ep_overlap = t->boolean("ep_overlap", Need::kOptional).value_or(false);
+      o.no_sp = !t->boolean("sequence_parallel", Need::kOptional).value_or(true);
+      o.no_dp_overlap = !t->boolean("dp_overlap", Need::kOptional).value_or(true);
+      o.tokens = t->string("tokens", Need::kOptional).value_or("");
+      t->finish();
+      s.training = o;
+    }
+    w->finish();
+  }
+  top.finish();
+  if (!ctx.errors.empty()) return base::fail(ctx.errors.combined());
+  return s;
+}
+
+int run_scenario(const Context& ctx, const config::Document& doc, const std::string& json_path) {
+  auto s = parse_scenario(doc);
+  if (!s) return bad_input(s.error());
+  auto d = describe_cluster(ctx, s->cluster);
   if (!d) return bad_input(d.error());
-  report::Json results = {{"cluster", d->json}, {"scenario", "azure-ndv6-gb300 (built-in)"}};
-  std::cout << d->text;
+  report::Json results = {{"scenario", s->name}, {"cluster", d->json}};
+  const auto& c = d->json;
+  auto num = [&](std::initializer_list<const char*> path) {
+    const report::Json* j = &c;
+    for (const char* k : path) {
+      if (!j->contains(k)) return 0.0;
+      j = &(*j)[k];
+    }
+    return j->get<double>();
+  };
+  const bool racks = c["counts"]["racks"].get<int>() > 0;
+  const std::string unit = racks ? "rack" : "NVLink domain";
+  std::string summary = fmt::format(
+      "{}\n  {} GPUs in {} {}s ({} GPUs per NVLink domain), {} CPUs\n",
+      c["cluster"]["display_name"].get<std::string>(), c["counts"]["gpus"].get<int>(),
+      c["counts"]["nvlink_domains"].get<int>(), unit, c["counts"]["nvlink_domain_gpus"].get<int>(),
+      c["counts"]["cpus"].get<int>());
+  summary += fmt::format(
+      "  per {}: {:.2f} EFLOP/s FP4 sparse ({:.2f} dense), {:.1f} TB fast memory, {:.0f} TB/s "
+      "NVLink, ~{:.0f} kW\n",
+      unit, num({"compute", "fp4", "sparse_per_domain_FLOPps"}) / 1e18,
+      num({"compute", "fp4", "dense_per_domain_FLOPps"}) / 1e18,
+      num({"memory", "fast_memory_per_domain_B"}) / 1e12, num({"nvlink", "per_domain_bidir_Bps"}) / 1e12,
+      num({"power", "system_nameplate_W"}) / 1e3);
+  summary += fmt::format(
+      "  fabric: {:.0f} Gb/s per GPU, {}-tier fat tree of {} switches, bisection {:.0f} TB/s; IT "
+      "power ~{:.1f} MW\n",
+      num({"scale_out", "per_gpu_bps"}) / 1e9, c["scale_out"]["tiers"].get<int>(),
+      c["counts"]["scale_out_switches"].get<int>(), num({"scale_out", "bisection_Bps"}) / 1e12,
+      num({"power", "cluster_it_W"}) / 1e6);
+  if (s->training) {
+    auto t = run_training(ctx, *s->training);
+    if (!t) return bad_input(t.error());
+    results["training"] = t->json;
+    summary += "  " + t->summary + "\n";
+    if (t->json.contains("time_to_train_s")) {
+      summary += fmt::format("            time to train {:.3g} tokens: {:.1f} days\n",
+                             t->json["token_budget"].get<double>(),
+                             t->json["time_to_train_s"].get<double>() / 86400);
+    }
+  }
+  if (!json_path.empty()) {
+    if (auto st = report::write_json(results, json_path); !st) return bad_input(st.error());
+  }
+  if (json_path != "-") std::cout << summary;
   if (!ctx.no_report) {
     const std::string html = report::render_html(results);
     if (auto st = report::write_text(html, ctx.report_path); !st) return bad_input(st.error());
-    std::cout << fmt::format("\nreport: {} ({:.1f} MB); open it in a browser\n", ctx.report_path,
-                             static_cast<double>(html.size()) / 1e6);
+    if (json_path != "-") {
+      std::cout << fmt::format("  report: {} ({:.1f} MB); open it in a browser\n", ctx.report_path,
+                               static_cast<double>(html.size()) / 1e6);
+    }
   }
   return kExitOk;
+}
+
+struct RunOptions {
+  std::string file;
+  std::string json;
+};
+
+}  // namespace
+
+int run_flagship(const Context& ctx) {
+  auto doc = config::parse_document(kFlagship, "built-in:azure-ndv6-gb300");
+  if (!doc) return bad_input(doc.error());
+  return run_scenario(ctx, *doc, "");
+}
+
+Verb add_run(CLI::App& app, const Context& ctx) {
+  auto o = std::make_shared<RunOptions>();
+  CLI::App* cmd = app.add_subcommand(
+      "run",
+      "Run a scenario file (a cluster and its workloads): summary, --json results and the HTML "
+      "report. Without a file: the built-in flagship (examples/azure-ndv6-gb300.yaml).\n"
+      "Example: clustertwin run examples/azure-ndv6-gb300.yaml --json results.json");
+  cmd->add_option("file", o->file, "scenario YAML/JSON file");
+  cmd->add_option("--json", o->json, "write results JSON to FILE ('-' for stdout)");
+  return {cmd, [&ctx, o] {
+            if (o->file.empty()) {
+              auto doc = config::parse_document(kFlagship, "built-in:azure-ndv6-gb300");
+              return run_scenario(ctx, *doc, o->json);
+            }
+            auto doc = config::load_document(o->file);
+            if (!doc) return bad_input(doc.error());
+            return run_scenario(ctx, *doc, o->json);
+          }};
 }
 
 }  // namespace clustertwin::app

@@ -2,6 +2,8 @@
 // Example: clustertwin train --cluster meta-llama3-h100 --gpus 16384 --model llama3.1-405b
 //          --tp 8 --pp 16 --global-batch 2048 --seq-len 8192
 
+#include <fmt/format.h>
+
 #include <iostream>
 
 #include "clustertwin/base/units_parse.h"
@@ -14,21 +16,6 @@
 namespace clustertwin::app {
 namespace {
 
-struct TrainOptions {
-  std::string cluster = "azure-ndv6-gb300";
-  int64_t gpus = 0;
-  std::string model = "llama3.1-405b";
-  int layers = 0;
-  int64_t hidden = 0, heads = 0, kv_heads = 0, ffn = 0, vocab = 51200;
-  int tp = 1, pp = 1, dp = 0, cp = 1, ep = 1, vpp = 1, zero = 1;
-  int64_t micro_batch = 1, global_batch = 0, seq_len = 0;
-  std::string precision = "bf16", recompute = "none", comm = "collective";
-  bool no_sp = false, tp_overlap = false, no_dp_overlap = false, ep_overlap = false;
-  std::string attention = "flash";
-  double overhead = -1;
-  std::string tokens;
-  std::string json, trace;
-};
 
 base::Result<models::ModelSpec> resolve_model(const hardware::Catalog& cat, const TrainOptions& o) {
   if (o.model == "gpt") {
@@ -43,15 +30,17 @@ base::Result<models::ModelSpec> resolve_model(const hardware::Catalog& cat, cons
   return models::load_model(cat, o.model);
 }
 
-int train(const Context& ctx, const TrainOptions& o) {
+}  // namespace
+
+base::Result<RunOutput> run_training(const Context& ctx, const TrainOptions& o) {
   auto cat = ctx.load_catalog();
-  if (!cat) return bad_input(cat.error());
+  if (!cat) return base::fail(cat.error());
   auto spec = hardware::resolve_cluster(*cat, o.cluster);
-  if (!spec) return bad_input(spec.error());
+  if (!spec) return base::fail(spec.error());
   auto topo = topology::Topology::build(*cat, *spec);
-  if (!topo) return bad_input(topo.error());
+  if (!topo) return base::fail(topo.error());
   auto model = resolve_model(*cat, o);
-  if (!model) return bad_input(model.error());
+  if (!model) return base::fail(model.error());
   const auto& sys = **cat->system(spec->system);
   const auto& gpu = **cat->gpu(sys.gpu);
 
@@ -66,7 +55,7 @@ int train(const Context& ctx, const TrainOptions& o) {
   l.seq_len = o.seq_len > 0 ? o.seq_len : std::min<int64_t>(model->max_seq_len > 0 ? model->max_seq_len : 4096, 8192);
   const int64_t gpus = o.gpus > 0 ? o.gpus : topo->gpus();
   if (gpus > topo->gpus()) {
-    return bad_input("--gpus " + std::to_string(gpus) + " is more than cluster '" + spec->name +
+    return base::fail("--gpus " + std::to_string(gpus) + " is more than cluster '" + spec->name +
                      "' has (" + std::to_string(topo->gpus()) + ")");
   }
   const int64_t mp = static_cast<int64_t>(l.tp) * l.pp * l.cp;
@@ -74,17 +63,17 @@ int train(const Context& ctx, const TrainOptions& o) {
     l.dp = o.dp;
   } else {
     if (mp <= 0 || gpus % mp != 0) {
-      return bad_input("--gpus " + std::to_string(gpus) + " is not a multiple of tp*pp*cp = " +
+      return base::fail("--gpus " + std::to_string(gpus) + " is not a multiple of tp*pp*cp = " +
                        std::to_string(mp) + " (give --dp or change the layout)");
     }
     l.dp = static_cast<int>(gpus / mp);
   }
   l.global_batch = o.global_batch > 0 ? o.global_batch : l.micro_batch * l.dp * std::max(1, 4 * l.pp);
   auto dtype = compute::parse_dtype(o.precision);
-  if (!dtype) return bad_input("--precision: expected bf16, fp8 or fp4, got '" + o.precision + "'");
+  if (!dtype) return base::fail("--precision: expected bf16, fp8 or fp4, got '" + o.precision + "'");
   l.dtype = *dtype;
   auto rc = models::parse_recompute(o.recompute);
-  if (!rc) return bad_input("--recompute: expected none, selective or full, got '" + o.recompute + "'");
+  if (!rc) return base::fail("--recompute: expected none, selective or full, got '" + o.recompute + "'");
   l.recompute = *rc;
   l.sequence_parallel = !o.no_sp;
   l.tp_comm_overlap = o.tp_overlap;
@@ -109,16 +98,16 @@ int train(const Context& ctx, const TrainOptions& o) {
     } catch (...) {
       budget = -1;
     }
-    if (budget <= 0) return bad_input("--tokens: expected a token count like 15T or 2e12, got '" + t + "'");
+    if (budget <= 0) return base::fail("--tokens: expected a token count like 15T or 2e12, got '" + t + "'");
   }
   auto cm = compute::ComputeModel::for_gpu(gpu, *cat);
-  if (!cm) return bad_input(cm.error());
+  if (!cm) return base::fail(cm.error());
   std::unique_ptr<execution::CommModel> comm;
   if (o.comm == "analytical") {
     comm = std::make_unique<execution::AnalyticalComm>(*topo);
   } else {
     auto calib = collective::Calibration::load(*cat);
-    if (!calib) return bad_input(calib.error());
+    if (!calib) return base::fail(calib.error());
     collective::ModelOptions mo;
     mo.network = o.comm == "flow" ? collective::NetworkModelKind::kFlow
                                   : collective::NetworkModelKind::kAnalytical;
@@ -128,19 +117,35 @@ int train(const Context& ctx, const TrainOptions& o) {
   execution::TrainingSetup setup{.model = &*model, .layout = l, .compute = &*cm, .comm = comm.get(),
                                  .memory_capacity = gpu.hbm_usable,
                                  .peak = gpu.peak_for(peak_prec)->dense};
+  setup.gpus = gpus;
   if (o.overhead >= 0) setup.framework_overhead = o.overhead;
   auto r = execution::simulate_training_step(setup);
-  if (!r) return bad_input(r.error());
+  if (!r) return base::fail(r.error());
   report::TrainingContext c{.cluster = spec->name, .model = model->name, .gpu = gpu.name,
                             .gpus = gpus, .token_budget = budget};
-  auto json = report::training_json(*r, l, c);
-  if (!o.json.empty()) {
-    if (auto st = report::write_json({{"training", json}}, o.json); !st) return bad_input(st.error());
-  }
+  RunOutput out;
+  out.json = report::training_json(*r, l, c);
+  out.text = report::training_text(*r, l, c);
+  out.summary = fmt::format("training  {} on {} GPUs ({}): step {:.2f} s, {:.0f} tokens/s per GPU, "
+                            "{:.0f} TFLOP/s per GPU, MFU {:.0f}%",
+                            model->name, gpus, out.json["layout"]["summary"].get<std::string>(),
+                            r->step_time_s, r->tokens_per_s / static_cast<double>(gpus),
+                            r->model_tflops_per_gpu, 100 * r->mfu);
   if (!o.trace.empty()) {
-    if (auto st = report::training_trace(*r, l).write(o.trace); !st) return bad_input(st.error());
+    if (auto st = report::training_trace(*r, l).write(o.trace); !st) return base::fail(st.error());
   }
-  if (o.json != "-") std::cout << report::training_text(*r, l, c);
+  return out;
+}
+
+namespace {
+
+int train(const Context& ctx, const TrainOptions& o) {
+  auto r = run_training(ctx, o);
+  if (!r) return bad_input(r.error());
+  if (!o.json.empty()) {
+    if (auto st = report::write_json({{"training", r->json}}, o.json); !st) return bad_input(st.error());
+  }
+  if (o.json != "-") std::cout << r->text;
   return kExitOk;
 }
 

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -45,6 +46,7 @@ Verb add_catalog(CLI::App& app, const Context& ctx);
 Verb add_report(CLI::App& app, const Context& ctx);
 Verb add_cli_docs(CLI::App& app, const Context& ctx);
 Verb add_train(CLI::App& app, const Context& ctx);
+Verb add_run(CLI::App& app, const Context& ctx);
 Verb add_model(CLI::App& app, const Context& ctx);
 Verb add_collective(CLI::App& app, const Context& ctx);
 
@@ -54,6 +56,33 @@ struct Described {
   std::string text;
 };
 base::Result<Described> describe_cluster(const Context& ctx, const std::string& cluster);
+
+/// What a workload run gives back: its JSON section, the full text page and a one-line summary.
+struct RunOutput {
+  nlohmann::json json;
+  std::string text;
+  std::string summary;
+};
+
+/// `clustertwin train` options (also filled from a scenario's `workload.training`).
+struct TrainOptions {
+  std::string cluster = "azure-ndv6-gb300";
+  int64_t gpus = 0;
+  std::string model = "llama3.1-405b";
+  int layers = 0;
+  int64_t hidden = 0, heads = 0, kv_heads = 0, ffn = 0, vocab = 51200;
+  int tp = 1, pp = 1, dp = 0, cp = 1, ep = 1, vpp = 1, zero = 1;
+  int64_t micro_batch = 1, global_batch = 0, seq_len = 0;
+  std::string precision = "bf16", recompute = "none", comm = "collective";
+  bool no_sp = false, tp_overlap = false, no_dp_overlap = false, ep_overlap = false;
+  std::string attention = "flash";
+  double overhead = -1;
+  std::string tokens;
+  std::string json, trace;
+};
+
+/// One training step as `train` runs it.
+base::Result<RunOutput> run_training(const Context& ctx, const TrainOptions& o);
 
 /// Runs the built-in flagship scenario (plain `clustertwin`).
 int run_flagship(const Context& ctx);

@@ -41,12 +41,14 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   app.add_flag("--no-report", ctx.no_report, "flagship run: do not write the HTML report");
   app.require_subcommand(0, 1);
+  app.fallthrough();  // global options (--catalog, --quiet, --report) also after the verb
   std::vector<Verb> verbs;
   verbs.push_back(add_describe(app, ctx));
   verbs.push_back(add_catalog(app, ctx));
   verbs.push_back(add_report(app, ctx));
   verbs.push_back(add_model(app, ctx));
   verbs.push_back(add_train(app, ctx));
+  verbs.push_back(add_run(app, ctx));
   verbs.push_back(add_collective(app, ctx));
   verbs.push_back(add_cli_docs(app, ctx));
   try {

@@ -9,3 +9,21 @@ ct_cli_test(NAME golden.describe.shorthand ARGS describe gb300-nvl72*8 GOLDEN sc
 ct_cli_test(NAME golden.describe.inline_file ARGS describe ${CMAKE_SOURCE_DIR}/examples/inline-cluster.yaml
             GOLDEN scenarios/golden/describe-inline-cluster.txt LABELS golden)
 ct_cli_test(NAME golden.plain_clustertwin ARGS --no-report GOLDEN scenarios/golden/flagship.txt LABELS golden)
+# The flagship example file and the built-in flagship give the same run (one golden for both).
+ct_cli_test(NAME golden.run_example_flagship ARGS run ${CMAKE_SOURCE_DIR}/examples/azure-ndv6-gb300.yaml --no-report
+            GOLDEN scenarios/golden/flagship.txt LABELS golden)
+ct_cli_test(NAME golden.train_llama405b_meta ARGS train --cluster meta-llama3-h100 --gpus 16384 --model llama3.1-405b
+            --tp 8 --pp 16 --vpp 4 --global-batch 2048 --seq-len 8192 --recompute full
+            GOLDEN scenarios/golden/train-llama405b-meta.txt LABELS golden)
+ct_cli_test(NAME bad.train_layout_mismatch RC 2 ARGS train --cluster hgx-h100*8 --model llama3.1-70b --tp 8 --pp 4 --dp 4
+            STDERR "tp*pp*dp*cp = 8*4*4*1 = 128 does not match gpus = 64")
+ct_cli_test(NAME bad.train_does_not_fit RC 2 ARGS train --cluster hgx-h100*8 --model llama3.1-405b --tp 8 --pp 1
+            STDERR "does not fit in GPU memory")
+ct_cli_test(NAME bad.train_unknown_model RC 2 ARGS train --cluster hgx-h100*8 --model llama3-405b --tp 8
+            STDERR "did you mean")
+ct_cli_test(NAME bad.train_too_many_gpus RC 2 ARGS train --cluster hgx-h100*8 --gpus 128 --model llama3.1-8b
+            STDERR "is more than cluster")
+ct_cli_test(NAME bad.train_heads_not_divisible RC 2 ARGS train --cluster hgx-h100*8 --model llama3.1-8b --tp 3 --dp 1 --gpus 3
+            STDERR "does not divide the model's 32 attention heads")
+ct_cli_test(NAME bad.scenario_unknown_key RC 2 ARGS run ${CMAKE_SOURCE_DIR}/tests/cli/bad/scenario-unknown-key.yaml --no-report
+            STDERR "scenario-unknown-key.yaml:6: workload.training: unknown key 'tensor_parallel'")

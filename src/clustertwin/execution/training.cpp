@@ -146,7 +146,7 @@ base::Result<Prepared> prepare(const TrainingSetup& s) {
   const auto& m = *s.model;
   const auto& l = s.layout;
   Prepared p;
-  p.gpus = l.gpus();
+  p.gpus = s.gpus > 0 ? s.gpus : l.gpus();
   if (auto st = workload::validate(l, m, p.gpus); !st) return base::fail(st.error());
   models::PassSpec pass{.phase = models::Phase::kTraining, .batch = l.micro_batch,
                         .seq_len = l.seq_len, .tp = l.tp, .sequence_parallel = l.sequence_parallel,

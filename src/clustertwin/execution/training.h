@@ -41,6 +41,7 @@ struct TrainingSetup {
   base::Bytes memory_capacity;   ///< usable HBM per GPU
   base::FlopsPerSecond peak;     ///< per GPU at the layout's precision (for MFU)
   int first_gpu = 0;             ///< where the job starts (ranks packed from here)
+  int64_t gpus = 0;              ///< GPUs given to the job; 0 = tp*pp*dp*cp (checked against it)
   /// Fraction of compute time lost to what kernels do not show: launch gaps, host overhead,
   /// stragglers. Fitted on the calibration cases (docs/models/training.md), 0 = ideal.
   double framework_overhead = 0.0;
