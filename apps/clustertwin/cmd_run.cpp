@@ -94,7 +94,8 @@ int run_scenario(const Context& ctx, const config::Document& doc, const std::str
   if (!s) return bad_input(s.error());
   auto d = describe_cluster(ctx, s->cluster);
   if (!d) return bad_input(d.error());
-  report::Json results = {{"scenario", s->name}, {"cluster", d->json}};
+  report::Json results = {{"cluster", d->json}};
+  results["cluster"]["cluster"]["scenario"] = s->name;
   const auto& c = d->json;
   auto num = [&](std::initializer_list<const char*> path) {
     const report::Json* j = &c;

@@ -70,10 +70,18 @@ function describe(cluster, name) {
   return path;
 }
 
+// The flagship run (plain `clustertwin`: cluster + training) as `run --json` writes it.
+function flagship(name) {
+  const path = join(outDir, `${name}.json`);
+  execFileSync(bin, ['run', '--json', path, '--no-report'], { stdio: ['ignore', 'ignore', 'inherit'] });
+  return path;
+}
+
 // The sample and the flagship cluster get a picture per section; other fabric shapes (3 tiers,
 // rail-optimised, a single rack with no fabric above its leaf) must draw without errors too.
 const cases = [
   { name: 'sample', json: sampleJson, detail: true },
+  { name: 'flagship', json: flagship('flagship'), detail: true },
   { name: 'describe', json: describe('azure-ndv6-gb300', 'describe'), detail: true },
   { name: 'meta-llama3-h100', json: describe('meta-llama3-h100', 'meta-llama3-h100') },
   { name: 'eos-dfw-h100', json: describe('eos-dfw-h100', 'eos-dfw-h100') },
