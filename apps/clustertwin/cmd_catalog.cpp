@@ -31,7 +31,8 @@ int list(const Context& ctx, const CatalogOptions& o) {
   auto cat = ctx.load_catalog();
   if (!cat) return bad_input(cat.error());
   if (!o.kind.empty() && std::find(kKinds.begin(), kKinds.end(), o.kind) == kKinds.end()) {
-    return bad_input("catalog list: unknown kind '" + o.kind + "'" + base::did_you_mean(o.kind, kKinds));
+    return bad_input("catalog list: unknown kind '" + o.kind + "'" +
+                     base::did_you_mean(o.kind, kKinds));
   }
   report::Table t({"kind", "name", "description"}, {true, true, true});
   auto want = [&](const char* k) { return o.kind.empty() || o.kind == k; };
@@ -48,8 +49,7 @@ int list(const Context& ctx, const CatalogOptions& o) {
 
 // Walks an entry's YAML: `{value, source}` mappings are figures; other scalars are plain fields.
 void walk(const YAML::Node& n, const std::string& path,
-          const std::map<std::string, std::string>& sources, report::Table& t,
-          report::Json& j) {
+          const std::map<std::string, std::string>& sources, report::Table& t, report::Json& j) {
   if (n.IsMap()) {
     if (n["value"] && n["source"]) {
       std::string value = n["value"].Scalar();
@@ -63,8 +63,8 @@ void walk(const YAML::Node& n, const std::string& path,
       return;
     }
     for (const auto& kv : n) {
-      walk(kv.second, path.empty() ? kv.first.Scalar() : path + "." + kv.first.Scalar(), sources,
-           t, j);
+      walk(kv.second, path.empty() ? kv.first.Scalar() : path + "." + kv.first.Scalar(), sources, t,
+           j);
     }
     return;
   }
@@ -95,7 +95,8 @@ int show(const Context& ctx, const CatalogOptions& o) {
     for (const auto& [k, v] : cat->transceivers()) known.push_back(k);
     for (const auto& [k, v] : cat->systems()) known.push_back(k);
     for (const auto& [k, v] : cat->clusters()) known.push_back(k);
-    return bad_input("catalog show: unknown name '" + o.name + "'" + base::did_you_mean(o.name, known));
+    return bad_input("catalog show: unknown name '" + o.name + "'" +
+                     base::did_you_mean(o.name, known));
   }
   YAML::Node root = YAML::Load(file->text);
   std::map<std::string, std::string> sources;
@@ -122,17 +123,21 @@ int show(const Context& ctx, const CatalogOptions& o) {
 Verb add_catalog(CLI::App& app, const Context& ctx) {
   auto opts = std::make_shared<CatalogOptions>();
   CLI::App* cmd = app.add_subcommand(
-      "catalog",
-      "What the built-in catalog holds.\nExample: clustertwin catalog show gb300");
+      "catalog", "What the built-in catalog holds.\nExample: clustertwin catalog show gb300");
   cmd->require_subcommand(1);
-  CLI::App* list_cmd = cmd->add_subcommand("list", "list entries, optionally of one kind\n"
-                                                   "Example: clustertwin catalog list systems");
-  list_cmd->add_option("kind", opts->kind, "gpus, cpus, nics, switches, transceivers, systems, clusters");
-  CLI::App* show_cmd = cmd->add_subcommand("show", "every figure of one entry with its source\n"
-                                                   "Example: clustertwin catalog show gb300-nvl72");
+  CLI::App* list_cmd = cmd->add_subcommand("list",
+                                           "list entries, optionally of one kind\n"
+                                           "Example: clustertwin catalog list systems");
+  list_cmd->add_option("kind", opts->kind,
+                       "gpus, cpus, nics, switches, transceivers, systems, clusters");
+  CLI::App* show_cmd = cmd->add_subcommand("show",
+                                           "every figure of one entry with its source\n"
+                                           "Example: clustertwin catalog show gb300-nvl72");
   show_cmd->add_option("name", opts->name, "entry name")->required();
   show_cmd->add_option("--json", opts->json, "write JSON to FILE ('-' for stdout)");
-  return {cmd, [&ctx, opts, list_cmd] { return list_cmd->parsed() ? list(ctx, *opts) : show(ctx, *opts); }};
+  return {cmd, [&ctx, opts, list_cmd] {
+            return list_cmd->parsed() ? list(ctx, *opts) : show(ctx, *opts);
+          }};
 }
 
 }  // namespace clustertwin::app

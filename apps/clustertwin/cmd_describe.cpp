@@ -2,9 +2,8 @@
 
 #include <iostream>
 
-#include "clustertwin/report/json_out.h"
-
 #include "clustertwin/report/describe.h"
+#include "clustertwin/report/json_out.h"
 #include "clustertwin/topology/summary.h"
 #include "commands.h"
 

@@ -18,7 +18,8 @@ using config::Reader;
 using Need = Reader::Need;
 
 // The flagship scenario (kept identical to examples/azure-ndv6-gb300.yaml; a test diffs them).
-constexpr const char* kFlagship = R"(# The flagship: Azure NDv6 GB300 (64 GB300 NVL72 racks, 4,608 GPUs) training a trillion-
+constexpr const char* kFlagship =
+    R"(# The flagship: Azure NDv6 GB300 (64 GB300 NVL72 racks, 4,608 GPUs) training a trillion-
 # parameter GPT on the whole cluster. Run: clustertwin run examples/azure-ndv6-gb300.yaml
 name: azure-ndv6-gb300
 cluster: azure-ndv6-gb300
@@ -52,8 +53,9 @@ base::Result<Scenario> parse_scenario(const config::Document& doc) {
     auto c = top.string("cluster");
     if (c) s.cluster = *c;
   } else {
-    top.error("missing required key 'cluster' (a catalog name such as azure-ndv6-gb300 or a "
-              "cluster file)");
+    top.error(
+        "missing required key 'cluster' (a catalog name such as azure-ndv6-gb300 or a "
+        "cluster file)");
   }
   if (auto w = top.child("workload")) {
     if (auto t = w->child("training", Need::kOptional)) {
@@ -71,9 +73,12 @@ base::Result<Scenario> parse_scenario(const config::Document& doc) {
       o.micro_batch = t->integer("micro_batch", Need::kOptional, 1).value_or(1);
       o.global_batch = t->integer("global_batch", Need::kOptional, 1).value_or(0);
       o.seq_len = t->integer("seq_len", Need::kOptional, 1).value_or(0);
-      o.precision = t->choice("precision", {"bf16", "fp8", "fp4"}, Need::kOptional).value_or("bf16");
-      o.recompute = t->choice("recompute", {"none", "selective", "full"}, Need::kOptional).value_or("none");
-      o.comm = t->choice("comm", {"analytical", "collective", "flow"}, Need::kOptional).value_or("collective");
+      o.precision =
+          t->choice("precision", {"bf16", "fp8", "fp4"}, Need::kOptional).value_or("bf16");
+      o.recompute =
+          t->choice("recompute", {"none", "selective", "full"}, Need::kOptional).value_or("none");
+      o.comm = t->choice("comm", {"analytical", "collective", "flow"}, Need::kOptional)
+                   .value_or("collective");
       o.tp_overlap = t->boolean("tp_comm_overlap", Need::kOptional).value_or(false);
       o.ep_overlap = t->boolean("ep_overlap", Need::kOptional).value_or(false);
       o.no_sp = !t->boolean("sequence_parallel", Need::kOptional).value_or(true);
@@ -107,18 +112,18 @@ int run_scenario(const Context& ctx, const config::Document& doc, const std::str
   };
   const bool racks = c["counts"]["racks"].get<int>() > 0;
   const std::string unit = racks ? "rack" : "NVLink domain";
-  std::string summary = fmt::format(
-      "{}\n  {} GPUs in {} {}s ({} GPUs per NVLink domain), {} CPUs\n",
-      c["cluster"]["display_name"].get<std::string>(), c["counts"]["gpus"].get<int>(),
-      c["counts"]["nvlink_domains"].get<int>(), unit, c["counts"]["nvlink_domain_gpus"].get<int>(),
-      c["counts"]["cpus"].get<int>());
+  std::string summary =
+      fmt::format("{}\n  {} GPUs in {} {}s ({} GPUs per NVLink domain), {} CPUs\n",
+                  c["cluster"]["display_name"].get<std::string>(), c["counts"]["gpus"].get<int>(),
+                  c["counts"]["nvlink_domains"].get<int>(), unit,
+                  c["counts"]["nvlink_domain_gpus"].get<int>(), c["counts"]["cpus"].get<int>());
   summary += fmt::format(
       "  per {}: {:.2f} EFLOP/s FP4 sparse ({:.2f} dense), {:.1f} TB fast memory, {:.0f} TB/s "
       "NVLink, ~{:.0f} kW\n",
       unit, num({"compute", "fp4", "sparse_per_domain_FLOPps"}) / 1e18,
       num({"compute", "fp4", "dense_per_domain_FLOPps"}) / 1e18,
-      num({"memory", "fast_memory_per_domain_B"}) / 1e12, num({"nvlink", "per_domain_bidir_Bps"}) / 1e12,
-      num({"power", "system_nameplate_W"}) / 1e3);
+      num({"memory", "fast_memory_per_domain_B"}) / 1e12,
+      num({"nvlink", "per_domain_bidir_Bps"}) / 1e12, num({"power", "system_nameplate_W"}) / 1e3);
   summary += fmt::format(
       "  fabric: {:.0f} Gb/s per GPU, {}-tier fat tree of {} switches, bisection {:.0f} TB/s; IT "
       "power ~{:.1f} MW\n",

@@ -16,14 +16,17 @@
 namespace clustertwin::app {
 namespace {
 
-
 base::Result<models::ModelSpec> resolve_model(const hardware::Catalog& cat, const TrainOptions& o) {
   if (o.model == "gpt") {
     if (o.layers <= 0 || o.hidden <= 0 || o.heads <= 0) {
       return base::fail("--model gpt needs --layers, --hidden and --heads (> 0)");
     }
-    models::GptParams p{.layers = o.layers, .hidden = o.hidden, .heads = o.heads,
-                        .kv_heads = o.kv_heads, .ffn = o.ffn, .vocab = o.vocab,
+    models::GptParams p{.layers = o.layers,
+                        .hidden = o.hidden,
+                        .heads = o.heads,
+                        .kv_heads = o.kv_heads,
+                        .ffn = o.ffn,
+                        .vocab = o.vocab,
                         .seq_len = o.seq_len > 0 ? o.seq_len : 2048};
     return models::gpt_model(p);
   }
@@ -52,11 +55,13 @@ base::Result<RunOutput> run_training(const Context& ctx, const TrainOptions& o) 
   l.vpp = o.vpp;
   l.zero = o.zero;
   l.micro_batch = o.micro_batch;
-  l.seq_len = o.seq_len > 0 ? o.seq_len : std::min<int64_t>(model->max_seq_len > 0 ? model->max_seq_len : 4096, 8192);
+  l.seq_len = o.seq_len > 0
+                  ? o.seq_len
+                  : std::min<int64_t>(model->max_seq_len > 0 ? model->max_seq_len : 4096, 8192);
   const int64_t gpus = o.gpus > 0 ? o.gpus : topo->gpus();
   if (gpus > topo->gpus()) {
     return base::fail("--gpus " + std::to_string(gpus) + " is more than cluster '" + spec->name +
-                     "' has (" + std::to_string(topo->gpus()) + ")");
+                      "' has (" + std::to_string(topo->gpus()) + ")");
   }
   const int64_t mp = static_cast<int64_t>(l.tp) * l.pp * l.cp;
   if (o.dp > 0) {
@@ -64,16 +69,19 @@ base::Result<RunOutput> run_training(const Context& ctx, const TrainOptions& o) 
   } else {
     if (mp <= 0 || gpus % mp != 0) {
       return base::fail("--gpus " + std::to_string(gpus) + " is not a multiple of tp*pp*cp = " +
-                       std::to_string(mp) + " (give --dp or change the layout)");
+                        std::to_string(mp) + " (give --dp or change the layout)");
     }
     l.dp = static_cast<int>(gpus / mp);
   }
-  l.global_batch = o.global_batch > 0 ? o.global_batch : l.micro_batch * l.dp * std::max(1, 4 * l.pp);
+  l.global_batch =
+      o.global_batch > 0 ? o.global_batch : l.micro_batch * l.dp * std::max(1, 4 * l.pp);
   auto dtype = compute::parse_dtype(o.precision);
-  if (!dtype) return base::fail("--precision: expected bf16, fp8 or fp4, got '" + o.precision + "'");
+  if (!dtype)
+    return base::fail("--precision: expected bf16, fp8 or fp4, got '" + o.precision + "'");
   l.dtype = *dtype;
   auto rc = models::parse_recompute(o.recompute);
-  if (!rc) return base::fail("--recompute: expected none, selective or full, got '" + o.recompute + "'");
+  if (!rc)
+    return base::fail("--recompute: expected none, selective or full, got '" + o.recompute + "'");
   l.recompute = *rc;
   l.sequence_parallel = !o.no_sp;
   l.tp_comm_overlap = o.tp_overlap;
@@ -98,7 +106,8 @@ base::Result<RunOutput> run_training(const Context& ctx, const TrainOptions& o) 
     } catch (...) {
       budget = -1;
     }
-    if (budget <= 0) return base::fail("--tokens: expected a token count like 15T or 2e12, got '" + t + "'");
+    if (budget <= 0)
+      return base::fail("--tokens: expected a token count like 15T or 2e12, got '" + t + "'");
   }
   auto cm = compute::ComputeModel::for_gpu(gpu, *cat);
   if (!cm) return base::fail(cm.error());
@@ -114,23 +123,29 @@ base::Result<RunOutput> run_training(const Context& ctx, const TrainOptions& o) 
     comm = std::make_unique<execution::CollectiveComm>(*cat, *topo, std::move(*calib), mo);
   }
   const auto peak_prec = compute::peak_precision(cm->effective(l.dtype));
-  execution::TrainingSetup setup{.model = &*model, .layout = l, .compute = &*cm, .comm = comm.get(),
+  execution::TrainingSetup setup{.model = &*model,
+                                 .layout = l,
+                                 .compute = &*cm,
+                                 .comm = comm.get(),
                                  .memory_capacity = gpu.hbm_usable,
                                  .peak = gpu.peak_for(peak_prec)->dense};
   setup.gpus = gpus;
   if (o.overhead >= 0) setup.framework_overhead = o.overhead;
   auto r = execution::simulate_training_step(setup);
   if (!r) return base::fail(r.error());
-  report::TrainingContext c{.cluster = spec->name, .model = model->name, .gpu = gpu.name,
-                            .gpus = gpus, .token_budget = budget};
+  report::TrainingContext c{.cluster = spec->name,
+                            .model = model->name,
+                            .gpu = gpu.name,
+                            .gpus = gpus,
+                            .token_budget = budget};
   RunOutput out;
   out.json = report::training_json(*r, l, c);
   out.text = report::training_text(*r, l, c);
-  out.summary = fmt::format("training  {} on {} GPUs ({}): step {:.2f} s, {:.0f} tokens/s per GPU, "
-                            "{:.0f} TFLOP/s per GPU, MFU {:.0f}%",
-                            model->name, gpus, out.json["layout"]["summary"].get<std::string>(),
-                            r->step_time_s, r->tokens_per_s / static_cast<double>(gpus),
-                            r->model_tflops_per_gpu, 100 * r->mfu);
+  out.summary = fmt::format(
+      "training  {} on {} GPUs ({}): step {:.2f} s, {:.0f} tokens/s per GPU, "
+      "{:.0f} TFLOP/s per GPU, MFU {:.0f}%",
+      model->name, gpus, out.json["layout"]["summary"].get<std::string>(), r->step_time_s,
+      r->tokens_per_s / static_cast<double>(gpus), r->model_tflops_per_gpu, 100 * r->mfu);
   if (!o.trace.empty()) {
     if (auto st = report::training_trace(*r, l).write(o.trace); !st) return base::fail(st.error());
   }
@@ -143,7 +158,8 @@ int train(const Context& ctx, const TrainOptions& o) {
   auto r = run_training(ctx, o);
   if (!r) return bad_input(r.error());
   if (!o.json.empty()) {
-    if (auto st = report::write_json({{"training", r->json}}, o.json); !st) return bad_input(st.error());
+    if (auto st = report::write_json({{"training", r->json}}, o.json); !st)
+      return bad_input(st.error());
   }
   if (o.json != "-") std::cout << r->text;
   return kExitOk;
@@ -159,28 +175,56 @@ Verb add_train(CLI::App& app, const Context& ctx) {
       "memory per GPU and where the time goes.\n"
       "Example: clustertwin train --cluster meta-llama3-h100 --gpus 16384 --model llama3.1-405b "
       "--tp 8 --pp 16 --global-batch 2048 --seq-len 8192");
-  cmd->add_option("--cluster", o->cluster, "catalog name, cluster file or SYSTEM*COUNT")->capture_default_str();
-  cmd->add_option("--gpus", o->gpus, "GPUs of the job (default: the whole cluster)")->check(CLI::PositiveNumber);
-  cmd->add_option("--model", o->model, "catalog model, YAML file, HF config.json, or 'gpt' with --layers/--hidden/--heads")->capture_default_str();
+  cmd->add_option("--cluster", o->cluster, "catalog name, cluster file or SYSTEM*COUNT")
+      ->capture_default_str();
+  cmd->add_option("--gpus", o->gpus, "GPUs of the job (default: the whole cluster)")
+      ->check(CLI::PositiveNumber);
+  cmd->add_option(
+         "--model", o->model,
+         "catalog model, YAML file, HF config.json, or 'gpt' with --layers/--hidden/--heads")
+      ->capture_default_str();
   cmd->add_option("--layers", o->layers, "custom GPT: layers")->check(CLI::PositiveNumber);
   cmd->add_option("--hidden", o->hidden, "custom GPT: hidden size")->check(CLI::PositiveNumber);
   cmd->add_option("--heads", o->heads, "custom GPT: attention heads")->check(CLI::PositiveNumber);
-  cmd->add_option("--kv-heads", o->kv_heads, "custom GPT: KV heads (default: heads)")->check(CLI::PositiveNumber);
-  cmd->add_option("--ffn", o->ffn, "custom GPT: MLP width (default: 4 x hidden)")->check(CLI::PositiveNumber);
-  cmd->add_option("--vocab", o->vocab, "custom GPT: vocabulary")->check(CLI::PositiveNumber)->capture_default_str();
-  cmd->add_option("--tp", o->tp, "tensor parallel")->check(CLI::PositiveNumber)->capture_default_str();
-  cmd->add_option("--pp", o->pp, "pipeline stages")->check(CLI::PositiveNumber)->capture_default_str();
-  cmd->add_option("--dp", o->dp, "data parallel (default: gpus / (tp*pp*cp))")->check(CLI::PositiveNumber);
-  cmd->add_option("--cp", o->cp, "context parallel")->check(CLI::PositiveNumber)->capture_default_str();
-  cmd->add_option("--ep", o->ep, "expert parallel (carved from dp*cp)")->check(CLI::PositiveNumber)->capture_default_str();
-  cmd->add_option("--vpp", o->vpp, "virtual pipeline stages per stage (interleaved 1F1B)")->check(CLI::PositiveNumber)->capture_default_str();
-  cmd->add_option("--micro-batch", o->micro_batch, "sequences per micro-batch")->check(CLI::PositiveNumber)->capture_default_str();
-  cmd->add_option("--global-batch", o->global_batch, "sequences per step (default: micro_batch*dp*4*pp)")->check(CLI::PositiveNumber);
-  cmd->add_option("--seq-len", o->seq_len, "sequence length (default: the model's, at most 8192)")->check(CLI::PositiveNumber);
+  cmd->add_option("--kv-heads", o->kv_heads, "custom GPT: KV heads (default: heads)")
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--ffn", o->ffn, "custom GPT: MLP width (default: 4 x hidden)")
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--vocab", o->vocab, "custom GPT: vocabulary")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  cmd->add_option("--tp", o->tp, "tensor parallel")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  cmd->add_option("--pp", o->pp, "pipeline stages")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  cmd->add_option("--dp", o->dp, "data parallel (default: gpus / (tp*pp*cp))")
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--cp", o->cp, "context parallel")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  cmd->add_option("--ep", o->ep, "expert parallel (carved from dp*cp)")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  cmd->add_option("--vpp", o->vpp, "virtual pipeline stages per stage (interleaved 1F1B)")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  cmd->add_option("--micro-batch", o->micro_batch, "sequences per micro-batch")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  cmd->add_option("--global-batch", o->global_batch,
+                  "sequences per step (default: micro_batch*dp*4*pp)")
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--seq-len", o->seq_len, "sequence length (default: the model's, at most 8192)")
+      ->check(CLI::PositiveNumber);
   cmd->add_option("--precision", o->precision, "bf16, fp8 or fp4")->capture_default_str();
   cmd->add_option("--recompute", o->recompute, "none, selective or full")->capture_default_str();
-  cmd->add_option("--zero", o->zero, "0, 1 (distributed optimizer), 2 or 3 (FSDP)")->check(CLI::Range(0, 3))->capture_default_str();
-  cmd->add_flag("--no-sequence-parallel", o->no_sp, "tensor parallelism without sequence parallelism");
+  cmd->add_option("--zero", o->zero, "0, 1 (distributed optimizer), 2 or 3 (FSDP)")
+      ->check(CLI::Range(0, 3))
+      ->capture_default_str();
+  cmd->add_flag("--no-sequence-parallel", o->no_sp,
+                "tensor parallelism without sequence parallelism");
   cmd->add_flag("--tp-overlap", o->tp_overlap, "overlap TP collectives with GEMMs");
   cmd->add_flag("--no-dp-overlap", o->no_dp_overlap, "do not overlap the DP gradient reduction");
   cmd->add_flag("--ep-overlap", o->ep_overlap, "overlap EP all-to-all with compute (DualPipe)");
@@ -193,7 +237,9 @@ Verb add_train(CLI::App& app, const Context& ctx) {
                   "contention between concurrent groups)")
       ->check(CLI::IsMember({"analytical", "collective", "flow"}))
       ->capture_default_str();
-  cmd->add_option("--framework-overhead", o->overhead, "fraction of compute lost to launch gaps and host overhead")->check(CLI::Range(0.0, 10.0));
+  cmd->add_option("--framework-overhead", o->overhead,
+                  "fraction of compute lost to launch gaps and host overhead")
+      ->check(CLI::Range(0.0, 10.0));
   cmd->add_option("--tokens", o->tokens, "token budget for time-to-train (e.g. 15T)");
   cmd->add_option("--json", o->json, "write results JSON to FILE ('-' for stdout)");
   cmd->add_option("--trace", o->trace, "write a Chrome trace of the step to FILE");

@@ -32,16 +32,49 @@ int main() {
   auto cat = *hardware::Catalog::load_embedded();
   using models::Recompute;
   const Case cases[] = {
-      {"llama3.1-405b 16384 H100 TP8 PP16 DP128", "meta-llama3-h100", "llama3.1-405b",
-       {.tp = 8, .pp = 16, .dp = 128, .vpp = 4, .global_batch = 2048, .seq_len = 8192, .recompute = Recompute::kFull}},
-      {"deepseek-v3 2048 H800 PP16 EP64", "deepseek-h800", "deepseek-v3",
-       {.tp = 1, .pp = 16, .dp = 128, .ep = 64, .global_batch = 15360, .seq_len = 4096,
-        .dtype = compute::DType::kFp8, .recompute = Recompute::kFull, .ep_overlap = true}},
-      {"llama3.1-405b 131072 GPUs (hgx-b300*16384)", "hgx-b300*16384", "llama3.1-405b",
-       {.tp = 8, .pp = 16, .dp = 1024, .vpp = 4, .global_batch = 16384, .seq_len = 8192, .recompute = Recompute::kFull}},
-      {"megatron-gpt-1t 130944 GPUs (gb300-nvl72*1820)", "gb300-nvl72*1820", "megatron-gpt-1t",
-       {.tp = 8, .pp = 16, .dp = 1023, .vpp = 2, .global_batch = 16368 * 8, .seq_len = 4096,
-        .dtype = compute::DType::kFp8, .tp_comm_overlap = true}},
+      {"llama3.1-405b 16384 H100 TP8 PP16 DP128",
+       "meta-llama3-h100",
+       "llama3.1-405b",
+       {.tp = 8,
+        .pp = 16,
+        .dp = 128,
+        .vpp = 4,
+        .global_batch = 2048,
+        .seq_len = 8192,
+        .recompute = Recompute::kFull}},
+      {"deepseek-v3 2048 H800 PP16 EP64",
+       "deepseek-h800",
+       "deepseek-v3",
+       {.tp = 1,
+        .pp = 16,
+        .dp = 128,
+        .ep = 64,
+        .global_batch = 15360,
+        .seq_len = 4096,
+        .dtype = compute::DType::kFp8,
+        .recompute = Recompute::kFull,
+        .ep_overlap = true}},
+      {"llama3.1-405b 131072 GPUs (hgx-b300*16384)",
+       "hgx-b300*16384",
+       "llama3.1-405b",
+       {.tp = 8,
+        .pp = 16,
+        .dp = 1024,
+        .vpp = 4,
+        .global_batch = 16384,
+        .seq_len = 8192,
+        .recompute = Recompute::kFull}},
+      {"megatron-gpt-1t 130944 GPUs (gb300-nvl72*1820)",
+       "gb300-nvl72*1820",
+       "megatron-gpt-1t",
+       {.tp = 8,
+        .pp = 16,
+        .dp = 1023,
+        .vpp = 2,
+        .global_batch = 16368 * 8,
+        .seq_len = 4096,
+        .dtype = compute::DType::kFp8,
+        .tp_comm_overlap = true}},
   };
   std::printf("%-48s %10s %12s %12s %10s %10s\n", "case", "step_s", "sim_wall_s", "estimate_us",
               "events", "peak_MiB");
@@ -63,11 +96,16 @@ int main() {
     auto cm = *compute::ComputeModel::for_gpu(gpu, cat);
     auto model = *models::load_model(cat, c.model);
     execution::AnalyticalComm comm(topo);
-    execution::TrainingSetup s{.model = &model, .layout = c.layout, .compute = &cm, .comm = &comm,
-                               .memory_capacity = gpu.hbm_usable,
-                               .peak = gpu.peak_for(compute::peak_precision(cm.effective(c.layout.dtype)))->dense};
+    execution::TrainingSetup s{
+        .model = &model,
+        .layout = c.layout,
+        .compute = &cm,
+        .comm = &comm,
+        .memory_capacity = gpu.hbm_usable,
+        .peak = gpu.peak_for(compute::peak_precision(cm.effective(c.layout.dtype)))->dense};
     auto r = execution::simulate_training_step(s);
-    const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    const double wall =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     if (!r) {
       std::printf("%-48s error: %s\n", c.name, r.error().to_string().c_str());
       continue;

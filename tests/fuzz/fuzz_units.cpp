@@ -11,9 +11,9 @@ using namespace clustertwin::base;
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string_view text(reinterpret_cast<const char*>(data), size);
-  for (auto d : {Dimension::kBytes, Dimension::kBytesPerSecond, Dimension::kFlops,
-                 Dimension::kFlopsPerSecond, Dimension::kSeconds, Dimension::kWatts,
-                 Dimension::kJoules}) {
+  for (auto d :
+       {Dimension::kBytes, Dimension::kBytesPerSecond, Dimension::kFlops,
+        Dimension::kFlopsPerSecond, Dimension::kSeconds, Dimension::kWatts, Dimension::kJoules}) {
     auto r = parse_quantity(text, d);
     if (!r) continue;
     if (!std::isfinite(*r) || *r < 0) std::abort();

@@ -5,11 +5,11 @@
 #include <cstdio>
 #include <cstdlib>
 
-#define CT_CHECK(cond, msg)                                                                  \
-  do {                                                                                       \
-    if (!(cond)) {                                                                           \
+#define CT_CHECK(cond, msg)                                                                     \
+  do {                                                                                          \
+    if (!(cond)) {                                                                              \
       std::fprintf(stderr, "internal error: %s:%d: check failed: %s: %s\n", __FILE__, __LINE__, \
-                   #cond, msg);                                                              \
-      std::abort();                                                                          \
-    }                                                                                        \
+                   #cond, msg);                                                                 \
+      std::abort();                                                                             \
+    }                                                                                           \
   } while (false)

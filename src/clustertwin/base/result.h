@@ -45,7 +45,7 @@ inline Unexpected fail(Error e) { return Unexpected{std::move(e)}; }
 template <class T>
 class [[nodiscard]] Result {
  public:
-  Result(T value) : v_(std::move(value)) {}  // NOLINT(google-explicit-constructor)
+  Result(T value) : v_(std::move(value)) {}         // NOLINT(google-explicit-constructor)
   Result(Unexpected u) : v_(std::move(u.error)) {}  // NOLINT(google-explicit-constructor)
 
   [[nodiscard]] bool has_value() const { return v_.index() == 0; }

@@ -66,13 +66,25 @@ using Watts = Quantity<WattsTag>;
 using Joules = Quantity<JoulesTag>;
 
 // Cross-unit operators: only those with a physical meaning.
-constexpr Seconds operator/(Bytes b, BytesPerSecond r) { return Seconds::from_base(b.base() / r.base()); }
-constexpr BytesPerSecond operator/(Bytes b, Seconds t) { return BytesPerSecond::from_base(b.base() / t.base()); }
-constexpr Bytes operator*(BytesPerSecond r, Seconds t) { return Bytes::from_base(r.base() * t.base()); }
+constexpr Seconds operator/(Bytes b, BytesPerSecond r) {
+  return Seconds::from_base(b.base() / r.base());
+}
+constexpr BytesPerSecond operator/(Bytes b, Seconds t) {
+  return BytesPerSecond::from_base(b.base() / t.base());
+}
+constexpr Bytes operator*(BytesPerSecond r, Seconds t) {
+  return Bytes::from_base(r.base() * t.base());
+}
 constexpr Bytes operator*(Seconds t, BytesPerSecond r) { return r * t; }
-constexpr Seconds operator/(Flops f, FlopsPerSecond r) { return Seconds::from_base(f.base() / r.base()); }
-constexpr FlopsPerSecond operator/(Flops f, Seconds t) { return FlopsPerSecond::from_base(f.base() / t.base()); }
-constexpr Flops operator*(FlopsPerSecond r, Seconds t) { return Flops::from_base(r.base() * t.base()); }
+constexpr Seconds operator/(Flops f, FlopsPerSecond r) {
+  return Seconds::from_base(f.base() / r.base());
+}
+constexpr FlopsPerSecond operator/(Flops f, Seconds t) {
+  return FlopsPerSecond::from_base(f.base() / t.base());
+}
+constexpr Flops operator*(FlopsPerSecond r, Seconds t) {
+  return Flops::from_base(r.base() * t.base());
+}
 constexpr Joules operator*(Watts p, Seconds t) { return Joules::from_base(p.base() * t.base()); }
 constexpr Joules operator*(Seconds t, Watts p) { return p * t; }
 constexpr Watts operator/(Joules e, Seconds t) { return Watts::from_base(e.base() / t.base()); }
@@ -84,7 +96,9 @@ constexpr Bytes gigabytes(double v) { return Bytes::from_base(v * 1e9); }
 constexpr Bytes gibibytes(double v) { return Bytes::from_base(v * 1073741824.0); }
 constexpr BytesPerSecond bytes_per_s(double v) { return BytesPerSecond::from_base(v); }
 constexpr BytesPerSecond gigabytes_per_s(double v) { return BytesPerSecond::from_base(v * 1e9); }
-constexpr BytesPerSecond gigabits_per_s(double v) { return BytesPerSecond::from_base(v * 1e9 / 8.0); }
+constexpr BytesPerSecond gigabits_per_s(double v) {
+  return BytesPerSecond::from_base(v * 1e9 / 8.0);
+}
 constexpr Flops flops(double v) { return Flops::from_base(v); }
 constexpr FlopsPerSecond flops_per_s(double v) { return FlopsPerSecond::from_base(v); }
 constexpr FlopsPerSecond teraflops_per_s(double v) { return FlopsPerSecond::from_base(v * 1e12); }

@@ -110,34 +110,47 @@ std::string quoted(std::string_view s) { return "'" + std::string(s) + "'"; }
 
 std::string_view dimension_name(Dimension d) {
   switch (d) {
-    case Dimension::kBytes: return "size";
-    case Dimension::kBytesPerSecond: return "bandwidth";
-    case Dimension::kFlops: return "amount of work";
-    case Dimension::kFlopsPerSecond: return "compute rate";
-    case Dimension::kSeconds: return "time";
-    case Dimension::kWatts: return "power";
-    case Dimension::kJoules: return "energy";
+    case Dimension::kBytes:
+      return "size";
+    case Dimension::kBytesPerSecond:
+      return "bandwidth";
+    case Dimension::kFlops:
+      return "amount of work";
+    case Dimension::kFlopsPerSecond:
+      return "compute rate";
+    case Dimension::kSeconds:
+      return "time";
+    case Dimension::kWatts:
+      return "power";
+    case Dimension::kJoules:
+      return "energy";
   }
   return "quantity";
 }
 
 std::string_view dimension_example(Dimension d) {
   switch (d) {
-    case Dimension::kBytes: return "80 GB";
-    case Dimension::kBytesPerSecond: return "900 GB/s";
-    case Dimension::kFlops: return "1.2 PFLOP";
-    case Dimension::kFlopsPerSecond: return "15 PFLOP/s";
-    case Dimension::kSeconds: return "1.5 us";
-    case Dimension::kWatts: return "1400 W";
-    case Dimension::kJoules: return "3.6 MJ";
+    case Dimension::kBytes:
+      return "80 GB";
+    case Dimension::kBytesPerSecond:
+      return "900 GB/s";
+    case Dimension::kFlops:
+      return "1.2 PFLOP";
+    case Dimension::kFlopsPerSecond:
+      return "15 PFLOP/s";
+    case Dimension::kSeconds:
+      return "1.5 us";
+    case Dimension::kWatts:
+      return "1400 W";
+    case Dimension::kJoules:
+      return "3.6 MJ";
   }
   return "";
 }
 
 Result<double> parse_quantity(std::string_view text, Dimension want, bool allow_negative) {
-  const std::string expected =
-      std::string("expected a ") + std::string(dimension_name(want)) + " like '" +
-      std::string(dimension_example(want)) + "'";
+  const std::string expected = std::string("expected a ") + std::string(dimension_name(want)) +
+                               " like '" + std::string(dimension_example(want)) + "'";
   std::string_view s = trim(text);
   if (s.empty()) return fail(expected + ", got an empty string");
   double value = 0.0;
@@ -200,13 +213,26 @@ std::string format_quantity(double v, Dimension d, int digits) {
   }
   const char* unit = "";
   switch (d) {
-    case Dimension::kBytes: unit = "B"; break;
-    case Dimension::kBytesPerSecond: unit = "B/s"; break;
-    case Dimension::kFlops: unit = "FLOP"; break;
-    case Dimension::kFlopsPerSecond: unit = "FLOP/s"; break;
-    case Dimension::kWatts: unit = "W"; break;
-    case Dimension::kJoules: unit = "J"; break;
-    case Dimension::kSeconds: break;
+    case Dimension::kBytes:
+      unit = "B";
+      break;
+    case Dimension::kBytesPerSecond:
+      unit = "B/s";
+      break;
+    case Dimension::kFlops:
+      unit = "FLOP";
+      break;
+    case Dimension::kFlopsPerSecond:
+      unit = "FLOP/s";
+      break;
+    case Dimension::kWatts:
+      unit = "W";
+      break;
+    case Dimension::kJoules:
+      unit = "J";
+      break;
+    case Dimension::kSeconds:
+      break;
   }
   auto parseable = [&](const std::string& symbol) {
     for (const auto& u : kUnits) {

@@ -11,7 +11,15 @@
 
 namespace clustertwin::base {
 
-enum class Dimension { kBytes, kBytesPerSecond, kFlops, kFlopsPerSecond, kSeconds, kWatts, kJoules };
+enum class Dimension {
+  kBytes,
+  kBytesPerSecond,
+  kFlops,
+  kFlopsPerSecond,
+  kSeconds,
+  kWatts,
+  kJoules
+};
 
 /// "size", "bandwidth", ... : the word users know for a dimension.
 std::string_view dimension_name(Dimension d);

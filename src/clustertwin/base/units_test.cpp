@@ -19,9 +19,7 @@ TEST(Units, BitsAndBytesDifferByEight) {
   EXPECT_DOUBLE_EQ(800_Gbps / 100_GBps, 1.0);
 }
 
-TEST(Units, GigabytesAndGibibytesDiffer) {
-  EXPECT_NEAR(1_GiB / 1_GB, 1.073741824, 1e-12);
-}
+TEST(Units, GigabytesAndGibibytesDiffer) { EXPECT_NEAR(1_GiB / 1_GB, 1.073741824, 1e-12); }
 
 TEST(Units, SameDimensionArithmeticAndComparison) {
   Bytes a = 3_GB;

@@ -124,8 +124,7 @@ std::optional<std::string> Reader::choice(std::string_view key,
   return s;
 }
 
-std::optional<int64_t> Reader::integer(std::string_view key, Need need, int64_t min,
-                                       int64_t max) {
+std::optional<int64_t> Reader::integer(std::string_view key, Need need, int64_t min, int64_t max) {
   auto n = value_node(key, need);
   if (!n) return std::nullopt;
   if (!n->IsScalar()) {
@@ -140,9 +139,9 @@ std::optional<int64_t> Reader::integer(std::string_view key, Need need, int64_t 
     return std::nullopt;
   }
   if (v < min || v > max) {
-    std::string range = max == INT64_MAX ? ">= " + std::to_string(min)
-                                         : "in [" + std::to_string(min) + ", " +
-                                               std::to_string(max) + "]";
+    std::string range = max == INT64_MAX
+                            ? ">= " + std::to_string(min)
+                            : "in [" + std::to_string(min) + ", " + std::to_string(max) + "]";
     error("expected an integer " + range + ", got " + s, key);
     return std::nullopt;
   }
@@ -200,9 +199,9 @@ std::optional<double> Reader::quantity_base(std::string_view key, base::Dimensio
     return std::nullopt;
   }
   if (*r == 0.0 && !allow_zero) {
-    error("expected a " + std::string(base::dimension_name(dim)) + " > 0, got '" + n->Scalar() +
-              "'",
-          key);
+    error(
+        "expected a " + std::string(base::dimension_name(dim)) + " > 0, got '" + n->Scalar() + "'",
+        key);
     return std::nullopt;
   }
   return *r;

@@ -63,11 +63,11 @@ class Reader {
   std::optional<std::string> choice(std::string_view key, const std::vector<std::string>& allowed,
                                     Need need = Need::kRequired);
   /// An integer in [min, max].
-  std::optional<int64_t> integer(std::string_view key, Need need = Need::kRequired,
-                                 int64_t min = 1, int64_t max = INT64_MAX);
+  std::optional<int64_t> integer(std::string_view key, Need need = Need::kRequired, int64_t min = 1,
+                                 int64_t max = INT64_MAX);
   /// A real number in [min, max].
-  std::optional<double> number(std::string_view key, Need need = Need::kRequired,
-                               double min = 0.0, double max = 1e300);
+  std::optional<double> number(std::string_view key, Need need = Need::kRequired, double min = 0.0,
+                               double max = 1e300);
   std::optional<bool> boolean(std::string_view key, Need need = Need::kRequired);
   /// A quantity with its unit ("900 GB/s"); must be > 0 unless `allow_zero`.
   template <class Q>

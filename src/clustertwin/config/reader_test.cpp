@@ -38,9 +38,11 @@ TEST(Reader, ReportsAllErrorsWithLinesAndSuggestions) {
   r.finish();
   const std::string all = ctx.errors.to_string();
   ASSERT_EQ(ctx.errors.items.size(), 3u) << all;
-  EXPECT_NE(all.find("t.yaml:3: count: expected an integer >= 1, got -2"), std::string::npos) << all;
+  EXPECT_NE(all.find("t.yaml:3: count: expected an integer >= 1, got -2"), std::string::npos)
+      << all;
   EXPECT_NE(all.find("t.yaml:4: bw: expected a bandwidth"), std::string::npos) << all;
-  EXPECT_NE(all.find("t.yaml:2: unknown key 'bandwith' (did you mean 'bandwidth'"), std::string::npos)
+  EXPECT_NE(all.find("t.yaml:2: unknown key 'bandwith' (did you mean 'bandwidth'"),
+            std::string::npos)
       << all;
 }
 
@@ -54,8 +56,9 @@ TEST(Reader, MissingRequiredKeyIsAnError) {
 }
 
 TEST(Reader, FiguresNeedAKnownSource) {
-  auto d = doc("tgp: {value: 1400 W, source: mlperf}\nhbm: {value: 288 GB, source: nope}\n"
-               "bad: 3 W\n");
+  auto d =
+      doc("tgp: {value: 1400 W, source: mlperf}\nhbm: {value: 288 GB, source: nope}\n"
+          "bad: 3 W\n");
   ReadContext ctx{.file = "t.yaml", .sources = {{"mlperf", "MLPerf system JSON"}}};
   Reader r(d.root, ctx);
   EXPECT_DOUBLE_EQ(r.figure<base::Watts>("tgp")->base(), 1400.0);

@@ -14,18 +14,24 @@ CollectiveComm::CollectiveComm(const hardware::Catalog& catalog, const topology:
 }
 
 std::string CollectiveComm::name() const {
-  return kind_ == collective::NetworkModelKind::kFlow ? "collective model (NCCL algorithms, flow-level network)"
-                                                      : "collective model (NCCL algorithms, analytical network)";
+  return kind_ == collective::NetworkModelKind::kFlow
+             ? "collective model (NCCL algorithms, flow-level network)"
+             : "collective model (NCCL algorithms, analytical network)";
 }
 
 namespace {
 collective::Op to_op(CommOp op) {
   switch (op) {
-    case CommOp::kAllReduce: return collective::Op::kAllReduce;
-    case CommOp::kAllGather: return collective::Op::kAllGather;
-    case CommOp::kReduceScatter: return collective::Op::kReduceScatter;
-    case CommOp::kAllToAll: return collective::Op::kAllToAll;
-    case CommOp::kSendRecv: return collective::Op::kSendRecv;
+    case CommOp::kAllReduce:
+      return collective::Op::kAllReduce;
+    case CommOp::kAllGather:
+      return collective::Op::kAllGather;
+    case CommOp::kReduceScatter:
+      return collective::Op::kReduceScatter;
+    case CommOp::kAllToAll:
+      return collective::Op::kAllToAll;
+    case CommOp::kSendRecv:
+      return collective::Op::kSendRecv;
   }
   return collective::Op::kAllReduce;
 }
@@ -33,15 +39,16 @@ collective::Op to_op(CommOp op) {
 
 Seconds CollectiveComm::time(const CommRequest& r) const {
   if (r.group_size <= 1 && r.op != CommOp::kSendRecv) return Seconds{};
-  const auto key = std::make_tuple(static_cast<int>(r.op), r.bytes.base(), r.group_size, r.first_gpu,
-                                   r.stride, r.concurrent);
+  const auto key = std::make_tuple(static_cast<int>(r.op), r.bytes.base(), r.group_size,
+                                   r.first_gpu, r.stride, r.concurrent);
   if (auto it = memo_.find(key); it != memo_.end()) return Seconds::from_base(it->second);
   auto members = [&](int start) {
     std::vector<int> g;
     for (int k = 0; k < std::max(2, r.group_size); ++k) g.push_back(start + k * r.stride);
     return g;
   };
-  collective::Request req{.op = to_op(r.op), .bytes = static_cast<int64_t>(std::llround(r.bytes.base())),
+  collective::Request req{.op = to_op(r.op),
+                          .bytes = static_cast<int64_t>(std::llround(r.bytes.base())),
                           .dtype = {"bfloat16", 2, true}};
   const auto first = members(r.first_gpu);
   CT_CHECK(first.back() < topo_->gpus(), "collective group beyond the cluster");

@@ -7,11 +7,16 @@ namespace clustertwin::execution {
 
 const char* comm_op_name(CommOp op) {
   switch (op) {
-    case CommOp::kAllReduce: return "all_reduce";
-    case CommOp::kAllGather: return "all_gather";
-    case CommOp::kReduceScatter: return "reduce_scatter";
-    case CommOp::kAllToAll: return "all_to_all";
-    case CommOp::kSendRecv: return "sendrecv";
+    case CommOp::kAllReduce:
+      return "all_reduce";
+    case CommOp::kAllGather:
+      return "all_gather";
+    case CommOp::kReduceScatter:
+      return "reduce_scatter";
+    case CommOp::kAllToAll:
+      return "all_to_all";
+    case CommOp::kSendRecv:
+      return "sendrecv";
   }
   return "?";
 }
@@ -19,8 +24,8 @@ const char* comm_op_name(CommOp op) {
 namespace {
 constexpr double kNvlinkFraction = 0.80;
 constexpr double kNicFraction = 0.92;
-constexpr double kAlphaNvlink = 5e-6;   // NCCL ring step latency inside a domain (LL128/Simple)
-constexpr double kAlphaNet = 10e-6;     // per step across the network
+constexpr double kAlphaNvlink = 5e-6;  // NCCL ring step latency inside a domain (LL128/Simple)
+constexpr double kAlphaNet = 10e-6;    // per step across the network
 }  // namespace
 
 Seconds AnalyticalComm::time(const CommRequest& r) const {
@@ -42,11 +47,14 @@ Seconds AnalyticalComm::time(const CommRequest& r) const {
   const double leaf_cover = t.spec().scale_out.rail_optimized
                                 ? static_cast<double>(plan.leaf_down) * d
                                 : plan.leaf_down * gpus_per_nic;
-  if (plan.tiers >= 2 && span > leaf_cover && !plan.tier_info.empty() && plan.tier_info[0].up_ports > 0) {
-    oversub = std::max(oversub, static_cast<double>(plan.tier_info[0].down_ports) / plan.tier_info[0].up_ports);
+  if (plan.tiers >= 2 && span > leaf_cover && !plan.tier_info.empty() &&
+      plan.tier_info[0].up_ports > 0) {
+    oversub = std::max(
+        oversub, static_cast<double>(plan.tier_info[0].down_ports) / plan.tier_info[0].up_ports);
     const double pod_cover = leaf_cover * plan.leaves_per_pod;
     if (plan.tiers == 3 && span > pod_cover && plan.tier_info[1].up_ports > 0) {
-      oversub = std::max(oversub, static_cast<double>(plan.tier_info[1].down_ports) / plan.tier_info[1].up_ports);
+      oversub = std::max(
+          oversub, static_cast<double>(plan.tier_info[1].down_ports) / plan.tier_info[1].up_ports);
     }
   }
   // Ranks of the group inside one domain: consecutive ranks `stride` apart.

@@ -25,9 +25,9 @@ struct CommRequest {
   /// (gathered) buffer; all-to-all: each rank's send buffer; send/recv: the message.
   Bytes bytes;
   int group_size = 1;
-  int first_gpu = 0;   ///< GPU of rank 0 of the representative group
-  int stride = 1;      ///< GPU distance between consecutive ranks of a group
-  int concurrent = 1;  ///< identical groups running at the same time
+  int first_gpu = 0;     ///< GPU of rank 0 of the representative group
+  int stride = 1;        ///< GPU distance between consecutive ranks of a group
+  int concurrent = 1;    ///< identical groups running at the same time
   int group_stride = 0;  ///< GPU offset from one concurrent group to the next
 };
 

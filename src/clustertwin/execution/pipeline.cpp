@@ -28,7 +28,8 @@ std::vector<TaskId> stage_order(int pp, int vpp, int64_t m, int s) {
     const int64_t micro = (k / group) * pp + k % pp;
     return TaskId{v * pp + s, micro, fwd};
   };
-  const int64_t warm = std::min<int64_t>(static_cast<int64_t>(pp - s - 1) * 2 + static_cast<int64_t>(vpp - 1) * pp, total);
+  const int64_t warm = std::min<int64_t>(
+      static_cast<int64_t>(pp - s - 1) * 2 + static_cast<int64_t>(vpp - 1) * pp, total);
   int64_t f = 0, b = 0;
   for (; f < warm; ++f) out.push_back(task(f, true));
   while (f < total) {
@@ -41,10 +42,13 @@ std::vector<TaskId> stage_order(int pp, int vpp, int64_t m, int s) {
 
 PipelineResult run_pipeline(const PipelineInput& in) {
   const int chunks = in.pp * in.vpp;
-  CT_CHECK(static_cast<int>(in.forward.size()) == chunks && static_cast<int>(in.backward.size()) == chunks,
+  CT_CHECK(static_cast<int>(in.forward.size()) == chunks &&
+               static_cast<int>(in.backward.size()) == chunks,
            "pipeline input: one forward and backward time per chunk");
-  CT_CHECK(static_cast<int>(in.p2p.size()) == std::max(0, chunks - 1), "pipeline input: p2p per boundary");
-  CT_CHECK(in.vpp == 1 || in.micro_batches % in.pp == 0, "interleaving needs micro-batches % pp == 0");
+  CT_CHECK(static_cast<int>(in.p2p.size()) == std::max(0, chunks - 1),
+           "pipeline input: p2p per boundary");
+  CT_CHECK(in.vpp == 1 || in.micro_batches % in.pp == 0,
+           "interleaving needs micro-batches % pp == 0");
   const int64_t m = in.micro_batches;
   using engine::Tick;
   std::vector<Tick> fwd(static_cast<size_t>(chunks)), bwd(static_cast<size_t>(chunks)),
@@ -59,7 +63,8 @@ PipelineResult run_pipeline(const PipelineInput& in) {
   for (int s = 0; s < in.pp; ++s) order[static_cast<size_t>(s)] = stage_order(in.pp, in.vpp, m, s);
   // Ready time of each task's input (-1 = not yet known).
   auto idx = [&](int c, int64_t mb, bool f) {
-    return (static_cast<size_t>(c) * static_cast<size_t>(m) + static_cast<size_t>(mb)) * 2 + (f ? 0 : 1);
+    return (static_cast<size_t>(c) * static_cast<size_t>(m) + static_cast<size_t>(mb)) * 2 +
+           (f ? 0 : 1);
   };
   std::vector<Tick> ready(static_cast<size_t>(chunks) * static_cast<size_t>(m) * 2, -1);
   for (int64_t mb = 0; mb < m; ++mb) ready[idx(0, mb, true)] = 0;
@@ -84,7 +89,8 @@ PipelineResult run_pipeline(const PipelineInput& in) {
     }
     busy[us] = true;
     ++next[us];
-    const Tick dur = t.forward ? fwd[static_cast<size_t>(t.chunk)] : bwd[static_cast<size_t>(t.chunk)];
+    const Tick dur =
+        t.forward ? fwd[static_cast<size_t>(t.chunk)] : bwd[static_cast<size_t>(t.chunk)];
     const Tick start = e.now();
     e.schedule_at(start + dur, [&, s, t, start, dur](engine::Simulator& e2) {
       const auto us2 = static_cast<size_t>(s);
@@ -98,19 +104,22 @@ PipelineResult run_pipeline(const PipelineInput& in) {
         if (t.chunk + 1 < chunks) {
           ready[idx(t.chunk + 1, t.micro, true)] = e2.now() + p2p[static_cast<size_t>(t.chunk)];
           const int ns = (t.chunk + 1) % in.pp;
-          e2.schedule_at(ready[idx(t.chunk + 1, t.micro, true)], [&try_start, ns](engine::Simulator& e3) { try_start(e3, ns); });
+          e2.schedule_at(ready[idx(t.chunk + 1, t.micro, true)],
+                         [&try_start, ns](engine::Simulator& e3) { try_start(e3, ns); });
         } else {
           ready[idx(t.chunk, t.micro, false)] = e2.now();
         }
       } else if (t.chunk > 0) {
         ready[idx(t.chunk - 1, t.micro, false)] = e2.now() + p2p[static_cast<size_t>(t.chunk - 1)];
         const int ps = (t.chunk - 1) % in.pp;
-        e2.schedule_at(ready[idx(t.chunk - 1, t.micro, false)], [&try_start, ps](engine::Simulator& e3) { try_start(e3, ps); });
+        e2.schedule_at(ready[idx(t.chunk - 1, t.micro, false)],
+                       [&try_start, ps](engine::Simulator& e3) { try_start(e3, ps); });
       }
       try_start(e2, s);
     });
   };
-  for (int s = 0; s < in.pp; ++s) sim.schedule_at(0, [&try_start, s](engine::Simulator& e) { try_start(e, s); });
+  for (int s = 0; s < in.pp; ++s)
+    sim.schedule_at(0, [&try_start, s](engine::Simulator& e) { try_start(e, s); });
   sim.run();
   for (int s = 0; s < in.pp; ++s) {
     CT_CHECK(next[static_cast<size_t>(s)] == order[static_cast<size_t>(s)].size(),

@@ -41,11 +41,11 @@ struct TaskRecord {
 };
 
 struct PipelineResult {
-  engine::Tick makespan = 0;                    ///< first start to last end over all stages
-  std::vector<engine::Tick> busy;               ///< per stage: sum of task durations
-  std::vector<engine::Tick> last_end;           ///< per stage: end of its last task
-  std::vector<engine::Tick> last_backward;      ///< per stage: duration of its last backward
-  std::vector<TaskRecord> tasks;                ///< in completion order
+  engine::Tick makespan = 0;                ///< first start to last end over all stages
+  std::vector<engine::Tick> busy;           ///< per stage: sum of task durations
+  std::vector<engine::Tick> last_end;       ///< per stage: end of its last task
+  std::vector<engine::Tick> last_backward;  ///< per stage: duration of its last backward
+  std::vector<TaskRecord> tasks;            ///< in completion order
   int64_t events = 0;
 };
 

@@ -45,8 +45,8 @@ double op_time(const Context& c, const std::vector<compute::Op>& ops, double* ge
   double t = 0;
   for (const auto& op : ops) {
     const bool attn = op.kind == OpKind::kAttention || op.kind == OpKind::kAttentionBackward;
-    double x = attn && !c.l.flash_attention ? unfused_attention_time(c, op)
-                                             : c.s.compute->op(op).base();
+    double x =
+        attn && !c.l.flash_attention ? unfused_attention_time(c, op) : c.s.compute->op(op).base();
     // Low-precision training quantises each GEMM's activation input before the GEMM (Transformer
     // Engine cast / cast-transpose kernels): read bf16, write FP8 = 3 bytes per element; the
     // measured GEMM tables time the GEMM alone.
@@ -66,8 +66,12 @@ double op_time(const Context& c, const std::vector<compute::Op>& ops, double* ge
 
 double comm(const Context& c, CommOp op, double bytes, int group, int stride, int concurrent) {
   if (group <= 1 || bytes <= 0) return 0.0;
-  CommRequest r{.op = op, .bytes = base::bytes(bytes), .group_size = group,
-                .first_gpu = c.s.first_gpu, .stride = stride, .concurrent = concurrent,
+  CommRequest r{.op = op,
+                .bytes = base::bytes(bytes),
+                .group_size = group,
+                .first_gpu = c.s.first_gpu,
+                .stride = stride,
+                .concurrent = concurrent,
                 .group_stride = group * stride};
   return c.s.comm->time(r).base();
 }
@@ -106,8 +110,8 @@ ChunkCost chunk_cost(const Context& c, int first_layer, int layers, bool embed, 
     if (moe && l.ep > 1) {
       const double local_tokens = l.sequence_parallel ? T / l.tp : T;
       const double bytes = local_tokens * m.moe->topk * h * 2.0;
-      double ep = 4 * comm(c, CommOp::kAllToAll, bytes, l.ep, l.tp * l.cp,
-                           static_cast<int>(c.gpus / l.ep));
+      double ep =
+          4 * comm(c, CommOp::kAllToAll, bytes, l.ep, l.tp * l.cp, static_cast<int>(c.gpus / l.ep));
       if (l.ep_overlap) ep = std::max(0.0, ep - 0.9 * (gemm_f + gemm_b));
       k.ep += ep;
     }
@@ -148,9 +152,14 @@ base::Result<Prepared> prepare(const TrainingSetup& s) {
   Prepared p;
   p.gpus = s.gpus > 0 ? s.gpus : l.gpus();
   if (auto st = workload::validate(l, m, p.gpus); !st) return base::fail(st.error());
-  models::PassSpec pass{.phase = models::Phase::kTraining, .batch = l.micro_batch,
-                        .seq_len = l.seq_len, .tp = l.tp, .sequence_parallel = l.sequence_parallel,
-                        .cp = l.cp, .ep = l.ep, .dtype = l.dtype};
+  models::PassSpec pass{.phase = models::Phase::kTraining,
+                        .batch = l.micro_batch,
+                        .seq_len = l.seq_len,
+                        .tp = l.tp,
+                        .sequence_parallel = l.sequence_parallel,
+                        .cp = l.cp,
+                        .ep = l.ep,
+                        .dtype = l.dtype};
   if (auto st = models::check_layout(m, pass); !st) return base::fail(st.error());
   auto mem = workload::check_memory(m, l, s.memory_capacity);
   if (!mem) return base::fail(mem.error());
@@ -161,15 +170,16 @@ base::Result<Prepared> prepare(const TrainingSetup& s) {
   const auto split = workload::split_layers(m.layers, chunks);
   int first = 0;
   for (int ch = 0; ch < chunks; ++ch) {
-    p.chunks.push_back(chunk_cost(c, first, split[static_cast<size_t>(ch)], ch == 0, ch == chunks - 1));
+    p.chunks.push_back(
+        chunk_cost(c, first, split[static_cast<size_t>(ch)], ch == 0, ch == chunks - 1));
     first += split[static_cast<size_t>(ch)];
   }
   // Pipeline sends: the micro-batch's activations (SP-sharded over tp), every pipeline at once.
   const double act = static_cast<double>(pass.tokens()) * static_cast<double>(m.hidden) * 2.0 /
                      (l.sequence_parallel ? l.tp : 1);
   const int stage_stride = static_cast<int>(p.gpus / l.pp);
-  const double send = comm(c, CommOp::kSendRecv, act, 2, stage_stride,
-                           static_cast<int>(p.gpus / l.pp));
+  const double send =
+      comm(c, CommOp::kSendRecv, act, 2, stage_stride, static_cast<int>(p.gpus / l.pp));
   p.p2p.assign(static_cast<size_t>(std::max(0, chunks - 1)), send);
   return p;
 }
@@ -184,8 +194,11 @@ StageTail stage_tail(const TrainingSetup& s, const workload::MemoryBreakdown& me
   StageTail t;
   const int dp_group = l.dp * l.cp;
   const int concurrent = static_cast<int>(gpus / std::max(1, dp_group));
-  CommRequest r{.bytes = base::bytes(mem.params * l.grad_bytes), .group_size = dp_group,
-                .first_gpu = s.first_gpu, .stride = l.tp, .concurrent = concurrent};
+  CommRequest r{.bytes = base::bytes(mem.params * l.grad_bytes),
+                .group_size = dp_group,
+                .first_gpu = s.first_gpu,
+                .stride = l.tp,
+                .concurrent = concurrent};
   if (dp_group > 1) {
     r.op = l.zero >= 1 ? CommOp::kReduceScatter : CommOp::kAllReduce;
     t.reduce = s.comm->time(r).base();
@@ -214,8 +227,8 @@ double model_flops(const TrainingSetup& s, bool hardware) {
 
 // grads_ready[stage][v]: when chunk v of the stage has its final gradients (its last
 // micro-batch's backward ended); empty for the closed-form estimate.
-TrainingResult finish(const TrainingSetup& s, const Prepared& p, const std::vector<double>& last_end,
-                      const std::vector<double>& busy,
+TrainingResult finish(const TrainingSetup& s, const Prepared& p,
+                      const std::vector<double>& last_end, const std::vector<double>& busy,
                       const std::vector<std::vector<double>>& grads_ready) {
   const auto& l = s.layout;
   TrainingResult r;
@@ -234,11 +247,14 @@ TrainingResult finish(const TrainingSetup& s, const Prepared& p, const std::vect
       const auto& ready = grads_ready[static_cast<size_t>(st)];
       std::vector<std::pair<double, double>> work;  // (ready, duration share)
       int stage_layers = 0;
-      for (int v = 0; v < l.vpp; ++v) stage_layers += p.chunks[static_cast<size_t>(v * l.pp + st)].layers;
+      for (int v = 0; v < l.vpp; ++v)
+        stage_layers += p.chunks[static_cast<size_t>(v * l.pp + st)].layers;
       for (int v = 0; v < l.vpp; ++v) {
-        const double share = stage_layers > 0
-                                 ? static_cast<double>(p.chunks[static_cast<size_t>(v * l.pp + st)].layers) / stage_layers
-                                 : 1.0 / l.vpp;
+        const double share =
+            stage_layers > 0
+                ? static_cast<double>(p.chunks[static_cast<size_t>(v * l.pp + st)].layers) /
+                      stage_layers
+                : 1.0 / l.vpp;
         work.emplace_back(ready[static_cast<size_t>(v)], share * tail.reduce);
       }
       std::sort(work.begin(), work.end());
@@ -248,9 +264,12 @@ TrainingResult finish(const TrainingSetup& s, const Prepared& p, const std::vect
     } else if (l.dp_overlap) {
       reduce_exposed = std::max(0.0, tail.reduce - window);
     }
-    const double dp = reduce_exposed + (l.dp_overlap ? std::max(0.0, tail.gather - first_fwd) : tail.gather);
-    StageTime t{.stage = st, .pipeline_end_s = last_end[static_cast<size_t>(st)],
-                .busy_s = busy[static_cast<size_t>(st)], .dp_exposed_s = dp,
+    const double dp =
+        reduce_exposed + (l.dp_overlap ? std::max(0.0, tail.gather - first_fwd) : tail.gather);
+    StageTime t{.stage = st,
+                .pipeline_end_s = last_end[static_cast<size_t>(st)],
+                .busy_s = busy[static_cast<size_t>(st)],
+                .dp_exposed_s = dp,
                 .optimizer_s = tail.optimizer};
     t.end_s = t.pipeline_end_s + dp + tail.optimizer;
     for (int v = 0; v < l.vpp; ++v) t.layers += p.chunks[static_cast<size_t>(v * l.pp + st)].layers;
@@ -263,7 +282,8 @@ TrainingResult finish(const TrainingSetup& s, const Prepared& p, const std::vect
   // terms add up to the step time.
   int busiest = 0;
   for (int st = 0; st < l.pp; ++st) {
-    if (r.stages[static_cast<size_t>(st)].busy_s > r.stages[static_cast<size_t>(busiest)].busy_s) busiest = st;
+    if (r.stages[static_cast<size_t>(st)].busy_s > r.stages[static_cast<size_t>(busiest)].busy_s)
+      busiest = st;
   }
   const auto& ws = r.stages[static_cast<size_t>(busiest)];
   auto& b = r.breakdown;
@@ -295,7 +315,9 @@ TrainingResult finish(const TrainingSetup& s, const Prepared& p, const std::vect
   }
   r.notes.push_back("communication model: " + s.comm->name());
   if (l.recompute == models::Recompute::kSelective) {
-    r.notes.push_back("selective recomputation re-runs core attention; with FlashAttention it saves no memory beyond none");
+    r.notes.push_back(
+        "selective recomputation re-runs core attention; with FlashAttention it saves no memory "
+        "beyond none");
   }
   r.notes.push_back("framework and communication buffers: " +
                     std::to_string(static_cast<int>(workload::kFrameworkBufferBytes / 1e9)) +
@@ -321,7 +343,8 @@ base::Result<TrainingResult> simulate_training_step(const TrainingSetup& s) {
     last_end.push_back(engine::to_seconds(run.last_end[static_cast<size_t>(st)]).base());
     busy.push_back(engine::to_seconds(run.busy[static_cast<size_t>(st)]).base());
   }
-  std::vector<std::vector<double>> ready(static_cast<size_t>(l.pp), std::vector<double>(static_cast<size_t>(l.vpp), 0.0));
+  std::vector<std::vector<double>> ready(static_cast<size_t>(l.pp),
+                                         std::vector<double>(static_cast<size_t>(l.vpp), 0.0));
   for (const auto& t : run.tasks) {
     if (t.forward) continue;
     auto& x = ready[static_cast<size_t>(t.stage)][static_cast<size_t>(t.chunk / l.pp)];

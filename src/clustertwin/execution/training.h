@@ -38,10 +38,10 @@ struct TrainingSetup {
   workload::TrainingLayout layout;
   const compute::ComputeModel* compute = nullptr;
   const CommModel* comm = nullptr;
-  base::Bytes memory_capacity;   ///< usable HBM per GPU
-  base::FlopsPerSecond peak;     ///< per GPU at the layout's precision (for MFU)
-  int first_gpu = 0;             ///< where the job starts (ranks packed from here)
-  int64_t gpus = 0;              ///< GPUs given to the job; 0 = tp*pp*dp*cp (checked against it)
+  base::Bytes memory_capacity;  ///< usable HBM per GPU
+  base::FlopsPerSecond peak;    ///< per GPU at the layout's precision (for MFU)
+  int first_gpu = 0;            ///< where the job starts (ranks packed from here)
+  int64_t gpus = 0;             ///< GPUs given to the job; 0 = tp*pp*dp*cp (checked against it)
   /// Fraction of compute time lost to what kernels do not show: launch gaps, host overhead,
   /// stragglers. Fitted on the calibration cases (docs/models/training.md), 0 = ideal.
   double framework_overhead = 0.0;
@@ -74,7 +74,7 @@ struct TrainingResult {
   workload::MemoryBreakdown memory;  ///< the stage with the most memory
   std::vector<TaskRecord> tasks;     ///< the pipeline timeline (for traces)
   std::vector<double> chunk_forward_s, chunk_backward_s;
-  std::vector<std::string> notes;    ///< assumptions the result depends on
+  std::vector<std::string> notes;  ///< assumptions the result depends on
   int64_t events = 0;
 };
 

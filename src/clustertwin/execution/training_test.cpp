@@ -20,7 +20,10 @@ struct Fixture {
         comm(std::make_unique<AnalyticalComm>(topo)) {}
   TrainingSetup setup(workload::TrainingLayout l) const {
     const auto& gpu = **cat.gpu((*cat.system(topo.spec().system))->gpu);
-    return TrainingSetup{.model = &model, .layout = l, .compute = &cm, .comm = comm.get(),
+    return TrainingSetup{.model = &model,
+                         .layout = l,
+                         .compute = &cm,
+                         .comm = comm.get(),
                          .memory_capacity = gpu.hbm_usable,
                          .peak = gpu.peak_for(hardware::Precision::kBf16)->dense};
   }
@@ -28,8 +31,13 @@ struct Fixture {
 
 TEST(Training, StepIsAboveItsComputeLowerBoundAndBreakdownSums) {
   Fixture f("hgx-h100*64", "llama3.1-70b");
-  workload::TrainingLayout l{.tp = 8, .pp = 4, .dp = 16, .micro_batch = 1, .global_batch = 512,
-                             .seq_len = 4096, .recompute = models::Recompute::kNone};
+  workload::TrainingLayout l{.tp = 8,
+                             .pp = 4,
+                             .dp = 16,
+                             .micro_batch = 1,
+                             .global_batch = 512,
+                             .seq_len = 4096,
+                             .recompute = models::Recompute::kNone};
   auto r = simulate_training_step(f.setup(l));
   ASSERT_TRUE(r) << r.error().to_string();
   // No GPU can beat its dense peak on the model FLOPs.
@@ -43,8 +51,13 @@ TEST(Training, StepIsAboveItsComputeLowerBoundAndBreakdownSums) {
 
 TEST(Training, EstimateAgreesWithTheEventRun) {
   Fixture f("hgx-h100*64", "gpt3-175b");
-  workload::TrainingLayout l{.tp = 8, .pp = 8, .dp = 8, .vpp = 2, .micro_batch = 1,
-                             .global_batch = 256, .seq_len = 2048,
+  workload::TrainingLayout l{.tp = 8,
+                             .pp = 8,
+                             .dp = 8,
+                             .vpp = 2,
+                             .micro_batch = 1,
+                             .global_batch = 256,
+                             .seq_len = 2048,
                              .recompute = models::Recompute::kFull};
   auto a = simulate_training_step(f.setup(l));
   auto e = estimate_training_step(f.setup(l));
@@ -54,8 +67,8 @@ TEST(Training, EstimateAgreesWithTheEventRun) {
 
 TEST(Training, BadLayoutsAreErrors) {
   Fixture f("hgx-h100*64", "llama3.1-70b");
-  workload::TrainingLayout l{.tp = 8, .pp = 4, .dp = 8, .micro_batch = 1, .global_batch = 64,
-                             .seq_len = 4096};
+  workload::TrainingLayout l{
+      .tp = 8, .pp = 4, .dp = 8, .micro_batch = 1, .global_batch = 64, .seq_len = 4096};
   auto r = simulate_training_step(f.setup(l));
   ASSERT_TRUE(r) << r.error().to_string();
   l.tp = 1;

@@ -16,12 +16,18 @@ using Need = config::Reader::Need;
 
 const char* precision_name(Precision p) {
   switch (p) {
-    case Precision::kFp4: return "fp4";
-    case Precision::kFp8: return "fp8";
-    case Precision::kBf16: return "bf16";
-    case Precision::kTf32: return "tf32";
-    case Precision::kFp64: return "fp64";
-    case Precision::kInt8: return "int8";
+    case Precision::kFp4:
+      return "fp4";
+    case Precision::kFp8:
+      return "fp8";
+    case Precision::kBf16:
+      return "bf16";
+    case Precision::kTf32:
+      return "tf32";
+    case Precision::kFp64:
+      return "fp64";
+    case Precision::kInt8:
+      return "int8";
   }
   return "?";
 }
@@ -37,9 +43,12 @@ std::optional<Precision> parse_precision(std::string_view s) {
 
 const char* switch_kind_name(SwitchKind k) {
   switch (k) {
-    case SwitchKind::kNvlink: return "nvlink";
-    case SwitchKind::kInfiniband: return "infiniband";
-    case SwitchKind::kEthernet: return "ethernet";
+    case SwitchKind::kNvlink:
+      return "nvlink";
+    case SwitchKind::kInfiniband:
+      return "infiniband";
+    case SwitchKind::kEthernet:
+      return "ethernet";
   }
   return "?";
 }
@@ -91,8 +100,10 @@ GpuSpec read_gpu(Reader& r) {
   g.hbm_capacity = r.figure<Bytes>("hbm_capacity").value_or(Bytes{});
   g.hbm_usable = r.figure<Bytes>("hbm_usable").value_or(Bytes{});
   g.hbm_bandwidth = r.figure<BytesPerSecond>("hbm_bandwidth").value_or(BytesPerSecond{});
-  g.nvlink_generation = static_cast<int>(r.integer_figure("nvlink_generation", Need::kRequired, 1, 10).value_or(0));
-  g.nvlink_links = static_cast<int>(r.integer_figure("nvlink_links", Need::kRequired, 1, 64).value_or(0));
+  g.nvlink_generation =
+      static_cast<int>(r.integer_figure("nvlink_generation", Need::kRequired, 1, 10).value_or(0));
+  g.nvlink_links =
+      static_cast<int>(r.integer_figure("nvlink_links", Need::kRequired, 1, 64).value_or(0));
   g.nvlink_bandwidth = r.figure<BytesPerSecond>("nvlink_bandwidth").value_or(BytesPerSecond{});
   g.tgp = r.figure<Watts>("tgp").value_or(Watts{});
   g.idle_power = r.figure<Watts>("idle_power").value_or(Watts{});
@@ -132,7 +143,7 @@ SwitchSpec read_switch(Reader& r) {
   s.display_name = r.string("display_name").value_or("");
   auto kind = r.choice("kind", {"nvlink", "infiniband", "ethernet"});
   if (kind) {
-    s.kind = *kind == "nvlink" ? SwitchKind::kNvlink
+    s.kind = *kind == "nvlink"       ? SwitchKind::kNvlink
              : *kind == "infiniband" ? SwitchKind::kInfiniband
                                      : SwitchKind::kEthernet;
   }
@@ -161,15 +172,21 @@ SystemSpec read_system(Reader& r) {
   s.kind = r.choice("kind", {"rack", "node"}).value_or("node");
   s.gpu = r.string("gpu").value_or("");
   s.nodes = static_cast<int>(r.integer_figure("nodes", Need::kRequired, 1, 100000).value_or(1));
-  s.gpus_per_node = static_cast<int>(r.integer_figure("gpus_per_node", Need::kRequired, 1, 1024).value_or(1));
+  s.gpus_per_node =
+      static_cast<int>(r.integer_figure("gpus_per_node", Need::kRequired, 1, 1024).value_or(1));
   s.cpu = r.string("cpu").value_or("");
-  s.cpus_per_node = static_cast<int>(r.integer_figure("cpus_per_node", Need::kRequired, 1, 64).value_or(0));
+  s.cpus_per_node =
+      static_cast<int>(r.integer_figure("cpus_per_node", Need::kRequired, 1, 64).value_or(0));
   s.nic = r.string("nic").value_or("");
-  s.nics_per_node = static_cast<int>(r.integer_figure("nics_per_node", Need::kRequired, 1, 1024).value_or(0));
-  s.nvlink_domain_gpus = static_cast<int>(r.integer_figure("nvlink_domain_gpus", Need::kRequired, 1, 100000).value_or(1));
+  s.nics_per_node =
+      static_cast<int>(r.integer_figure("nics_per_node", Need::kRequired, 1, 1024).value_or(0));
+  s.nvlink_domain_gpus = static_cast<int>(
+      r.integer_figure("nvlink_domain_gpus", Need::kRequired, 1, 100000).value_or(1));
   s.nvswitch = r.string("nvswitch").value_or("");
-  s.nvswitch_chips = static_cast<int>(r.integer_figure("nvswitch_chips", Need::kRequired, 1, 100000).value_or(0));
-  s.switch_trays = static_cast<int>(r.integer_figure("switch_trays", Need::kOptional, 0, 1000).value_or(0));
+  s.nvswitch_chips =
+      static_cast<int>(r.integer_figure("nvswitch_chips", Need::kRequired, 1, 100000).value_or(0));
+  s.switch_trays =
+      static_cast<int>(r.integer_figure("switch_trays", Need::kOptional, 0, 1000).value_or(0));
   s.switch_tray_power = r.figure<Watts>("switch_tray_power", Need::kOptional).value_or(Watts{});
   s.node_other_power = r.figure<Watts>("node_other_power").value_or(Watts{});
   s.rack_power_limit = r.figure<Watts>("rack_power_limit", Need::kOptional).value_or(Watts{});
@@ -215,8 +232,8 @@ auto lookup(const Map& m, std::string_view name, const char* what)
 }
 
 bool is_hardware_dir(const std::string& path) {
-  for (const char* d : {"gpus/", "cpus/", "nics/", "switches/", "transceivers/", "systems/",
-                        "clusters/"}) {
+  for (const char* d :
+       {"gpus/", "cpus/", "nics/", "switches/", "transceivers/", "systems/", "clusters/"}) {
     if (path.rfind(d, 0) == 0) return true;
   }
   return false;
@@ -265,7 +282,8 @@ std::optional<ClusterSpec> read_cluster(Reader& r) {
       }
     }
     c.scale_out.rail_optimized = so->boolean("rail_optimized", Need::kOptional).value_or(false);
-    c.scale_out.planes = static_cast<int>(so->integer("planes", Need::kOptional, 1, 16).value_or(1));
+    c.scale_out.planes =
+        static_cast<int>(so->integer("planes", Need::kOptional, 1, 16).value_or(1));
     c.scale_out.cable_latency =
         so->quantity<Seconds>("cable_latency", Need::kOptional).value_or(base::nanoseconds(50));
     so->finish();
@@ -290,8 +308,8 @@ base::Result<Catalog> Catalog::load_files(std::span<const CatalogFile> files) {
     config::ReadContext ctx{.file = doc->file};
     Reader top(doc->root, ctx);
     read_sources(top, ctx);
-    const std::vector<std::string> kinds = {"gpu", "cpu", "nic", "switch", "transceiver",
-                                            "system", "cluster"};
+    const std::vector<std::string> kinds = {"gpu",         "cpu",    "nic",    "switch",
+                                            "transceiver", "system", "cluster"};
     std::string kind;
     for (const auto& k : kinds) {
       if (top.has(k)) kind = k;
@@ -348,8 +366,10 @@ base::Result<Catalog> Catalog::load_files(std::span<const CatalogFile> files) {
     const std::string key = "system:" + name;
     auto g = cat.gpu(s.gpu);
     if (!g) ref_error(key, "system '" + name + "': gpu: " + g.error().message);
-    if (auto c = cat.cpu(s.cpu); !c) ref_error(key, "system '" + name + "': cpu: " + c.error().message);
-    if (auto n = cat.nic(s.nic); !n) ref_error(key, "system '" + name + "': nic: " + n.error().message);
+    if (auto c = cat.cpu(s.cpu); !c)
+      ref_error(key, "system '" + name + "': cpu: " + c.error().message);
+    if (auto n = cat.nic(s.nic); !n)
+      ref_error(key, "system '" + name + "': nic: " + n.error().message);
     auto sw = cat.switch_spec(s.nvswitch);
     if (!sw) {
       ref_error(key, "system '" + name + "': nvswitch: " + sw.error().message);
@@ -359,14 +379,14 @@ base::Result<Catalog> Catalog::load_files(std::span<const CatalogFile> files) {
       const long have = static_cast<long>(s.nvswitch_chips) * (*sw)->ports;
       if ((*sw)->kind != SwitchKind::kNvlink) {
         ref_error(key, "system '" + name + "': nvswitch '" + s.nvswitch +
-                           "' is not an NVLink switch (kind " + switch_kind_name((*sw)->kind) + ")");
+                           "' is not an NVLink switch (kind " + switch_kind_name((*sw)->kind) +
+                           ")");
       } else if (have < need) {
         ref_error(key, "system '" + name + "' does not fit its NVLink switch radix: " +
                            std::to_string(s.gpus()) + " GPUs x " +
-                           std::to_string((*g)->nvlink_links) + " links = " +
-                           std::to_string(need) + " ports needed, " +
-                           std::to_string(s.nvswitch_chips) + " x " + s.nvswitch + " give " +
-                           std::to_string(have));
+                           std::to_string((*g)->nvlink_links) + " links = " + std::to_string(need) +
+                           " ports needed, " + std::to_string(s.nvswitch_chips) + " x " +
+                           s.nvswitch + " give " + std::to_string(have));
       }
     }
     if (auto d = cat.switch_spec(s.default_scale_out_switch); !d) {
@@ -392,8 +412,9 @@ base::Status Catalog::validate(const ClusterSpec& c) const {
   auto sw = switch_spec(c.scale_out.switch_name);
   if (!sw) return fail("scale_out.switch: " + sw.error().message);
   if ((*sw)->kind == SwitchKind::kNvlink) {
-    return fail("scale_out.switch: '" + c.scale_out.switch_name +
-                "' is an NVLink switch; the scale-out fabric needs an InfiniBand or Ethernet switch");
+    return fail(
+        "scale_out.switch: '" + c.scale_out.switch_name +
+        "' is an NVLink switch; the scale-out fabric needs an InfiniBand or Ethernet switch");
   }
   if (!c.scale_out.transceiver.empty()) {
     if (auto t = transceiver(c.scale_out.transceiver); !t) {
@@ -405,7 +426,8 @@ base::Status Catalog::validate(const ClusterSpec& c) const {
   if (nic_spec) {
     const double per_plane = (*nic_spec)->bandwidth.base() / c.scale_out.planes;
     if (per_plane > (*sw)->port_bandwidth.base() * 1.0001) {
-      return fail("scale_out: a NIC port of " + base::format_bits_per_s(BytesPerSecond::from_base(per_plane)) +
+      return fail("scale_out: a NIC port of " +
+                  base::format_bits_per_s(BytesPerSecond::from_base(per_plane)) +
                   " per plane does not fit a " + c.scale_out.switch_name + " port of " +
                   base::format_bits_per_s((*sw)->port_bandwidth) +
                   " (use more planes or a faster switch)");
@@ -413,8 +435,9 @@ base::Status Catalog::validate(const ClusterSpec& c) const {
   }
   const size_t max_tiers = c.scale_out.tiers > 0 ? static_cast<size_t>(c.scale_out.tiers) : 3;
   if (c.scale_out.oversubscription.size() > max_tiers) {
-    return fail("scale_out.oversubscription: " + std::to_string(c.scale_out.oversubscription.size()) +
-                " ratios given for at most " + std::to_string(max_tiers) + " tiers");
+    return fail(
+        "scale_out.oversubscription: " + std::to_string(c.scale_out.oversubscription.size()) +
+        " ratios given for at most " + std::to_string(max_tiers) + " tiers");
   }
   return {};
 }
@@ -430,8 +453,8 @@ base::Result<Catalog> Catalog::load_directory(const std::string& dir) {
   std::error_code ec;
   if (!fs::is_directory(dir, ec)) return fail("not a directory", dir);
   std::vector<CatalogFile> files;
-  for (auto it = fs::recursive_directory_iterator(dir, ec); it != fs::recursive_directory_iterator();
-       it.increment(ec)) {
+  for (auto it = fs::recursive_directory_iterator(dir, ec);
+       it != fs::recursive_directory_iterator(); it.increment(ec)) {
     if (ec) break;
     const auto ext = it->path().extension().string();
     if (!it->is_regular_file() || (ext != ".yaml" && ext != ".yml" && ext != ".json")) continue;
@@ -449,9 +472,15 @@ const CatalogFile* Catalog::source_file(std::string_view kind, std::string_view 
   return it == entry_files_.end() ? nullptr : &it->second;
 }
 
-base::Result<const GpuSpec*> Catalog::gpu(std::string_view n) const { return lookup(gpus_, n, "gpu"); }
-base::Result<const CpuSpec*> Catalog::cpu(std::string_view n) const { return lookup(cpus_, n, "cpu"); }
-base::Result<const NicSpec*> Catalog::nic(std::string_view n) const { return lookup(nics_, n, "nic"); }
+base::Result<const GpuSpec*> Catalog::gpu(std::string_view n) const {
+  return lookup(gpus_, n, "gpu");
+}
+base::Result<const CpuSpec*> Catalog::cpu(std::string_view n) const {
+  return lookup(cpus_, n, "cpu");
+}
+base::Result<const NicSpec*> Catalog::nic(std::string_view n) const {
+  return lookup(nics_, n, "nic");
+}
 base::Result<const SwitchSpec*> Catalog::switch_spec(std::string_view n) const {
   return lookup(switches_, n, "switch");
 }

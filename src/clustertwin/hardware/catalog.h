@@ -73,7 +73,7 @@ class Catalog {
   std::map<std::string, SystemSpec, std::less<>> systems_;
   std::map<std::string, ClusterSpec, std::less<>> clusters_;
   std::vector<CatalogFile> other_files_;
-  std::map<std::string, std::string, std::less<>> file_of_;  // "system:gb300-nvl72" -> path
+  std::map<std::string, std::string, std::less<>> file_of_;      // "system:gb300-nvl72" -> path
   std::map<std::string, CatalogFile, std::less<>> entry_files_;  // "system:gb300-nvl72" -> file
 };
 

@@ -79,9 +79,13 @@ TEST(CatalogBadInput, MissingSourceUnitOrKeyIsAnErrorWithLine) {
                                    "  hbm_bandwith: {value: 3 TB/s, source: s}\n"
                                    "sources: {s: somewhere}\n");
   EXPECT_NE(e.find("catalog/gpus/x.yaml:6: gpu.hbm_capacity: expected {value: ..., source: <ref>}"),
-            std::string::npos) << e;
-  EXPECT_NE(e.find("catalog/gpus/x.yaml:7: gpu.hbm_usable.value: expected a size"), std::string::npos) << e;
-  EXPECT_NE(e.find("unknown key 'hbm_bandwith' (did you mean 'hbm_bandwidth'"), std::string::npos) << e;
+            std::string::npos)
+      << e;
+  EXPECT_NE(e.find("catalog/gpus/x.yaml:7: gpu.hbm_usable.value: expected a size"),
+            std::string::npos)
+      << e;
+  EXPECT_NE(e.find("unknown key 'hbm_bandwith' (did you mean 'hbm_bandwidth'"), std::string::npos)
+      << e;
   EXPECT_NE(e.find("missing required key 'tgp'"), std::string::npos) << e;
 }
 
@@ -96,22 +100,27 @@ TEST(CatalogBadInput, RackThatDoesNotFitItsSwitchRadix) {
   text.replace(pos, std::string("nvswitch_chips: {value: 18").size(), "nvswitch_chips: {value: 9");
   const std::string e = load_error("systems/gb300-nvl72.yaml", text);
   EXPECT_NE(e.find("does not fit its NVLink switch radix: 72 GPUs x 18 links = 1296 ports needed"),
-            std::string::npos) << e;
+            std::string::npos)
+      << e;
 }
 
 TEST(CatalogBadInput, ZeroOrNegativeCounts) {
   const std::string e = load_error(
       "clusters/x.yaml",
       "cluster:\n  name: x\n  system: gb300-nvl72\n  count: 0\n  scale_out: {switch: q3400}\n");
-  EXPECT_NE(e.find("catalog/clusters/x.yaml:4: cluster.count: expected an integer in [1, 10000000], got 0"),
-            std::string::npos) << e;
+  EXPECT_NE(
+      e.find(
+          "catalog/clusters/x.yaml:4: cluster.count: expected an integer in [1, 10000000], got 0"),
+      std::string::npos)
+      << e;
 }
 
 TEST(CatalogBadInput, UnknownReferenceSuggests) {
   const std::string e = load_error(
       "clusters/x.yaml",
       "cluster:\n  name: x\n  system: gb300-nvl27\n  count: 2\n  scale_out: {switch: q3400}\n");
-  EXPECT_NE(e.find("unknown system 'gb300-nvl27' (did you mean 'gb300-nvl72'"), std::string::npos) << e;
+  EXPECT_NE(e.find("unknown system 'gb300-nvl27' (did you mean 'gb300-nvl72'"), std::string::npos)
+      << e;
 }
 
 }  // namespace

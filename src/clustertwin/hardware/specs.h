@@ -21,7 +21,7 @@ using base::Watts;
 
 /// Tensor-core number formats. FP16 and BF16 share a peak on every GPU in the catalog.
 enum class Precision { kFp4, kFp8, kBf16, kTf32, kFp64, kInt8 };
-inline constexpr std::array kAllPrecisions = {Precision::kFp4, Precision::kFp8, Precision::kBf16,
+inline constexpr std::array kAllPrecisions = {Precision::kFp4,  Precision::kFp8,  Precision::kBf16,
                                               Precision::kTf32, Precision::kFp64, Precision::kInt8};
 /// "fp4", "fp8", "bf16", "tf32", "fp64", "int8" (the catalog and CLI spelling).
 const char* precision_name(Precision p);
@@ -39,8 +39,8 @@ struct GpuSpec {
   std::string display_name;
   std::string architecture;  ///< "Blackwell Ultra", "Hopper", ...
   std::array<std::optional<PeakFlops>, kAllPrecisions.size()> peak;  ///< by Precision index
-  Bytes hbm_capacity;         ///< marketing capacity (288 GB)
-  Bytes hbm_usable;           ///< what software can allocate (279 GB on GB300)
+  Bytes hbm_capacity;  ///< marketing capacity (288 GB)
+  Bytes hbm_usable;    ///< what software can allocate (279 GB on GB300)
   BytesPerSecond hbm_bandwidth;
   int nvlink_generation = 0;
   int nvlink_links = 0;
@@ -81,11 +81,11 @@ struct SwitchSpec {
   std::string name;
   std::string display_name;
   SwitchKind kind = SwitchKind::kInfiniband;
-  int ports = 0;                  ///< radix
-  BytesPerSecond port_bandwidth;  ///< per port, per direction
-  Seconds latency;                ///< port-to-port cut-through latency
+  int ports = 0;                     ///< radix
+  BytesPerSecond port_bandwidth;     ///< per port, per direction
+  Seconds latency;                   ///< port-to-port cut-through latency
   std::string in_network_reduction;  ///< "" when none; "NVLink SHARP", "SHARPv3", "SHARPv4"
-  Watts power;                    ///< ASIC and box, without pluggable optics
+  Watts power;                       ///< ASIC and box, without pluggable optics
   config::Provenance provenance;
 };
 
@@ -107,9 +107,9 @@ struct SystemSpec {
   std::string gpu;   ///< GpuSpec name
   int nodes = 1;     ///< compute trays (rack) or 1 (node)
   int gpus_per_node = 8;
-  std::string cpu;   ///< CpuSpec name
+  std::string cpu;  ///< CpuSpec name
   int cpus_per_node = 0;
-  std::string nic;   ///< NicSpec name of the scale-out NIC
+  std::string nic;  ///< NicSpec name of the scale-out NIC
   int nics_per_node = 0;
   int nvlink_domain_gpus = 8;  ///< GPUs in one NVLink domain (all GPUs of the system)
   std::string nvswitch;        ///< SwitchSpec name of the NVLink switch chip
@@ -130,13 +130,13 @@ struct SystemSpec {
 /// The scale-out fabric: a folded-Clos fat tree of one switch model.
 struct ScaleOutSpec {
   std::string switch_name;
-  std::string transceiver;       ///< per link end; "" for passive copper
-  int tiers = 0;                 ///< 1, 2 or 3; 0 = the fewest that connect all endpoints
+  std::string transceiver;  ///< per link end; "" for passive copper
+  int tiers = 0;            ///< 1, 2 or 3; 0 = the fewest that connect all endpoints
   /// Down:up port ratio per tier, from the leaves up (1.0 = non-blocking; 7.0 = 1:7). Missing
   /// entries are 1.0.
   std::vector<double> oversubscription;
-  bool rail_optimized = false;   ///< leaf per rail (local GPU index) instead of per system
-  int planes = 1;                ///< independent parallel fabrics; each NIC splits its ports
+  bool rail_optimized = false;  ///< leaf per rail (local GPU index) instead of per system
+  int planes = 1;               ///< independent parallel fabrics; each NIC splits its ports
   Seconds cable_latency = base::nanoseconds(50);  ///< per link, fibre and SerDes
 };
 

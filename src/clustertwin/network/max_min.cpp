@@ -66,7 +66,8 @@ void MaxMinSolver::solve(const FlowPaths& flows, std::span<const double> capacit
     if (cap_link_[f] >= 0) fn(cap_link_[f]);
   };
   lf_off_.assign(nl + 1, 0);
-  for (size_t f : active) for_each_local(f, [&](int32_t l) { ++lf_off_[static_cast<size_t>(l) + 1]; });
+  for (size_t f : active)
+    for_each_local(f, [&](int32_t l) { ++lf_off_[static_cast<size_t>(l) + 1]; });
   for (size_t l = 0; l < nl; ++l) lf_off_[l + 1] += lf_off_[l];
   lf_.resize(static_cast<size_t>(lf_off_[nl]));
   fill_.assign(lf_off_.begin(), lf_off_.end() - 1);

@@ -73,7 +73,8 @@ TEST(MaxMin, RandomInstancesAreFeasibleAndMaxMinFair) {
       }
     }
     for (int l = 0; l < nl; ++l) {
-      EXPECT_LE(used[static_cast<size_t>(l)], cap[static_cast<size_t>(l)] * (1 + 1e-9)) << "seed " << seed;
+      EXPECT_LE(used[static_cast<size_t>(l)], cap[static_cast<size_t>(l)] * (1 + 1e-9))
+          << "seed " << seed;
     }
     for (size_t i = 0; i < f.size(); ++i) {
       bool has_bottleneck = false;
@@ -83,7 +84,9 @@ TEST(MaxMin, RandomInstancesAreFeasibleAndMaxMinFair) {
         bool fastest = true;
         for (size_t j = 0; j < f.size(); ++j) {
           for (int32_t q = f.offsets[j]; q < f.offsets[j + 1]; ++q) {
-            if (static_cast<size_t>(f.links[static_cast<size_t>(q)]) == l && r[j] > r[i] * (1 + 1e-9)) fastest = false;
+            if (static_cast<size_t>(f.links[static_cast<size_t>(q)]) == l &&
+                r[j] > r[i] * (1 + 1e-9))
+              fastest = false;
           }
         }
         has_bottleneck = has_bottleneck || fastest;

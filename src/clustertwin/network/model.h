@@ -8,12 +8,11 @@
 /// Where both cover a case (one transfer alone on an idle fabric) they agree exactly; a test
 /// pins that.
 
+#include <limits>
 #include <memory>
 #include <span>
 #include <string>
 #include <vector>
-
-#include <limits>
 
 #include "clustertwin/network/flow_sim.h"
 

@@ -118,12 +118,12 @@ std::string describe_text(const topology::ClusterSummary& s) {
   o += fmt::format("{}\n", s.display_name);
   if (!s.description.empty()) o += fmt::format("  {}\n", s.description);
   o += "\n";
-  o += fmt::format("  {} x {}: {} GPUs ({})\n", count(s.systems), s.system_display,
-                   count(s.gpus), s.gpu_display);
+  o += fmt::format("  {} x {}: {} GPUs ({})\n", count(s.systems), s.system_display, count(s.gpus),
+                   s.gpu_display);
   o += fmt::format("  {} CPUs ({}, {} cores); {} NICs ({})\n", count(s.cpus), s.cpu_display,
                    count(s.cpu_cores), count(s.nics), s.nic_display);
-  o += fmt::format("  {} NVLink domains of {} GPUs ({} NVLink switch chips{})\n\n", count(s.domains),
-                   s.domain_size, count(s.nvswitch_chips),
+  o += fmt::format("  {} NVLink domains of {} GPUs ({} NVLink switch chips{})\n\n",
+                   count(s.domains), s.domain_size, count(s.nvswitch_chips),
                    s.switch_trays > 0 ? fmt::format(" on {} switch trays", count(s.switch_trays))
                                       : std::string());
 
@@ -140,9 +140,10 @@ std::string describe_text(const topology::ClusterSummary& s) {
   o += compute.render(2) + "\n";
 
   Table mem({"memory", "per GPU", "per " + domain, "cluster"}, {true});
-  mem.add({"HBM (marketing)", format(s.hbm_per_gpu), format(s.hbm_per_domain), format(s.hbm_per_cluster)});
-  mem.add({"HBM (usable)", format(s.hbm_usable_per_gpu), format(s.hbm_usable_per_gpu * s.domain_size),
-           format(s.hbm_usable_per_gpu * s.gpus)});
+  mem.add({"HBM (marketing)", format(s.hbm_per_gpu), format(s.hbm_per_domain),
+           format(s.hbm_per_cluster)});
+  mem.add({"HBM (usable)", format(s.hbm_usable_per_gpu),
+           format(s.hbm_usable_per_gpu * s.domain_size), format(s.hbm_usable_per_gpu * s.gpus)});
   mem.add({"CPU memory", "", format(s.cpu_memory_per_domain), format(s.cpu_memory_per_cluster)});
   mem.add({"fast memory (usable HBM + CPU)", "", format(s.fast_memory_per_domain),
            format(s.fast_memory_per_cluster)});
@@ -151,9 +152,13 @@ std::string describe_text(const topology::ClusterSummary& s) {
   o += mem.render(2) + "\n";
 
   Table bw({"bandwidth", "per GPU", "per " + domain, "note"}, {true, false, false, true});
-  bw.add({"NVLink (each direction)", format(s.nvlink_per_gpu), format(s.nvlink_per_gpu * s.domain_size),
-          s.in_network_reduction_nvlink.empty() ? "" : "in-switch reduction: " + s.in_network_reduction_nvlink});
-  bw.add({"NVLink (bidirectional)", format(s.nvlink_per_gpu_bidir), format(s.nvlink_per_domain_bidir), ""});
+  bw.add({"NVLink (each direction)", format(s.nvlink_per_gpu),
+          format(s.nvlink_per_gpu * s.domain_size),
+          s.in_network_reduction_nvlink.empty()
+              ? ""
+              : "in-switch reduction: " + s.in_network_reduction_nvlink});
+  bw.add({"NVLink (bidirectional)", format(s.nvlink_per_gpu_bidir),
+          format(s.nvlink_per_domain_bidir), ""});
   bw.add({"scale-out (each direction)", base::format_bits_per_s(s.scale_out_per_gpu),
           format(s.scale_out_per_domain), format(s.scale_out_per_gpu) + " per GPU"});
   o += bw.render(2) + "\n";
@@ -171,19 +176,22 @@ std::string describe_text(const topology::ClusterSummary& s) {
             t.cables_up > 0 ? fmt::format("{}:1", base::format_sig(t.oversubscription, 3)) : "-"});
   }
   o += ft.render(4);
-  o += fmt::format("    {} switches, {} cables, {} transceivers; bisection {} each way ({})\n\n",
-                   count(s.scale_out_switches), count(s.scale_out_cables), count(s.transceivers),
-                   format(s.bisection),
-                   s.scale_out_oversubscription <= 1.0001
-                       ? std::string("non-blocking")
-                       : fmt::format("{}:1 oversubscribed", base::format_sig(s.scale_out_oversubscription, 3)));
+  o += fmt::format(
+      "    {} switches, {} cables, {} transceivers; bisection {} each way ({})\n\n",
+      count(s.scale_out_switches), count(s.scale_out_cables), count(s.transceivers),
+      format(s.bisection),
+      s.scale_out_oversubscription <= 1.0001
+          ? std::string("non-blocking")
+          : fmt::format("{}:1 oversubscribed", base::format_sig(s.scale_out_oversubscription, 3)));
 
-  o += fmt::format("  power (nameplate): GPU TGP {} per {}, {} in all; {} ~{} each{};\n"
-                   "                     scale-out fabric {}; IT load ~{}\n",
-                   format(s.gpu_tgp_per_domain), domain, format(s.gpu_tgp_per_cluster), unit,
-                   format(s.system_power),
-                   s.rack_power_limit.base() > 0 ? fmt::format(" (shelf limit {})", format(s.rack_power_limit)) : "",
-                   format(s.fabric_power), format(s.cluster_power));
+  o += fmt::format(
+      "  power (nameplate): GPU TGP {} per {}, {} in all; {} ~{} each{};\n"
+      "                     scale-out fabric {}; IT load ~{}\n",
+      format(s.gpu_tgp_per_domain), domain, format(s.gpu_tgp_per_cluster), unit,
+      format(s.system_power),
+      s.rack_power_limit.base() > 0 ? fmt::format(" (shelf limit {})", format(s.rack_power_limit))
+                                    : "",
+      format(s.fabric_power), format(s.cluster_power));
   return o;
 }
 

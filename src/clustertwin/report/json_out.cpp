@@ -30,6 +30,8 @@ base::Status write_text(const std::string& text, const std::string& path) {
   return {};
 }
 
-base::Status write_json(const Json& j, const std::string& path) { return write_text(dump(j), path); }
+base::Status write_json(const Json& j, const std::string& path) {
+  return write_text(dump(j), path);
+}
 
 }  // namespace clustertwin::report

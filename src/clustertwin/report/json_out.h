@@ -4,7 +4,6 @@
 /// file or to stdout ("-").
 
 #include <nlohmann/json.hpp>
-
 #include <string>
 
 #include "clustertwin/base/result.h"

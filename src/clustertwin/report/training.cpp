@@ -33,13 +33,23 @@ Json training_json(const execution::TrainingResult& r, const workload::TrainingL
   j["model"] = c.model;
   j["gpu"] = c.gpu;
   j["gpus"] = c.gpus;
-  j["layout"] = {{"tp", l.tp}, {"pp", l.pp}, {"dp", l.dp}, {"cp", l.cp}, {"ep", l.ep},
-                 {"vpp", l.vpp}, {"micro_batch", l.micro_batch}, {"global_batch", l.global_batch},
-                 {"seq_len", l.seq_len}, {"micro_batches", l.micro_batches()},
+  j["layout"] = {{"tp", l.tp},
+                 {"pp", l.pp},
+                 {"dp", l.dp},
+                 {"cp", l.cp},
+                 {"ep", l.ep},
+                 {"vpp", l.vpp},
+                 {"micro_batch", l.micro_batch},
+                 {"global_batch", l.global_batch},
+                 {"seq_len", l.seq_len},
+                 {"micro_batches", l.micro_batches()},
                  {"precision", compute::dtype_name(l.dtype)},
-                 {"recompute", models::recompute_name(l.recompute)}, {"zero", l.zero},
-                 {"sequence_parallel", l.sequence_parallel}, {"tp_comm_overlap", l.tp_comm_overlap},
-                 {"dp_overlap", l.dp_overlap}, {"ep_overlap", l.ep_overlap},
+                 {"recompute", models::recompute_name(l.recompute)},
+                 {"zero", l.zero},
+                 {"sequence_parallel", l.sequence_parallel},
+                 {"tp_comm_overlap", l.tp_comm_overlap},
+                 {"dp_overlap", l.dp_overlap},
+                 {"ep_overlap", l.ep_overlap},
                  {"summary", layout_string(l)}};
   j["step_time_s"] = r6(r.step_time_s);
   j["tokens_per_step"] = r6(r.tokens_per_step);
@@ -71,17 +81,24 @@ Json training_json(const execution::TrainingResult& r, const workload::TrainingL
   j["memory_per_gpu"] = mem;
   Json stages = Json::array();
   for (const auto& s : r.stages) {
-    stages.push_back({{"stage", s.stage}, {"layers", s.layers}, {"busy_s", r6(s.busy_s)},
-                      {"pipeline_end_s", r6(s.pipeline_end_s)}, {"dp_exposed_s", r6(s.dp_exposed_s)},
-                      {"optimizer_s", r6(s.optimizer_s)}, {"end_s", r6(s.end_s)}});
+    stages.push_back({{"stage", s.stage},
+                      {"layers", s.layers},
+                      {"busy_s", r6(s.busy_s)},
+                      {"pipeline_end_s", r6(s.pipeline_end_s)},
+                      {"dp_exposed_s", r6(s.dp_exposed_s)},
+                      {"optimizer_s", r6(s.optimizer_s)},
+                      {"end_s", r6(s.end_s)}});
   }
   j["stages"] = stages;
   // The first few micro-batches of the timeline (for the report's per-stage chart).
   Json tl = Json::array();
   for (const auto& t : r.tasks) {
     if (t.micro >= 2 * l.pp + 2) continue;
-    tl.push_back({{"stage", t.stage}, {"chunk", t.chunk}, {"micro", t.micro},
-                  {"kind", t.forward ? "F" : "B"}, {"start_s", r6(static_cast<double>(t.start) * 1e-9)},
+    tl.push_back({{"stage", t.stage},
+                  {"chunk", t.chunk},
+                  {"micro", t.micro},
+                  {"kind", t.forward ? "F" : "B"},
+                  {"start_s", r6(static_cast<double>(t.start) * 1e-9)},
                   {"end_s", r6(static_cast<double>(t.end) * 1e-9)}});
   }
   j["timeline"] = tl;
@@ -99,13 +116,15 @@ std::string training_text(const execution::TrainingResult& r, const workload::Tr
                    models::recompute_name(l.recompute), l.zero);
   o += fmt::format("  step time        {:.3f} s\n", r.step_time_s);
   o += fmt::format("  throughput       {} tokens/s ({:.0f} per GPU)\n",
-                   base::format_sig(r.tokens_per_s, 4), r.tokens_per_s / static_cast<double>(c.gpus));
+                   base::format_sig(r.tokens_per_s, 4),
+                   r.tokens_per_s / static_cast<double>(c.gpus));
   o += fmt::format("  model TFLOP/s    {:.0f} per GPU (hardware, with recompute: {:.0f})\n",
                    r.model_tflops_per_gpu, r.hardware_tflops_per_gpu);
   o += fmt::format("  MFU              {:.1f}%\n", 100 * r.mfu);
   if (c.token_budget > 0) {
-    o += fmt::format("  time to train    {} for {} tokens\n", duration(c.token_budget / r.tokens_per_s),
-                     base::format_sig(c.token_budget, 3));
+    o +=
+        fmt::format("  time to train    {} for {} tokens\n",
+                    duration(c.token_budget / r.tokens_per_s), base::format_sig(c.token_budget, 3));
   }
   const auto& b = r.breakdown;
   Table t({"where the time goes (busiest stage)", "s", "%"}, {true});

@@ -50,8 +50,11 @@ ClusterSummary summarize(const hardware::Catalog& catalog, const Topology& topo)
   for (auto p : hardware::kAllPrecisions) {
     const auto& pk = gpu.peak_for(p);
     if (!pk) continue;
-    ComputeFigures c{.precision = p, .dense_per_gpu = pk->dense, .sparse_per_gpu = pk->sparse,
-                     .dense_per_domain = pk->dense * d, .dense_per_cluster = pk->dense * g};
+    ComputeFigures c{.precision = p,
+                     .dense_per_gpu = pk->dense,
+                     .sparse_per_gpu = pk->sparse,
+                     .dense_per_domain = pk->dense * d,
+                     .dense_per_cluster = pk->dense * g};
     if (pk->sparse) {
       c.sparse_per_domain = *pk->sparse * d;
       c.sparse_per_cluster = *pk->sparse * g;
@@ -94,7 +97,7 @@ ClusterSummary summarize(const hardware::Catalog& catalog, const Topology& topo)
   const BytesPerSecond injection = nic_port * static_cast<double>(s.nics) * planes;
   BytesPerSecond bis = injection / 2.0;
   const std::vector<std::string> names =
-      plan.tiers == 1 ? std::vector<std::string>{"leaf"}
+      plan.tiers == 1   ? std::vector<std::string>{"leaf"}
       : plan.tiers == 2 ? std::vector<std::string>{"leaf", "spine"}
                         : std::vector<std::string>{"leaf", "aggregation", "core"};
   BytesPerSecond below = injection;

@@ -26,11 +26,11 @@ struct ComputeFigures {
 };
 
 struct FabricTierFigures {
-  std::string name;     ///< "leaf", "spine", "aggregation", "core"
-  int switches = 0;     ///< all planes
+  std::string name;  ///< "leaf", "spine", "aggregation", "core"
+  int switches = 0;  ///< all planes
   int ports_per_switch = 0;
-  int ports_used = 0;   ///< all planes, down + up
-  int64_t cables_up = 0;  ///< cables from this tier to the next (all planes)
+  int ports_used = 0;              ///< all planes, down + up
+  int64_t cables_up = 0;           ///< cables from this tier to the next (all planes)
   BytesPerSecond uplink_capacity;  ///< all planes, per direction
   double oversubscription = 1.0;   ///< down:up bandwidth at this tier (as built)
 };
@@ -53,11 +53,11 @@ struct ClusterSummary {
   Bytes fast_memory_per_domain, fast_memory_per_cluster;
   BytesPerSecond hbm_bandwidth_per_gpu, hbm_bandwidth_per_domain, hbm_bandwidth_per_cluster;
 
-  BytesPerSecond nvlink_per_gpu;          ///< per direction
+  BytesPerSecond nvlink_per_gpu;  ///< per direction
   BytesPerSecond nvlink_per_gpu_bidir;
-  BytesPerSecond nvlink_per_domain_bidir; ///< sum over the domain's GPUs, both directions
+  BytesPerSecond nvlink_per_domain_bidir;  ///< sum over the domain's GPUs, both directions
 
-  BytesPerSecond scale_out_per_gpu;       ///< NIC line rate per GPU, per direction
+  BytesPerSecond scale_out_per_gpu;  ///< NIC line rate per GPU, per direction
   BytesPerSecond scale_out_per_domain;
   BytesPerSecond bisection;               ///< worst equal cut, per direction
   double scale_out_oversubscription = 1;  ///< injection / bisection x 1/2 (1 = non-blocking)
@@ -69,10 +69,10 @@ struct ClusterSummary {
   int64_t links = 0;  ///< directed links in the simulation graph
 
   Watts gpu_tgp_per_domain, gpu_tgp_per_cluster;
-  Watts system_power;       ///< nameplate estimate of one system (rack or node)
-  Watts fabric_power;       ///< scale-out switches and optics
-  Watts cluster_power;      ///< systems + fabric (IT load, before PSU and facility losses)
-  Watts rack_power_limit;   ///< power shelf capacity (racks only)
+  Watts system_power;      ///< nameplate estimate of one system (rack or node)
+  Watts fabric_power;      ///< scale-out switches and optics
+  Watts cluster_power;     ///< systems + fabric (IT load, before PSU and facility losses)
+  Watts rack_power_limit;  ///< power shelf capacity (racks only)
 };
 
 /// Derives the summary of a built topology.

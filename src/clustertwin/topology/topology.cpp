@@ -11,12 +11,18 @@ using base::fail;
 
 const char* link_kind_name(LinkKind k) {
   switch (k) {
-    case LinkKind::kNvlink: return "nvlink";
-    case LinkKind::kPcie: return "pcie";
-    case LinkKind::kNicUp: return "nic_up";
-    case LinkKind::kNicDown: return "nic_down";
-    case LinkKind::kFabricUp: return "fabric_up";
-    case LinkKind::kFabricDown: return "fabric_down";
+    case LinkKind::kNvlink:
+      return "nvlink";
+    case LinkKind::kPcie:
+      return "pcie";
+    case LinkKind::kNicUp:
+      return "nic_up";
+    case LinkKind::kNicDown:
+      return "nic_down";
+    case LinkKind::kFabricUp:
+      return "fabric_up";
+    case LinkKind::kFabricDown:
+      return "fabric_down";
   }
   return "?";
 }
@@ -55,24 +61,29 @@ base::Result<FatTreePlan> plan_fat_tree(int endpoints, int radix, int tiers,
   FatTreePlan p;
   p.endpoints = endpoints;
   p.radix = radix;
-  if (endpoints <= 0) return fail("fat tree: expected >= 1 endpoint, got " + std::to_string(endpoints));
-  if (radix < 2) return fail("fat tree: expected a switch radix >= 2, got " + std::to_string(radix));
+  if (endpoints <= 0)
+    return fail("fat tree: expected >= 1 endpoint, got " + std::to_string(endpoints));
+  if (radix < 2)
+    return fail("fat tree: expected a switch radix >= 2, got " + std::to_string(radix));
   auto ratio = [&](size_t tier) {
     return tier < oversubscription.size() ? oversubscription[tier] : 1.0;
   };
   if (tiers == 0) tiers = endpoints <= radix && leaves_override <= 1 ? 1 : 0;
   if (tiers == 1) {
     if (endpoints > radix) {
-      return fail("fat tree: 1 tier of radix-" + std::to_string(radix) + " switches connects at most " +
-                  std::to_string(radix) + " endpoints, the cluster has " +
-                  std::to_string(endpoints) + " (use tiers: 2)");
+      return fail("fat tree: 1 tier of radix-" + std::to_string(radix) +
+                  " switches connects at most " + std::to_string(radix) +
+                  " endpoints, the cluster has " + std::to_string(endpoints) + " (use tiers: 2)");
     }
     p.tiers = 1;
     p.leaves = 1;
     p.leaf_down = radix;
     p.leaf_up = 0;
-    p.tier_info.push_back({.switches = 1, .down_ports = radix, .up_ports = 0,
-                           .down_ports_used = endpoints, .up_ports_used = 0});
+    p.tier_info.push_back({.switches = 1,
+                           .down_ports = radix,
+                           .up_ports = 0,
+                           .down_ports_used = endpoints,
+                           .up_ports_used = 0});
     return p;
   }
   p.leaf_down = down_ports(radix, ratio(0));
@@ -90,10 +101,16 @@ base::Result<FatTreePlan> plan_fat_tree(int endpoints, int radix, int tiers,
     p.tiers = 2;
     p.spine_parallel = parallel_links(p.leaf_up, p.leaves, radix);
     p.spines = p.leaf_up / p.spine_parallel;
-    p.tier_info.push_back({.switches = p.leaves, .down_ports = p.leaf_down, .up_ports = p.leaf_up,
-                           .down_ports_used = endpoints, .up_ports_used = p.leaves * p.leaf_up});
-    p.tier_info.push_back({.switches = p.spines, .down_ports = radix, .up_ports = 0,
-                           .down_ports_used = p.leaves * p.leaf_up, .up_ports_used = 0,
+    p.tier_info.push_back({.switches = p.leaves,
+                           .down_ports = p.leaf_down,
+                           .up_ports = p.leaf_up,
+                           .down_ports_used = endpoints,
+                           .up_ports_used = p.leaves * p.leaf_up});
+    p.tier_info.push_back({.switches = p.spines,
+                           .down_ports = radix,
+                           .up_ports = 0,
+                           .down_ports_used = p.leaves * p.leaf_up,
+                           .up_ports_used = 0,
                            .parallel_links = p.spine_parallel});
     return p;
   }
@@ -117,13 +134,21 @@ base::Result<FatTreePlan> plan_fat_tree(int endpoints, int radix, int tiers,
   p.core_groups = p.aggs_per_pod;
   p.cores = p.core_groups * p.cores_per_group;
   p.spines = p.pods * p.aggs_per_pod;
-  p.tier_info.push_back({.switches = p.leaves, .down_ports = p.leaf_down, .up_ports = p.leaf_up,
-                         .down_ports_used = endpoints, .up_ports_used = p.leaves * p.leaf_up});
-  p.tier_info.push_back({.switches = p.spines, .down_ports = p.agg_down, .up_ports = p.agg_up,
+  p.tier_info.push_back({.switches = p.leaves,
+                         .down_ports = p.leaf_down,
+                         .up_ports = p.leaf_up,
+                         .down_ports_used = endpoints,
+                         .up_ports_used = p.leaves * p.leaf_up});
+  p.tier_info.push_back({.switches = p.spines,
+                         .down_ports = p.agg_down,
+                         .up_ports = p.agg_up,
                          .down_ports_used = p.leaves * p.leaf_up,
                          .up_ports_used = p.spines * p.agg_up});
-  p.tier_info.push_back({.switches = p.cores, .down_ports = radix, .up_ports = 0,
-                         .down_ports_used = p.spines * p.agg_up, .up_ports_used = 0,
+  p.tier_info.push_back({.switches = p.cores,
+                         .down_ports = radix,
+                         .up_ports = 0,
+                         .down_ports_used = p.spines * p.agg_up,
+                         .up_ports_used = 0,
                          .parallel_links = p.core_parallel});
   return p;
 }
@@ -173,12 +198,10 @@ base::Result<Topology> Topology::build(const hardware::Catalog& catalog,
   t.plan_ = *plan;
 
   const auto& p = t.plan_;
-  const size_t n_links = 4u * static_cast<size_t>(t.gpus_) +
-                         2u * static_cast<size_t>(t.nics_) * t.planes_ +
-                         2u * static_cast<size_t>(t.planes_) * p.leaves * p.leaf_up *
-                             (p.tiers >= 2 ? 1 : 0) +
-                         2u * static_cast<size_t>(t.planes_) * p.spines * p.agg_up *
-                             (p.tiers == 3 ? 1 : 0);
+  const size_t n_links =
+      4u * static_cast<size_t>(t.gpus_) + 2u * static_cast<size_t>(t.nics_) * t.planes_ +
+      2u * static_cast<size_t>(t.planes_) * p.leaves * p.leaf_up * (p.tiers >= 2 ? 1 : 0) +
+      2u * static_cast<size_t>(t.planes_) * p.spines * p.agg_up * (p.tiers == 3 ? 1 : 0);
   t.links_.reserve(n_links);
   const Seconds cable = spec.scale_out.cable_latency + optic_latency;
   for (int g = 0; g < t.gpus_; ++g) {
@@ -207,8 +230,10 @@ base::Result<Topology> Topology::build(const hardware::Catalog& catalog,
       for (int l = 0; l < p.leaves; ++l) {
         for (int j = 0; j < p.leaf_up; ++j) {
           const auto plane = static_cast<int8_t>(pl);
-          t.links_.push_back({sw.port_bandwidth, cable + sw.latency, LinkKind::kFabricUp, 1, plane});
-          t.links_.push_back({sw.port_bandwidth, cable + sw.latency, LinkKind::kFabricDown, 1, plane});
+          t.links_.push_back(
+              {sw.port_bandwidth, cable + sw.latency, LinkKind::kFabricUp, 1, plane});
+          t.links_.push_back(
+              {sw.port_bandwidth, cable + sw.latency, LinkKind::kFabricDown, 1, plane});
         }
       }
     }
@@ -219,8 +244,10 @@ base::Result<Topology> Topology::build(const hardware::Catalog& catalog,
       for (int a = 0; a < p.spines; ++a) {
         for (int j = 0; j < p.agg_up; ++j) {
           const auto plane = static_cast<int8_t>(pl);
-          t.links_.push_back({sw.port_bandwidth, cable + sw.latency, LinkKind::kFabricUp, 2, plane});
-          t.links_.push_back({sw.port_bandwidth, cable + sw.latency, LinkKind::kFabricDown, 2, plane});
+          t.links_.push_back(
+              {sw.port_bandwidth, cable + sw.latency, LinkKind::kFabricUp, 2, plane});
+          t.links_.push_back(
+              {sw.port_bandwidth, cable + sw.latency, LinkKind::kFabricDown, 2, plane});
         }
       }
     }
@@ -306,7 +333,8 @@ void Topology::path(int a, int b, int64_t index, std::vector<LinkId>& out) const
 int64_t Topology::ecmp_index(int a, int b, uint64_t flow_key) const {
   const int64_t n = path_count(a, b);
   if (n <= 1) return 0;
-  const uint64_t h = mix(mix(static_cast<uint64_t>(a) * 0x100000001b3ULL ^ static_cast<uint64_t>(b)) ^ flow_key);
+  const uint64_t h =
+      mix(mix(static_cast<uint64_t>(a) * 0x100000001b3ULL ^ static_cast<uint64_t>(b)) ^ flow_key);
   return static_cast<int64_t>(h % static_cast<uint64_t>(n));
 }
 

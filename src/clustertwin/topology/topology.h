@@ -48,18 +48,18 @@ struct TierInfo {
   int up_ports = 0;         ///< ports per switch facing up (0 at the top tier)
   int down_ports_used = 0;  ///< over all switches of the tier in one plane
   int up_ports_used = 0;
-  int parallel_links = 1;   ///< cables between one switch and one switch above it
+  int parallel_links = 1;  ///< cables between one switch and one switch above it
 };
 
 /// How a fat tree is laid out; computed by plan_fat_tree().
 struct FatTreePlan {
   int endpoints = 0;  ///< NIC ports per plane
   int radix = 0;
-  int tiers = 0;      ///< 1, 2 or 3
+  int tiers = 0;  ///< 1, 2 or 3
   int leaves = 0;
   int leaf_down = 0, leaf_up = 0;
-  int spines = 0;            ///< tier-2 switches (2 tiers: spines; 3 tiers: aggregation)
-  int spine_parallel = 1;    ///< links from one leaf to one spine (2 tiers)
+  int spines = 0;          ///< tier-2 switches (2 tiers: spines; 3 tiers: aggregation)
+  int spine_parallel = 1;  ///< links from one leaf to one spine (2 tiers)
   int pods = 1, leaves_per_pod = 0, aggs_per_pod = 0, agg_down = 0, agg_up = 0;
   int cores = 0, core_groups = 0, cores_per_group = 0, core_parallel = 1;
   std::vector<TierInfo> tier_info;  ///< index 0 = leaves

@@ -8,8 +8,12 @@ base::Status validate(const TrainingLayout& l, const models::ModelSpec& m, int64
   base::Errors e;
   auto err = [&](std::string s) { e.add(base::Error{std::move(s), {}, 0}); };
   auto s = [](int64_t v) { return std::to_string(v); };
-  for (auto [name, v] : {std::pair{"tp", l.tp}, {"pp", l.pp}, {"dp", l.dp}, {"cp", l.cp},
-                         {"ep", l.ep}, {"vpp", l.vpp}}) {
+  for (auto [name, v] : {std::pair{"tp", l.tp},
+                         {"pp", l.pp},
+                         {"dp", l.dp},
+                         {"cp", l.cp},
+                         {"ep", l.ep},
+                         {"vpp", l.vpp}}) {
     if (v < 1) err(std::string("parallelism: ") + name + " must be >= 1, got " + s(v));
   }
   if (l.micro_batch < 1) err("micro_batch must be >= 1, got " + s(l.micro_batch));
@@ -89,8 +93,9 @@ RankCoord coord_of(const TrainingLayout& l, int64_t rank) {
 }
 
 int64_t rank_of(const TrainingLayout& l, RankCoord c) {
-  return c.tp + static_cast<int64_t>(l.tp) * (c.cp + static_cast<int64_t>(l.cp) *
-                                                         (c.dp + static_cast<int64_t>(l.dp) * c.pp));
+  return c.tp +
+         static_cast<int64_t>(l.tp) *
+             (c.cp + static_cast<int64_t>(l.cp) * (c.dp + static_cast<int64_t>(l.dp) * c.pp));
 }
 
 }  // namespace clustertwin::workload

@@ -27,12 +27,14 @@ TEST(Layout, Llama3SplitMatchesThePaper) {
 }
 
 TEST(Layout, ValidatesAgainstGpusAndModel) {
-  TrainingLayout l{.tp = 8, .pp = 16, .dp = 128, .micro_batch = 1, .global_batch = 2048, .seq_len = 8192};
+  TrainingLayout l{
+      .tp = 8, .pp = 16, .dp = 128, .micro_batch = 1, .global_batch = 2048, .seq_len = 8192};
   EXPECT_TRUE(validate(l, llama405b(), 16384));
   auto bad = validate(l, llama405b(), 8192);
   ASSERT_FALSE(bad);
   EXPECT_NE(bad.error().message.find("tp*pp*dp*cp = 8*16*128*1 = 16384 does not match gpus = 8192"),
-            std::string::npos) << bad.error().message;
+            std::string::npos)
+      << bad.error().message;
   TrainingLayout heads = l;
   heads.tp = 3;
   heads.dp = 1;

@@ -72,7 +72,8 @@ ActPerToken activation_bytes_per_token(const models::ModelSpec& m, const Trainin
   // MLP or MoE.
   if (m.is_moe_layer(layer)) {
     const double fe = static_cast<double>(m.moe->expert_ffn);
-    t.sharded += m.moe->topk * (in * h + 4 * fe + in * fe) + m.moe->shared_experts * (4 * fe + in * fe);
+    t.sharded +=
+        m.moe->topk * (in * h + 4 * fe + in * fe) + m.moe->shared_experts * (4 * fe + in * fe);
     t.replicated += in * h + mask * h;
   } else {
     // GELU: fc1 output (2f) + GELU output, the fc2 input (in*f); SwiGLU: gate and up outputs
@@ -93,7 +94,8 @@ std::vector<MemoryBreakdown> training_memory(const models::ModelSpec& m, const T
   const auto split = split_layers(m.layers, chunks);
   std::vector<int> first_layer(static_cast<size_t>(chunks), 0);
   for (int c = 1; c < chunks; ++c) {
-    first_layer[static_cast<size_t>(c)] = first_layer[static_cast<size_t>(c - 1)] + split[static_cast<size_t>(c - 1)];
+    first_layer[static_cast<size_t>(c)] =
+        first_layer[static_cast<size_t>(c - 1)] + split[static_cast<size_t>(c - 1)];
   }
   const double tokens = static_cast<double>(l.micro_batch * l.seq_len / l.cp);
   const double tp = l.tp;
@@ -120,12 +122,11 @@ std::vector<MemoryBreakdown> training_memory(const models::ModelSpec& m, const T
         dense += (lp.attention + lp.mlp_dense + lp.shared + lp.norms) / tp + lp.router;
         expert += lp.routed / l.ep;
         const auto a = activation_bytes_per_token(m, l, layer);
-        const double per_token =
-            l.sequence_parallel || l.tp == 1 ? (a.sharded + a.replicated) / tp
-                                             : a.sharded / tp + a.replicated;
+        const double per_token = l.sequence_parallel || l.tp == 1 ? (a.sharded + a.replicated) / tp
+                                                                  : a.sharded / tp + a.replicated;
         max_layer_act = std::max(max_layer_act, per_token);
-        act_layer_sum += l.recompute == Recompute::kFull ? 2.0 * static_cast<double>(m.hidden) / tp
-                                                         : per_token;
+        act_layer_sum +=
+            l.recompute == Recompute::kFull ? 2.0 * static_cast<double>(m.hidden) / tp : per_token;
       }
     }
     if (s == 0) dense += pc.embedding / tp;
@@ -146,14 +147,13 @@ std::vector<MemoryBreakdown> training_memory(const models::ModelSpec& m, const T
     b.optimizer = base::bytes(shard(12.0, 1));
     // In-flight chunk-micro-batches: warm-up of the (interleaved) 1F1B schedule plus one.
     const double inflight_chunks =
-        std::min(static_cast<double>((l.pp - s - 1) * 2 + (l.vpp - 1) * l.pp + 1),
-                 nmb * l.vpp);
+        std::min(static_cast<double>((l.pp - s - 1) * 2 + (l.vpp - 1) * l.pp + 1), nmb * l.vpp);
     const double per_chunk_layers = act_layer_sum / l.vpp;
     b.activations = base::bytes(tokens * per_chunk_layers * inflight_chunks);
     if (l.recompute == Recompute::kFull) b.activations += base::bytes(tokens * max_layer_act);
     if (l.vpp == 1) {
-      b.activations = base::bytes(tokens * act_layer_sum *
-                                  std::min(static_cast<double>(l.pp - s), nmb));
+      b.activations =
+          base::bytes(tokens * act_layer_sum * std::min(static_cast<double>(l.pp - s), nmb));
       if (l.recompute == Recompute::kFull) b.activations += base::bytes(tokens * max_layer_act);
     }
     if (s == l.pp - 1) {
@@ -179,8 +179,8 @@ base::Result<MemoryBreakdown> check_memory(const models::ModelSpec& m, const Tra
                                 [](const auto& a, const auto& b) { return a.second < b.second; });
     return base::fail("the layout does not fit in GPU memory: stage " +
                       std::to_string(worst->stage) + " needs " + base::format(worst->total()) +
-                      " per GPU, the GPU has " + base::format(capacity) + " usable; biggest term: " +
-                      big->first + " " + base::format(big->second) +
+                      " per GPU, the GPU has " + base::format(capacity) +
+                      " usable; biggest term: " + big->first + " " + base::format(big->second) +
                       " (try more tp/pp, zero >= 1, recompute full or a smaller micro batch)");
   }
   return *worst;

@@ -5,9 +5,9 @@
 /// routed experts / ep, embedding on the first stage / tp and output head on the last / tp.
 /// Bytes per parameter (Megatron mixed precision with Adam): weights 2 (bf16), or 1 / 0.5625 as
 /// FP8 / NVFP4 primary weights when training in low precision (--fp8-param-gather), fp32 main
-/// gradients `grad_bytes`, optimizer 12 (fp32 master weights, Adam m and v). ZeRO 1 shards the optimizer over the
-/// data-parallel group (dp*cp for dense parameters, dp*cp/ep for experts), ZeRO 2 the gradients
-/// too, ZeRO 3 the weights too (plus two gathered layers in flight).
+/// gradients `grad_bytes`, optimizer 12 (fp32 master weights, Adam m and v). ZeRO 1 shards the
+/// optimizer over the data-parallel group (dp*cp for dense parameters, dp*cp/ep for experts), ZeRO
+/// 2 the gradients too, ZeRO 3 the weights too (plus two gathered layers in flight).
 ///
 /// Activations per layer per token (bf16; Korthikanti et al. 2022, arXiv:2205.05198, Table 2,
 /// with FlashAttention so the 5as/h softmax term is not stored unless attention is unfused,

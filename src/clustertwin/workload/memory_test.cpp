@@ -16,7 +16,8 @@ const hardware::Catalog& cat() {
 // recomputation a GPT layer stores s*b*h*34/t bytes (plus the softmax term FlashAttention drops).
 TEST(Memory, GptLayerActivationsMatchKorthikanti) {
   auto m = *models::load_model(cat(), "gpt3-175b");
-  TrainingLayout l{.tp = 8, .pp = 96, .dp = 1, .micro_batch = 1, .global_batch = 96, .seq_len = 2048};
+  TrainingLayout l{
+      .tp = 8, .pp = 96, .dp = 1, .micro_batch = 1, .global_batch = 96, .seq_len = 2048};
   auto stages = training_memory(m, l);
   // Middle stage: one layer, pp - s in-flight micro-batches.
   const auto& s = stages[50];
@@ -26,7 +27,8 @@ TEST(Memory, GptLayerActivationsMatchKorthikanti) {
 
 TEST(Memory, OptimizerShardsWithZero) {
   auto m = *models::load_model(cat(), "llama3.1-70b");
-  TrainingLayout z0{.tp = 8, .pp = 1, .dp = 8, .micro_batch = 1, .global_batch = 64, .seq_len = 4096, .zero = 0};
+  TrainingLayout z0{
+      .tp = 8, .pp = 1, .dp = 8, .micro_batch = 1, .global_batch = 64, .seq_len = 4096, .zero = 0};
   TrainingLayout z1 = z0;
   z1.zero = 1;
   const auto a = training_memory(m, z0)[0];
@@ -41,7 +43,8 @@ TEST(Memory, DoesNotFitNamesTotalCapacityAndBiggestTerm) {
   auto r = check_memory(m, l, base::gigabytes(80));
   ASSERT_FALSE(r);
   EXPECT_NE(r.error().message.find("does not fit in GPU memory"), std::string::npos);
-  EXPECT_NE(r.error().message.find("biggest term: gradients"), std::string::npos) << r.error().message;
+  EXPECT_NE(r.error().message.find("biggest term: gradients"), std::string::npos)
+      << r.error().message;
 }
 
 }  // namespace
