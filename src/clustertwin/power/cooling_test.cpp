@@ -1,0 +1,73 @@
+#include "clustertwin/power/cooling.h"
+
+#include <gtest/gtest.h>
+
+#include "clustertwin/power/test_fixture.h"
+
+namespace clustertwin::power {
+namespace {
+
+using testing::power_catalog;
+
+TEST(Cooling, FlowMatchesTheSizingRuleAndTheReferencePhysics) {
+  const auto& f = power_catalog().facility();
+  // shared/reference/power-and-cooling.md §3.4: a 135 kW rack needs ~194 L/min of water or
+  // ~201 L/min of PG25 at 10 K; water is 1.44 L/min/kW.
+  EXPECT_NEAR(coolant_flow_L_per_min(135e3, f.coolants.at("water"), 10), 194, 1.5);
+  EXPECT_NEAR(coolant_flow_L_per_min(135e3, f.coolants.at("pg25"), 10), 201, 1.5);
+  EXPECT_NEAR(coolant_flow_L_per_min(1e3, f.coolants.at("water"), 10), 1.44, 0.01);
+  EXPECT_NEAR(coolant_flow_L_per_min(135e3, f.coolants.at("pg25"), 8), 251, 1.5);
+}
+
+TEST(Cooling, ReturnTemperatureClosesTheHeatBalance) {
+  const auto& c = power_catalog().facility().coolants.at("pg25");
+  const double flow = coolant_flow_L_per_min(120e3, c, 10);
+  EXPECT_NEAR(return_temperature_C(120e3, flow, c, 25), 35, 1e-9);
+  EXPECT_NEAR(return_temperature_C(60e3, flow, c, 25), 30, 1e-9);
+  // Q = m_dot c_p dT
+  const double m_dot = flow / 60 * c.density_kg_per_L;
+  EXPECT_NEAR(m_dot * c.specific_heat_kJ_per_kgK * 1e3 * 10, 120e3, 1e-6);
+}
+
+TEST(Cooling, PlanRejectsBadInput) {
+  const auto& f = power_catalog().facility();
+  EXPECT_TRUE(plan_cooling(f, {}));
+  auto hot = plan_cooling(f, {.supply_C = 60.0});
+  ASSERT_FALSE(hot);
+  EXPECT_NE(hot.error().message.find("supply range"), std::string::npos);
+  EXPECT_FALSE(plan_cooling(f, {.supply_C = 2.0}));
+  auto pue = plan_cooling(f, {.pue = 0.9});
+  ASSERT_FALSE(pue);
+  EXPECT_NE(pue.error().message.find("at least 1"), std::string::npos);
+  EXPECT_FALSE(plan_cooling(f, {.coolant = "glycol"}));
+  EXPECT_FALSE(plan_cooling(f, {.delta_T_K = 0.5}));
+}
+
+TEST(Cooling, FacilityPumpsFollowTheAffinityLawAndPueIsAboveOne) {
+  const auto& f = power_catalog().facility();
+  auto plan = *plan_cooling(f, {});
+  const double cdu_flow = coolant_flow_L_per_min(f.cdu_capacity.base(), plan.coolant, f.delta_T_K);
+  // One CDU at 50% flow: 1/8 of its design pump power.
+  FacilityModel half(f, plan, 0.5 * f.cdu_capacity.base(), 0.5 * cdu_flow, 0.9);
+  EXPECT_EQ(half.at(1e6).cdus, 1);
+  EXPECT_NEAR(half.at(1e6).cdu_pumps_W, f.cdu_design_pump_power.base() / 8, 1e-6);
+  FacilityModel full(f, plan, 10 * f.cdu_capacity.base(), 10 * cdu_flow, 0.9);
+  EXPECT_EQ(full.at(1e7).cdus, 10);
+  const auto p = full.at(1e7);
+  EXPECT_GT(p.pue, 1.05);
+  EXPECT_LT(p.pue, 1.4);
+  EXPECT_NEAR(p.facility_W,
+              p.it_W + p.distribution_loss_W + p.cdu_pumps_W + p.heat_rejection_W + p.chiller_W +
+                  p.air_cooling_W + p.facility_pumps_W + p.auxiliary_W,
+              1e-6);
+  // A colder supply needs a chiller.
+  auto cold = *plan_cooling(f, {.supply_C = 16.0});
+  EXPECT_GT(FacilityModel(f, cold, 1e7, 10 * cdu_flow, 0.9).at(1e7).chiller_W, 0);
+  EXPECT_EQ(p.chiller_W, 0);
+  // A given PUE replaces the model.
+  auto given = *plan_cooling(f, {.pue = 1.3});
+  EXPECT_NEAR(FacilityModel(f, given, 1e7, 10 * cdu_flow, 0.9).at(1e7).facility_W, 1.3e7, 1e-3);
+}
+
+}  // namespace
+}  // namespace clustertwin::power

@@ -1,0 +1,84 @@
+#include "clustertwin/power/smoothing.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+namespace clustertwin::power {
+
+base::Status check(const SmoothingSettings& s) {
+  if (s.floor != 0 && (s.floor < 0.2 || s.floor > 0.9)) {
+    return base::fail(fmt::format(
+        "--smoothing floor={:g}: expected 0 (off) or a fraction of TDP in 0.2-0.9 (the GB200 "
+        "minimum power floor range)",
+        s.floor));
+  }
+  if (!(s.ramp_up_W_per_s > 0)) {
+    return base::fail(
+        fmt::format("--smoothing ramp-up={:g} W/s: a ramp limit must be > 0", s.ramp_up_W_per_s));
+  }
+  if (!(s.ramp_down_W_per_s > 0)) {
+    return base::fail(fmt::format("--smoothing ramp-down={:g} W/s: a ramp limit must be > 0",
+                                  s.ramp_down_W_per_s));
+  }
+  if (s.hysteresis_s < 0) return base::fail("--smoothing hysteresis: must be >= 0 s");
+  if (s.storage_per_gpu_J < 0) return base::fail("--smoothing storage: must be >= 0 J");
+  if (!(s.storage_efficiency > 0.5 && s.storage_efficiency <= 1)) {
+    return base::fail("--smoothing efficiency: expected a value in (0.5, 1]");
+  }
+  return {};
+}
+
+Smoother::Smoother(double ramp_up_W_per_s, double ramp_down_W_per_s, double hysteresis_s,
+                   double storage_J, double efficiency)
+    : up_(ramp_up_W_per_s),
+      down_(ramp_down_W_per_s),
+      hyst_(hysteresis_s),
+      cap_(storage_J),
+      eff_(efficiency),
+      soc_(storage_J) {}
+
+double Smoother::step(double load_W, double dt_s) {
+  const double prev = g_;
+  if (!started_) {
+    g_ = load_W;
+    started_ = true;
+  } else if (load_W >= g_) {
+    below_for_ = 0;
+    g_ = std::min(load_W, g_ + up_ * dt_s);
+  } else {
+    below_for_ += dt_s;
+    if (below_for_ > hyst_) g_ = std::max(load_W, g_ - down_ * dt_s);
+  }
+  const double d = g_ - prev;
+  if (d > 0) totals_.max_step_up_W = std::max(totals_.max_step_up_W, d);
+  if (d < 0) totals_.max_step_down_W = std::max(totals_.max_step_down_W, -d);
+  // Balance: the store covers the gap as far as it can.
+  if (g_ >= load_W) {
+    const double surplus = (g_ - load_W) * dt_s;
+    const double in = std::min(surplus, (cap_ - soc_) / eff_);  // drawn from the bus
+    soc_ += in * eff_;
+    totals_.charged_J += in * eff_;
+    totals_.losses_J += in * (1 - eff_);
+    totals_.burned_J += surplus - in;
+  } else {
+    const double deficit = (load_W - g_) * dt_s;
+    const double out = std::min(deficit, soc_ * eff_);  // delivered to the bus
+    soc_ -= out / eff_;
+    totals_.discharged_J += out;
+    totals_.losses_J += out / eff_ - out;
+    totals_.unserved_J += deficit - out;
+  }
+  totals_.load_J += load_W * dt_s;
+  totals_.supply_J += g_ * dt_s;
+  return g_;
+}
+
+std::vector<double> smooth(std::span<const double> load_W, double dt_s, Smoother& s) {
+  std::vector<double> out;
+  out.reserve(load_W.size());
+  for (double l : load_W) out.push_back(s.step(l, dt_s));
+  return out;
+}
+
+}  // namespace clustertwin::power

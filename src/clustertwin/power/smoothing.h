@@ -1,0 +1,72 @@
+#pragma once
+/// Power smoothing of a synchronous job (GB300 NVL72; GB200 and Blackwell HGX without PSU
+/// storage): docs/models/power.md §3; shared/reference/power-and-cooling.md §2.2, §6 (4).
+///
+/// Three mechanisms, per GPU as NVML configures them, applied to a system's aggregate:
+///  1. Power floor: while a job runs, every GPU draws at least floor x TGP (the GPU burns
+///     power in communication phases instead of dropping to its wait power).
+///  2. Ramp limits: the power drawn from the grid, G, rises at most r_up and falls at most
+///     r_down (W/s); a fall starts only after the load has stayed below G for the hysteresis
+///     time. G never falls below the load.
+///  3. PSU energy storage E in [0, E_max], full at the start: when the load L exceeds G the store
+///     discharges (L - G) / eta; when G exceeds L the surplus charges it (x eta) and what does not
+///     fit is burned (the "GPU burn" that holds the grid side up).
+/// What neither the grid (ramp-limited) nor the store can supply is `unserved`: the GPUs run
+/// slower for it (the ramp-up limit throttles them), reported as a time cost.
+///
+/// Energy balance per step (a property test): G dt = L dt + burned - unserved + dE + losses.
+
+#include <span>
+#include <vector>
+
+#include "clustertwin/base/result.h"
+#include "clustertwin/base/units.h"
+
+namespace clustertwin::power {
+
+/// A smoothing profile, per GPU (NVML semantics). Ramp rates in W/s.
+struct SmoothingSettings {
+  double floor = 0.6;  ///< fraction of TGP while a job runs; 0 = no floor
+  double ramp_up_W_per_s = 2000;
+  double ramp_down_W_per_s = 500;
+  double hysteresis_s = 2;
+  double storage_per_gpu_J = 65;
+  double storage_efficiency = 0.95;  ///< one way (charge and discharge each)
+};
+
+/// Floors outside 0.2-0.9 of TDP (other than 0), ramp limits <= 0, negative hysteresis or
+/// storage, efficiency outside (0.5, 1]: bad input with the range in the message.
+base::Status check(const SmoothingSettings& s);
+
+/// Running totals of a controller (joules).
+struct SmootherTotals {
+  double load_J = 0, supply_J = 0, burned_J = 0, unserved_J = 0;
+  double charged_J = 0;     ///< into the store (after losses)
+  double discharged_J = 0;  ///< out of the store (before losses)
+  double losses_J = 0;
+  double max_step_up_W = 0, max_step_down_W = 0;  ///< largest change of G in one step
+};
+
+/// The ramp-limited grid-side controller with storage, one sample at a time.
+class Smoother {
+ public:
+  /// Rates and storage for the whole unit (per-GPU figures x GPUs).
+  Smoother(double ramp_up_W_per_s, double ramp_down_W_per_s, double hysteresis_s, double storage_J,
+           double efficiency);
+  /// Next grid-side power for a load of `load_W` held for `dt_s`.
+  double step(double load_W, double dt_s);
+  [[nodiscard]] double state_of_charge_J() const { return soc_; }
+  [[nodiscard]] double capacity_J() const { return cap_; }
+  [[nodiscard]] const SmootherTotals& totals() const { return totals_; }
+
+ private:
+  double up_, down_, hyst_, cap_, eff_;
+  double g_ = 0, soc_ = 0, below_for_ = 0;
+  bool started_ = false;
+  SmootherTotals totals_;
+};
+
+/// Applies a smoother to a whole waveform (samples of `dt_s`).
+std::vector<double> smooth(std::span<const double> load_W, double dt_s, Smoother& s);
+
+}  // namespace clustertwin::power

@@ -1,0 +1,84 @@
+#include "clustertwin/power/system_power.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "clustertwin/base/check.h"
+
+namespace clustertwin::power {
+
+SystemPowerModel::SystemPowerModel(const hardware::Catalog& catalog,
+                                   const hardware::SystemSpec& sys, const SystemPowerParams& p)
+    : sys_(sys), p_(p) {
+  auto gpu = catalog.gpu(sys.gpu);
+  CT_CHECK(gpu.has_value(), "system GPU is in the catalog (checked at load)");
+  tgp_ = (*gpu)->tgp.base();
+  if (!sys.cpu.empty()) {
+    if (auto cpu = catalog.cpu(sys.cpu)) cpu_tdp_ = (*cpu)->tdp.base();
+  }
+  if (!sys.nic.empty()) {
+    if (auto nic = catalog.nic(sys.nic)) nic_W_ = (*nic)->power.base();
+  }
+  board_W_ = std::max(0.0, sys.node_other_power.base() - p.fans_max.base() - p.psu_loss.base());
+  nameplate_heat_ = tgp_ * sys.gpus_per_node + cpu_tdp_ * sys.cpus_per_node +
+                    nic_W_ * sys.nics_per_node + board_W_;
+}
+
+SystemBreakdown SystemPowerModel::at(double gpu_sum_W, bool hosts_active) const {
+  SystemBreakdown b;
+  const double nodes = sys_.nodes;
+  b.gpus_W = gpu_sum_W;
+  const double cpu_idle = std::min(p_.cpu_idle.base(), cpu_tdp_);
+  const double load = hosts_active ? p_.cpu_training_load : 0.0;
+  b.cpus_W = sys_.cpus() * (cpu_idle + (cpu_tdp_ - cpu_idle) * load);
+  b.nics_W = sys_.nics() * nic_W_;
+  b.board_W = nodes * board_W_;
+  if (p_.fans_max.base() > 0 && nameplate_heat_ > 0) {
+    const double heat_per_node = (b.gpus_W + b.cpus_W + b.nics_W + b.board_W) / nodes;
+    const double x = std::clamp(heat_per_node / nameplate_heat_, 0.0, 1.0);
+    b.fans_W = nodes * p_.fans_max.base() * (p_.fan_min + (1 - p_.fan_min) * x * x * x);
+  }
+  b.switch_trays_W = sys_.switch_trays * sys_.switch_tray_power.base();
+  b.misc_W = p_.rack_misc.base() / p_.systems_per_rack;
+  b.dc_W = b.gpus_W + b.cpus_W + b.nics_W + b.board_W + b.fans_W + b.switch_trays_W + b.misc_W;
+  b.ac_W = psu_input_W(b.dc_W);
+  b.psu_loss_W = b.ac_W - b.dc_W;
+  return b;
+}
+
+double SystemPowerModel::psu_input_W(double dc_W) const {
+  const auto& psu = p_.psu;
+  // Redundant PSUs share the load (N+N shelves run every unit at half the load), so the
+  // efficiency is read at the load of all units; constant losses count every unit.
+  const double installed = psu.rating.base() * psu.units;
+  const double eff = psu.efficiency.at(installed > 0 ? dc_W / installed : 1.0);
+  return (dc_W + psu.units * psu.constant_loss.base()) / eff;
+}
+
+double SystemPowerModel::gpu_budget_W(bool hosts_active) const {
+  double lo = 0, hi = tgp_ * gpus();
+  if (at(hi, hosts_active).dc_W <= usable_W()) return hi;
+  for (int i = 0; i < 60; ++i) {
+    const double mid = 0.5 * (lo + hi);
+    (at(mid, hosts_active).dc_W <= usable_W() ? lo : hi) = mid;
+  }
+  return lo;
+}
+
+FabricPower fabric_power(const hardware::Catalog& catalog, const hardware::ClusterSpec& cluster,
+                         const topology::ClusterSummary& summary, const FacilityParams& f) {
+  FabricPower p;
+  if (auto sw = catalog.switch_spec(cluster.scale_out.switch_name)) {
+    p.switches_W = (*sw)->power.base() * summary.scale_out_switches;
+  }
+  if (!cluster.scale_out.transceiver.empty()) {
+    if (auto t = catalog.transceiver(cluster.scale_out.transceiver)) {
+      p.optics_W = (*t)->power.base() * static_cast<double>(summary.transceivers);
+    }
+  }
+  p.dc_W = p.switches_W + p.optics_W;
+  p.ac_W = p.dc_W / f.switch_psu_efficiency;
+  return p;
+}
+
+}  // namespace clustertwin::power

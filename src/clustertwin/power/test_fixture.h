@@ -1,0 +1,56 @@
+#pragma once
+// Test-only helpers shared by the power layer's tests: the embedded catalog, a cluster's
+// topology, compute and comm models, and a training setup on it.
+
+#include <memory>
+#include <string>
+
+#include "clustertwin/execution/training.h"
+#include "clustertwin/models/model_catalog.h"
+#include "clustertwin/power/params.h"
+#include "clustertwin/power/training_power.h"
+
+namespace clustertwin::power::testing {
+
+inline const hardware::Catalog& catalog() {
+  static const hardware::Catalog cat = *hardware::Catalog::load_embedded();
+  return cat;
+}
+
+inline const PowerCatalog& power_catalog() {
+  static const PowerCatalog p = *PowerCatalog::load(catalog());
+  return p;
+}
+
+struct Job {
+  hardware::ClusterSpec spec;
+  topology::Topology topo;
+  const hardware::GpuSpec* gpu;
+  compute::ComputeModel cm;
+  models::ModelSpec model;
+  std::unique_ptr<execution::AnalyticalComm> comm;
+  Job(const std::string& cluster, const std::string& m)
+      : spec(*hardware::resolve_cluster(catalog(), cluster)),
+        topo(*topology::Topology::build(catalog(), spec)),
+        gpu(*catalog().gpu((*catalog().system(spec.system))->gpu)),
+        cm(*compute::ComputeModel::for_gpu(*gpu, catalog())),
+        model(*models::load_model(catalog(), m)),
+        comm(std::make_unique<execution::AnalyticalComm>(topo)) {}
+  [[nodiscard]] execution::TrainingSetup setup(const workload::TrainingLayout& l) const {
+    return execution::TrainingSetup{.model = &model,
+                                    .layout = l,
+                                    .compute = &cm,
+                                    .comm = comm.get(),
+                                    .memory_capacity = gpu->hbm_usable,
+                                    .peak = gpu->peak_for(hardware::Precision::kBf16)->dense};
+  }
+  [[nodiscard]] TrainingPowerInput input(const workload::TrainingLayout& l) const {
+    return TrainingPowerInput{.catalog = &catalog(),
+                              .power = &power_catalog(),
+                              .cluster = &spec,
+                              .topology = &topo,
+                              .setup = setup(l)};
+  }
+};
+
+}  // namespace clustertwin::power::testing

@@ -1,0 +1,846 @@
+#include "clustertwin/power/training_power.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <sstream>
+
+#include "clustertwin/base/check.h"
+#include "clustertwin/base/text.h"
+#include "clustertwin/base/units_parse.h"
+#include "clustertwin/models/ops.h"
+#include "clustertwin/workload/layout.h"
+
+namespace clustertwin::power {
+namespace {
+
+using models::Part;
+
+// ---------------------------------------------------------------------------------- profiles
+
+// Per-op power of the distinct parts of a model under one layout (dense layer, MoE layer,
+// embedding, head, MTP), forward and backward (+ recomputation).
+struct PartOps {
+  std::vector<OpPower> fwd, bwd;
+};
+
+struct Profiles {
+  PartOps dense, moe, embed, head, mtp;
+  bool has_dense = false, has_moe = false;
+  std::vector<int> split;  // layers per chunk
+  int first_mtp = 0;
+};
+
+std::vector<OpPower> op_powers(const GpuPowerModel& gm, const compute::ComputeModel& cm,
+                               const std::vector<compute::Op>& ops) {
+  std::vector<OpPower> out;
+  out.reserve(ops.size());
+  for (const auto& o : ops) out.push_back(gm.op(cm, o));
+  return out;
+}
+
+PartOps part_ops(const GpuPowerModel& gm, const execution::TrainingSetup& s,
+                 const models::PassSpec& pass, Part part, int index) {
+  const auto& m = *s.model;
+  PartOps p;
+  p.fwd = op_powers(gm, *s.compute, models::forward_ops(m, part, index, pass));
+  p.bwd = op_powers(gm, *s.compute, models::backward_ops(m, part, index, pass));
+  auto rc =
+      op_powers(gm, *s.compute, models::recompute_ops(m, part, index, pass, s.layout.recompute));
+  p.bwd.insert(p.bwd.end(), rc.begin(), rc.end());
+  return p;
+}
+
+Profiles build_profiles(const GpuPowerModel& gm, const execution::TrainingSetup& s) {
+  const auto& m = *s.model;
+  const auto& l = s.layout;
+  models::PassSpec pass{.phase = models::Phase::kTraining,
+                        .batch = l.micro_batch,
+                        .seq_len = l.seq_len,
+                        .tp = l.tp,
+                        .sequence_parallel = l.sequence_parallel,
+                        .cp = l.cp,
+                        .ep = l.ep,
+                        .dtype = l.dtype};
+  Profiles p;
+  for (int i = 0; i < m.layers && !(p.has_dense && p.has_moe); ++i) {
+    if (m.is_moe_layer(i) && !p.has_moe) {
+      p.moe = part_ops(gm, s, pass, Part::kLayer, i);
+      p.has_moe = true;
+    } else if (!m.is_moe_layer(i) && !p.has_dense) {
+      p.dense = part_ops(gm, s, pass, Part::kLayer, i);
+      p.has_dense = true;
+    }
+  }
+  p.embed = part_ops(gm, s, pass, Part::kEmbedding, 0);
+  p.head = part_ops(gm, s, pass, Part::kHead, 0);
+  if (m.mtp_layers > 0) p.mtp = part_ops(gm, s, pass, Part::kMtp, 0);
+  p.split = workload::split_layers(m.layers, l.pp * l.vpp);
+  return p;
+}
+
+PhasePower scaled(PhasePower p, double k) {
+  p.time_s *= k;
+  p.capped_time_s *= k;
+  p.energy_J *= k;
+  p.compute_bound_s *= k;
+  return p;
+}
+
+struct ChunkPower {
+  PhasePower fwd, bwd;
+};
+
+std::vector<ChunkPower> chunk_powers(const Profiles& p, const execution::TrainingSetup& s,
+                                     const GpuPowerModel& gm, const GpuSettings& g) {
+  const auto& m = *s.model;
+  const int chunks = static_cast<int>(p.split.size());
+  const PhasePower dense_f = phase_power(p.dense.fwd, gm, g),
+                   dense_b = phase_power(p.dense.bwd, gm, g);
+  const PhasePower moe_f = phase_power(p.moe.fwd, gm, g), moe_b = phase_power(p.moe.bwd, gm, g);
+  std::vector<ChunkPower> out(static_cast<size_t>(chunks));
+  int first = 0;
+  for (int c = 0; c < chunks; ++c) {
+    auto& cp = out[static_cast<size_t>(c)];
+    int n_moe = 0, n = p.split[static_cast<size_t>(c)];
+    for (int i = first; i < first + n; ++i) n_moe += m.is_moe_layer(i) ? 1 : 0;
+    cp.fwd += scaled(dense_f, n - n_moe);
+    cp.bwd += scaled(dense_b, n - n_moe);
+    cp.fwd += scaled(moe_f, n_moe);
+    cp.bwd += scaled(moe_b, n_moe);
+    if (c == 0) {
+      cp.fwd += phase_power(p.embed.fwd, gm, g);
+      cp.bwd += phase_power(p.embed.bwd, gm, g);
+    }
+    if (c == chunks - 1) {
+      cp.fwd += phase_power(p.head.fwd, gm, g);
+      cp.bwd += phase_power(p.head.bwd, gm, g);
+      cp.fwd += scaled(phase_power(p.mtp.fwd, gm, g), m.mtp_layers);
+      cp.bwd += scaled(phase_power(p.mtp.bwd, gm, g), m.mtp_layers);
+    }
+    first += n;
+  }
+  return out;
+}
+
+double slowdown_of(const std::vector<ChunkPower>& cps) {
+  double t = 0, tc = 0;
+  for (const auto& c : cps) {
+    t += c.fwd.time_s + c.bwd.time_s;
+    tc += c.fwd.capped_time_s + c.bwd.capped_time_s;
+  }
+  return t > 0 ? tc / t : 1.0;
+}
+
+// ---------------------------------------------------------------------------------- timelines
+
+struct PowerLevels {
+  double wait_W = 0, comm_W = 0, optimizer_W = 0, idle_W = 0;
+  double fwd_comm_share = 0, bwd_comm_share = 0;
+};
+
+std::vector<PeriodicTimeline> stage_timelines(const execution::TrainingResult& r,
+                                              const workload::TrainingLayout& l,
+                                              const std::vector<ChunkPower>& cps,
+                                              const PowerLevels& lv) {
+  std::vector<std::vector<const execution::TaskRecord*>> by_stage(static_cast<size_t>(l.pp));
+  for (const auto& t : r.tasks) by_stage[static_cast<size_t>(t.stage)].push_back(&t);
+  std::vector<PeriodicTimeline> out;
+  const double step = r.step_time_s;
+  for (int st = 0; st < l.pp; ++st) {
+    auto& ts = by_stage[static_cast<size_t>(st)];
+    std::sort(ts.begin(), ts.end(),
+              [](const auto* a, const auto* b) { return a->start < b->start; });
+    std::vector<Segment> seg;
+    double t = 0;
+    auto push = [&](double t1, double w, Activity a) {
+      t1 = std::min(t1, step);
+      if (t1 > t) {
+        seg.push_back({t, t1, w, a});
+        t = t1;
+      }
+    };
+    for (const auto* task : ts) {
+      const double a = static_cast<double>(task->start) * 1e-9,
+                   b = static_cast<double>(task->end) * 1e-9;
+      push(a, lv.wait_W, Activity::kWait);
+      const auto& cp = cps[static_cast<size_t>(task->chunk)];
+      const double comp = task->forward ? cp.fwd.power_W() : cp.bwd.power_W();
+      const double share = task->forward ? lv.fwd_comm_share : lv.bwd_comm_share;
+      push(b, (1 - share) * comp + share * lv.comm_W, Activity::kCompute);
+    }
+    const auto& stage = r.stages[static_cast<size_t>(st)];
+    push(std::max(t, stage.pipeline_end_s), lv.wait_W, Activity::kWait);
+    push(t + stage.dp_exposed_s, lv.comm_W, Activity::kComm);
+    push(t + stage.optimizer_s, lv.optimizer_W, Activity::kOptimizer);
+    push(step, lv.wait_W, Activity::kWait);
+    out.emplace_back(std::move(seg));
+  }
+  return out;
+}
+
+// ---------------------------------------------------------------------------------- racks
+
+std::vector<RackClass> rack_classes(const workload::TrainingLayout& l, int64_t first_gpu,
+                                    int64_t cluster_gpus, int gpus_per_system, int systems_per_rack,
+                                    int* racks) {
+  const int64_t job = l.gpus();
+  const int64_t per_rack = static_cast<int64_t>(gpus_per_system) * systems_per_rack;
+  const int64_t n_racks = (cluster_gpus + per_rack - 1) / per_rack;
+  *racks = static_cast<int>(n_racks);
+  std::map<std::pair<std::vector<int>, std::pair<int, int>>, int> classes;
+  for (int64_t r = 0; r < n_racks; ++r) {
+    const int64_t g0 = r * per_rack, g1 = std::min(cluster_gpus, g0 + per_rack);
+    std::vector<int> stages(static_cast<size_t>(l.pp), 0);
+    int idle = 0;
+    for (int64_t g = g0; g < g1; ++g) {
+      const int64_t rank = g - first_gpu;
+      if (rank < 0 || rank >= job) {
+        ++idle;
+      } else {
+        ++stages[static_cast<size_t>(workload::coord_of(l, rank).pp)];
+      }
+    }
+    const int systems = static_cast<int>((g1 - g0 + gpus_per_system - 1) / gpus_per_system);
+    ++classes[{stages, {idle, systems}}];
+  }
+  std::vector<RackClass> out;
+  for (const auto& [key, count] : classes) {
+    RackClass c;
+    c.stage_gpus = key.first;
+    c.idle_gpus = key.second.first;
+    c.systems = key.second.second;
+    c.count = count;
+    out.push_back(std::move(c));
+  }
+  // Job racks first, in stage order, for readable output.
+  std::stable_sort(out.begin(), out.end(), [](const RackClass& a, const RackClass& b) {
+    return a.job_gpus() > b.job_gpus();
+  });
+  return out;
+}
+
+double class_gpu_sum(const RackClass& c, std::span<const double> stage_W, double idle_W) {
+  double s = c.idle_gpus * idle_W;
+  for (size_t i = 0; i < c.stage_gpus.size(); ++i) s += c.stage_gpus[i] * stage_W[i];
+  return s;
+}
+
+SystemBreakdown class_power(const RackClass& c, const SystemPowerModel& sm, double gpu_sum,
+                            bool active) {
+  const double n = c.systems;
+  auto b = sm.at(gpu_sum / n, active && c.job_gpus() > 0);
+  for (double* x : {&b.gpus_W, &b.cpus_W, &b.nics_W, &b.board_W, &b.fans_W, &b.switch_trays_W,
+                    &b.misc_W, &b.dc_W, &b.psu_loss_W, &b.ac_W}) {
+    *x *= n;
+  }
+  return b;
+}
+
+// Stage powers on every elementary interval of one step (the union of all stage boundaries).
+struct Merged {
+  std::vector<double> t0, dt;
+  std::vector<std::vector<double>> stage_W;  // [interval][stage]
+};
+
+Merged merge(const std::vector<PeriodicTimeline>& tls, double step) {
+  std::vector<double> b{0.0, step};
+  for (const auto& tl : tls) {
+    for (const auto& s : tl.segments()) b.push_back(s.t1_s);
+  }
+  std::sort(b.begin(), b.end());
+  b.erase(
+      std::unique(b.begin(), b.end(), [](double x, double y) { return std::abs(x - y) < 1e-12; }),
+      b.end());
+  Merged m;
+  for (size_t i = 0; i + 1 < b.size(); ++i) {
+    if (b[i] >= step) break;
+    const double a = b[i], e = std::min(b[i + 1], step);
+    if (e <= a) continue;
+    m.t0.push_back(a);
+    m.dt.push_back(e - a);
+    std::vector<double> w;
+    w.reserve(tls.size());
+    for (const auto& tl : tls) w.push_back(tl.energy_J(a, e) / (e - a));
+    m.stage_W.push_back(std::move(w));
+  }
+  return m;
+}
+
+// ---------------------------------------------------------------------------------- smoothing
+
+SmoothingSettings resolve_smoothing(const SmoothingRequest& r, const SmoothingDefaults& d) {
+  SmoothingSettings s;
+  s.floor = r.floor.value_or(d.floor);
+  s.ramp_up_W_per_s = r.ramp_up_W_per_s.value_or(d.ramp_up_W_per_s);
+  s.ramp_down_W_per_s = r.ramp_down_W_per_s.value_or(d.ramp_down_W_per_s);
+  s.hysteresis_s = r.hysteresis_s.value_or(d.hysteresis.base());
+  s.storage_per_gpu_J = r.storage_per_gpu_J.value_or(d.storage_per_gpu.base());
+  s.storage_efficiency = r.storage_efficiency.value_or(d.storage_efficiency);
+  return s;
+}
+
+std::string fmt_W(double w) { return base::format_quantity(w, base::Dimension::kWatts, 3); }
+
+}  // namespace
+
+int RackClass::job_gpus() const {
+  int n = 0;
+  for (int g : stage_gpus) n += g;
+  return n;
+}
+
+base::Result<SmoothingRequest> parse_smoothing(std::string_view text) {
+  SmoothingRequest r;
+  std::string t(text);
+  if (t == "on" || t == "default" || t.empty()) return r;
+  std::stringstream in(t);
+  std::string item;
+  while (std::getline(in, item, ',')) {
+    const auto eq = item.find('=');
+    if (eq == std::string::npos) {
+      return base::fail(
+          "--smoothing: expected KEY=VALUE items separated by commas (floor=0.8,ramp-up=2000W/s), "
+          "got '" +
+          item + "'");
+    }
+    const std::string key = item.substr(0, eq), val = item.substr(eq + 1);
+    auto number = [&](double scale_k) -> base::Result<double> {
+      // Plain numbers, or with a unit: W/s, kW/s (ramps), s/ms (hysteresis), J/kJ (storage).
+      std::string v = val;
+      double mult = 1;
+      auto strip = [&](const char* suffix, double k) {
+        const std::string s(suffix);
+        if (v.size() > s.size() && v.compare(v.size() - s.size(), s.size(), s) == 0) {
+          v = v.substr(0, v.size() - s.size());
+          mult = k;
+          return true;
+        }
+        return false;
+      };
+      if (scale_k == 1) {  // ramp
+        strip("kW/s", 1e3) || strip("W/s", 1);
+      } else if (scale_k == 2) {  // time
+        strip("ms", 1e-3) || strip("s", 1);
+      } else if (scale_k == 3) {  // energy
+        strip("kJ", 1e3) || strip("J", 1);
+      }
+      try {
+        size_t used = 0;
+        const double x = std::stod(v, &used);
+        if (used != v.size() || !std::isfinite(x)) throw std::invalid_argument(v);
+        return x * mult;
+      } catch (...) {
+        return base::fail("--smoothing " + key + ": expected a number, got '" + val + "'");
+      }
+    };
+    base::Result<double> v = 0.0;
+    if (key == "floor") {
+      v = number(0);
+      if (v) r.floor = *v;
+    } else if (key == "ramp-up") {
+      v = number(1);
+      if (v) r.ramp_up_W_per_s = *v;
+    } else if (key == "ramp-down") {
+      v = number(1);
+      if (v) r.ramp_down_W_per_s = *v;
+    } else if (key == "hysteresis") {
+      v = number(2);
+      if (v) r.hysteresis_s = *v;
+    } else if (key == "storage") {
+      v = number(3);
+      if (v) r.storage_per_gpu_J = *v;
+    } else if (key == "efficiency") {
+      v = number(0);
+      if (v) r.storage_efficiency = *v;
+    } else {
+      const std::vector<std::string> known = {"floor",      "ramp-up", "ramp-down",
+                                              "hysteresis", "storage", "efficiency"};
+      return base::fail("--smoothing: unknown key '" + key + "'" + base::did_you_mean(key, known) +
+                        "; known: " + base::join(known));
+    }
+    if (!v) return base::fail(v.error());
+  }
+  return r;
+}
+
+base::Result<double> training_compute_slowdown(const hardware::Catalog& catalog,
+                                               const PowerCatalog& power,
+                                               const execution::TrainingSetup& setup,
+                                               const hardware::GpuSpec& gpu, const GpuSettings& s) {
+  (void)catalog;
+  auto gp = power.gpu(gpu.name);
+  if (!gp) return base::fail(gp.error());
+  GpuPowerModel gm(gpu, **gp);
+  if (auto st = gm.check(s); !st) return base::fail(st.error());
+  const auto prof = build_profiles(gm, setup);
+  return slowdown_of(chunk_powers(prof, setup, gm, s));
+}
+
+base::Result<TrainingPowerResult> analyze_training_power(const TrainingPowerInput& in,
+                                                         const TrainingPowerOptions& o) {
+  CT_CHECK(
+      in.catalog && in.power && in.cluster && in.topology && in.setup.model && in.setup.compute,
+      "power analysis needs catalog, power catalog, cluster, topology and a training setup");
+  const auto& cat = *in.catalog;
+  auto sys_r = cat.system(in.cluster->system);
+  if (!sys_r) return base::fail(sys_r.error());
+  const auto& sys = **sys_r;
+  const auto& gpu = **cat.gpu(sys.gpu);
+  auto gp = in.power->gpu(gpu.name);
+  if (!gp) return base::fail(gp.error());
+  auto sp = in.power->system(sys.name);
+  if (!sp) return base::fail(sp.error());
+  const auto& facility_params = in.power->facility();
+  GpuPowerModel gm(gpu, **gp);
+  SystemPowerModel sm(cat, sys, **sp);
+
+  TrainingPowerResult R;
+  R.system = sys.name;
+  R.systems_per_rack = (*sp)->systems_per_rack;
+  R.price_per_kWh = o.price_per_kWh;
+  R.grid_gCO2_per_kWh = o.grid_gCO2_per_kWh;
+  R.token_budget = o.token_budget;
+  if (o.price_per_kWh < 0) return base::fail("--price: must be >= 0");
+  if (o.grid_gCO2_per_kWh < 0) return base::fail("--grid-intensity: must be >= 0 gCO2/kWh");
+
+  // Settings: cap (user, node policy), clock lock.
+  GpuSettings g = o.gpu;
+  if (auto st = gm.check(g); !st) return base::fail(st.error());
+  R.cap_reason = g.cap.base() > 0 ? "--power-cap" : "default (TGP)";
+  if (!o.node_policy.empty()) {
+    const auto& pol = (*sp)->node_policies;
+    auto it = std::find_if(pol.begin(), pol.end(),
+                           [&](const auto& p) { return p.first == o.node_policy; });
+    if (it == pol.end()) {
+      std::vector<std::string> known;
+      for (const auto& p : pol) known.push_back(p.first);
+      return base::fail("--node-policy '" + o.node_policy + "' is not a policy of " + sys.name +
+                        (known.empty() ? std::string(" (it has none)")
+                                       : base::did_you_mean(o.node_policy, known) +
+                                             "; known: " + base::join(known)));
+    }
+    const double cap = it->second.base() / sys.gpus_per_node;
+    if (g.cap.base() == 0 || cap < g.cap.base()) {
+      g.cap = base::watts(std::max(cap, (*gp)->min_limit.base()));
+      R.cap_reason =
+          "node policy " + o.node_policy + " (" + fmt_W(it->second.base()) + " per node)";
+    }
+  }
+  R.clock_lock_MHz = g.clock_lock_MHz;
+
+  std::optional<SmoothingSettings> smoothing;
+  if (o.smoothing) {
+    const auto& d = (*sp)->smoothing;
+    if (!d.supported) {
+      return base::fail(
+          "--smoothing: " + sys.name + " (" + gpu.name +
+          ") has no power smoothing (the NVML power-smoothing floor and ramps need Blackwell "
+          "or newer)");
+    }
+    smoothing = resolve_smoothing(*o.smoothing, d);
+    if (auto st = check(*smoothing); !st) return base::fail(st.error());
+  }
+  auto plan = plan_cooling(facility_params, o.cooling);
+  if (!plan) return base::fail(plan.error());
+  R.cooling_plan = *plan;
+  if (o.window.resolution_s <= 0 || o.window.resolution_s > 10) {
+    return base::fail(fmt::format("--resolution {:g} s: expected a positive step of at most 10 s",
+                                  o.window.resolution_s));
+  }
+
+  // The step at the default settings.
+  execution::TrainingSetup setup = in.setup;
+  execution::TrainingResult base_run;
+  if (in.baseline) {
+    base_run = *in.baseline;
+  } else {
+    auto r = execution::simulate_training_step(setup);
+    if (!r) return base::fail(r.error());
+    base_run = std::move(*r);
+  }
+  R.baseline_step_time_s = base_run.step_time_s;
+  const auto prof = build_profiles(gm, setup);
+  const double overhead0 = setup.framework_overhead;
+
+  // Runs the step under settings `gs`: compute slowed by the profiles' factor (fed back).
+  auto run_under = [&](const GpuSettings& gs, std::vector<ChunkPower>& cps,
+                       execution::TrainingResult& out) -> base::Status {
+    cps = chunk_powers(prof, setup, gm, gs);
+    const double slow = slowdown_of(cps);
+    R.compute_slowdown = slow;
+    if (!o.feedback || slow <= 1.0 + 1e-6) {
+      out = base_run;
+      return {};
+    }
+    execution::TrainingSetup s2 = setup;
+    s2.framework_overhead = (1.0 + overhead0) * slow - 1.0;
+    auto r = execution::simulate_training_step(s2);
+    if (!r) return base::fail(r.error());
+    out = std::move(*r);
+    return {};
+  };
+
+  std::vector<ChunkPower> cps;
+  if (auto st = run_under(g, cps, R.training); !st) return base::fail(st.error());
+
+  const auto& l = setup.layout;
+  PowerLevels lv;
+  lv.idle_W = gm.idle_W();
+  lv.wait_W = gm.comm_W(0);
+  lv.comm_W = gm.apply(gm.comm_W(1), false, g).power_W;
+  lv.optimizer_W = gm.apply(gm.memory_bound_W(*setup.compute), false, g).power_W;
+  auto shares = [&](const execution::TrainingResult& r) {
+    const auto& b = r.breakdown;
+    const double comm = (b.tp_comm + b.cp_comm + b.ep_comm) / 2;
+    lv.fwd_comm_share = comm > 0 ? comm / (b.forward_compute + comm) : 0;
+    lv.bwd_comm_share = comm > 0 ? comm / (b.backward_compute + b.recompute + comm) : 0;
+  };
+
+  int racks = 0;
+  const int64_t cluster_gpus = in.topology->gpus();
+  auto classes =
+      rack_classes(l, setup.first_gpu, cluster_gpus, sys.gpus(), R.systems_per_rack, &racks);
+  R.racks = racks;
+
+  // Step-level evaluation (timelines, rack classes) for the current settings and run.
+  Merged merged;
+  auto evaluate = [&]() {
+    shares(R.training);
+    R.stage_timelines = stage_timelines(R.training, l, cps, lv);
+    merged = merge(R.stage_timelines, R.training.step_time_s);
+    for (auto& c : classes) {
+      c.peak_ac_W = 0;
+      c.peak_dc_W = 0;
+      c.min_ac_W = 1e300;
+      double e = 0;
+      for (size_t i = 0; i < merged.dt.size(); ++i) {
+        const auto b = class_power(c, sm, class_gpu_sum(c, merged.stage_W[i], lv.idle_W), true);
+        c.peak_ac_W = std::max(c.peak_ac_W, b.ac_W);
+        c.peak_dc_W = std::max(c.peak_dc_W, b.dc_W);
+        c.min_ac_W = std::min(c.min_ac_W, b.ac_W);
+        e += b.ac_W * merged.dt[i];
+      }
+      c.avg_ac_W = e / R.training.step_time_s;
+    }
+  };
+  evaluate();
+
+  // Rack limit: the usable PSU capacity of a system (shelves less redundancy).
+  R.rack_limit_W = sm.usable_W();
+  double worst_dc = 0;
+  for (const auto& c : classes) worst_dc = std::max(worst_dc, c.peak_dc_W / c.systems);
+  if (worst_dc > R.rack_limit_W * (1 + 1e-9)) {
+    const double need = worst_dc;
+    if (o.enforce_rack_limit) {
+      // The largest per-GPU cap whose compute-phase power fits: GPUs at the limit draw margin x
+      // cap.
+      const double budget = sm.gpu_budget_W(true) / sys.gpus();
+      const double cap = std::max((*gp)->min_limit.base(), budget / (*gp)->limit_margin);
+      const double before = R.training.step_time_s;
+      GpuSettings g2 = g;
+      g2.cap = base::watts(std::min(cap, g.cap.base() > 0 ? g.cap.base() : gpu.tgp.base()));
+      g = g2;
+      R.cap_reason = "rack limit";
+      lv.comm_W = gm.apply(gm.comm_W(1), false, g).power_W;
+      lv.optimizer_W = gm.apply(gm.memory_bound_W(*setup.compute), false, g).power_W;
+      if (auto st = run_under(g, cps, R.training); !st) return base::fail(st.error());
+      evaluate();
+      R.rack_limit_binds = true;
+      R.rack_limit_message = fmt::format(
+          "rack limit binds: a {} needs {} DC at its peak, over the {} usable PSU capacity ({} of "
+          "{} units "
+          "of {}, the rest redundant); GPUs capped at {} each, step time {:.3f} s -> {:.3f} s "
+          "(+{:.1f}%)",
+          sys.name, fmt_W(need), fmt_W(R.rack_limit_W),
+          (*sp)->psu.units - (*sp)->psu.redundant_units, (*sp)->psu.units,
+          fmt_W((*sp)->psu.rating.base()), fmt_W(g.cap.base()), before, R.training.step_time_s,
+          100 * (R.training.step_time_s / before - 1));
+    } else {
+      R.rack_limit_message = fmt::format("rack over its limit: needs {} DC, {} usable", fmt_W(need),
+                                         fmt_W(R.rack_limit_W));
+    }
+    R.warnings.push_back(R.rack_limit_message);
+  }
+  R.cap_W = g.cap.base() > 0 ? g.cap.base() : gpu.tgp.base();
+
+  // GPU figures.
+  const auto& tr = R.training;
+  R.step_time_s = tr.step_time_s;
+  R.tokens_per_step = tr.tokens_per_step;
+  R.gpu_tgp_W = gpu.tgp.base();
+  R.gpu_idle_W = gm.idle_W();
+  R.gpu_floor_W = gm.floor_W();
+  R.gpu_comm_W = lv.comm_W;
+  R.gpu_memory_bound_W = lv.optimizer_W;
+  double e_gpu = 0, pk = 0, mn = 1e300, comp_e = 0, comp_t = 0;
+  for (const auto& tl : R.stage_timelines) {
+    R.stage_avg_W.push_back(tl.average_W());
+    e_gpu += tl.energy_per_period_J();
+    pk = std::max(pk, tl.peak_W());
+    mn = std::min(mn, tl.min_W());
+  }
+  for (const auto& c : cps) {
+    comp_e += c.fwd.energy_J + c.bwd.energy_J;
+    comp_t += c.fwd.capped_time_s + c.bwd.capped_time_s;
+  }
+  R.gpu_compute_W = comp_t > 0 ? comp_e / comp_t : 0;
+  R.gpu_avg_W = e_gpu / (l.pp * tr.step_time_s);
+  R.gpu_peak_W = pk;
+  R.gpu_min_W = mn;
+  const double gpus_per_stage = static_cast<double>(l.gpus()) / l.pp;
+  R.gpu_energy_per_step_J = e_gpu * gpus_per_stage;
+
+  // Racks and cluster over one step.
+  R.fabric =
+      fabric_power(cat, *in.cluster, topology::summarize(cat, *in.topology), facility_params);
+  R.rack_classes = classes;
+  size_t worst = 0;
+  for (size_t i = 0; i < classes.size(); ++i) {
+    if (classes[i].peak_ac_W / classes[i].systems >
+        classes[worst].peak_ac_W / classes[worst].systems)
+      worst = i;
+  }
+  R.worst_class = worst;
+  const auto& wc = classes[worst];
+  R.rack_avg_W = wc.avg_ac_W;
+  R.rack_peak_W = wc.peak_ac_W;
+  R.rack_min_W = wc.min_ac_W;
+  {
+    double best = -1;
+    for (size_t i = 0; i < merged.dt.size(); ++i) {
+      const auto b = class_power(wc, sm, class_gpu_sum(wc, merged.stage_W[i], lv.idle_W), true);
+      if (b.ac_W > best) {
+        best = b.ac_W;
+        R.rack_peak = b;
+      }
+    }
+  }
+  {
+    RackClass full;
+    full.systems = R.systems_per_rack;
+    full.stage_gpus = {sys.gpus() * R.systems_per_rack};
+    const double w = gm.limited_W(R.cap_W);
+    R.rack_full_load = class_power(full, sm, w * sys.gpus() * R.systems_per_rack, true);
+  }
+  double it_e = 0, job_e = 0, it_pk = 0, it_mn = 1e300;
+  for (size_t i = 0; i < merged.dt.size(); ++i) {
+    double it = R.fabric.ac_W;
+    for (const auto& c : classes) {
+      it += c.count * class_power(c, sm, class_gpu_sum(c, merged.stage_W[i], lv.idle_W), true).ac_W;
+    }
+    it_pk = std::max(it_pk, it);
+    it_mn = std::min(it_mn, it);
+    it_e += it * merged.dt[i];
+  }
+  for (const auto& c : classes) {
+    if (c.job_gpus() > 0) {
+      job_e += c.count * c.avg_ac_W * tr.step_time_s;
+      R.job_racks += c.count;
+    }
+  }
+  job_e += R.fabric.ac_W * tr.step_time_s * static_cast<double>(l.gpus()) /
+           static_cast<double>(cluster_gpus);
+  R.cluster_avg_W = it_e / tr.step_time_s;
+  R.cluster_peak_W = it_pk;
+  R.cluster_min_W = it_mn;
+  R.cluster_nameplate_W = topology::summarize(cat, *in.topology).cluster_power.base();
+
+  // Cooling and facility: sized at the peaks.
+  const double fl = (*sp)->liquid_fraction;
+  R.rack_cooling = rack_cooling(wc.peak_ac_W, wc.avg_ac_W, fl, *plan);
+  double design_liquid = 0, flow = 0;
+  for (const auto& c : classes) {
+    const auto rc = rack_cooling(c.peak_ac_W, c.avg_ac_W, fl, *plan);
+    design_liquid += c.count * rc.liquid_peak_W;
+    flow += c.count * rc.flow_L_per_min;
+  }
+  R.cluster_flow_L_per_min = flow;
+  FacilityModel fac(facility_params, *plan, design_liquid, flow, fl);
+  R.facility = fac.at(R.cluster_avg_W);
+  R.facility_peak_W = fac.facility_W(R.cluster_peak_W);
+  if (fl > 0 && R.rack_cooling.liquid_peak_W > facility_params.cdu_capacity.base()) {
+    R.warnings.push_back(fmt::format("one rack's liquid heat ({}) exceeds a CDU's capacity ({})",
+                                     fmt_W(R.rack_cooling.liquid_peak_W),
+                                     fmt_W(facility_params.cdu_capacity.base())));
+  }
+
+  // Energy.
+  R.energy_per_step_J = job_e;
+  R.facility_energy_per_step_J = job_e * R.facility.pue;
+  R.energy_per_token_J =
+      tr.tokens_per_step > 0 ? R.facility_energy_per_step_J / tr.tokens_per_step : 0;
+  R.it_energy_per_token_J = tr.tokens_per_step > 0 ? job_e / tr.tokens_per_step : 0;
+  if (o.token_budget > 0 && tr.tokens_per_step > 0) {
+    R.run_steps = o.token_budget / tr.tokens_per_step;
+    R.run_time_s = R.run_steps * tr.step_time_s;
+    R.run_energy_J = R.run_steps * R.facility_energy_per_step_J;
+    R.run_cost = R.run_energy_J / 3.6e6 * o.price_per_kWh;
+    R.run_carbon_kg = R.run_energy_J / 3.6e6 * o.grid_gCO2_per_kWh / 1e3;
+    R.run_tdp_energy_J = static_cast<double>(l.gpus()) * gpu.tgp.base() * R.run_time_s;
+  }
+
+  // Notes.
+  R.notes.push_back(fmt::format(
+      "GPU power: activity model on {} ({}), compute-bound power at {:.1f}% of the limit", gpu.name,
+      "catalog/power/gpus.yaml", 100 * (*gp)->limit_margin));
+  if (R.compute_slowdown > 1 + 1e-6) {
+    R.notes.push_back(
+        fmt::format("cap/clock slow compute by {:.1f}% (compute-bound share); step re-simulated: "
+                    "{:.3f} s -> {:.3f} s",
+                    100 * (R.compute_slowdown - 1), R.baseline_step_time_s, tr.step_time_s));
+  }
+  R.notes.push_back(
+      "within a forward/backward task the exposed TP/CP/EP communication share is mixed into one "
+      "average power (sub-millisecond phases are not resolved)");
+
+  // Waveforms.
+  R.window = o.window;
+  if (!o.waveforms) return R;
+  auto sched = job_schedule(R.window, tr.step_time_s);
+  const double dt = R.window.resolution_s;
+  const auto n = static_cast<size_t>(std::ceil(R.window.duration_s / dt - 1e-9));
+  if (n > 50'000'000) return base::fail("--duration / --resolution: more than 50 million samples");
+  std::vector<double> w_gpu(n), w_rack(n), w_cluster(n), w_grid(n), w_rack_s, w_cluster_s, w_grid_s;
+  const size_t pp = static_cast<size_t>(l.pp);
+  std::vector<double> stage_W(pp), floored(pp);
+  std::vector<Smoother> smoothers;
+  double floor_W = 0;
+  if (smoothing) {
+    w_rack_s.resize(n);
+    w_cluster_s.resize(n);
+    w_grid_s.resize(n);
+    floor_W = smoothing->floor * gpu.tgp.base();
+    for (const auto& c : classes) {
+      const double gpus_in = c.systems * sys.gpus();
+      smoothers.emplace_back(smoothing->ramp_up_W_per_s * gpus_in,
+                             smoothing->ramp_down_W_per_s * gpus_in, smoothing->hysteresis_s,
+                             smoothing->storage_per_gpu_J * gpus_in, smoothing->storage_efficiency);
+      R.smoothing.storage_J += c.count * smoothing->storage_per_gpu_J * gpus_in;
+    }
+  }
+  double train_gpu_J = 0;
+  size_t j = 0;
+  for (size_t b = 0; b < n; ++b) {
+    const double a = static_cast<double>(b) * dt, e = std::min(R.window.duration_s, a + dt);
+    const double len = e - a;
+    std::fill(stage_W.begin(), stage_W.end(), 0.0);
+    bool active = false;
+    while (j < sched.size() && sched[j].t1_s <= a) ++j;
+    for (size_t k = j; k < sched.size() && sched[k].t0_s < e; ++k) {
+      const auto& iv = sched[k];
+      const double x0 = std::max(a, iv.t0_s), x1 = std::min(e, iv.t1_s);
+      if (x1 <= x0) continue;
+      if (iv.activity != Activity::kIdle) active = true;
+      for (size_t s = 0; s < pp; ++s) {
+        double en = 0;
+        switch (iv.activity) {
+          case Activity::kIdle:
+            en = lv.idle_W * (x1 - x0);
+            break;
+          case Activity::kCompute:
+            en = R.stage_timelines[s].energy_J(iv.tau0_s + (x0 - iv.t0_s),
+                                               iv.tau0_s + (x1 - iv.t0_s));
+            train_gpu_J += en * gpus_per_stage;
+            break;
+          default:
+            en = lv.wait_W * (x1 - x0);
+            break;
+        }
+        stage_W[s] += en / len;
+      }
+    }
+    w_gpu[b] = stage_W[0];
+    double cluster = R.fabric.ac_W, cluster_s = R.fabric.ac_W;
+    for (size_t ci = 0; ci < classes.size(); ++ci) {
+      const auto& c = classes[ci];
+      const double sum = class_gpu_sum(c, stage_W, lv.idle_W);
+      const auto raw = class_power(c, sm, sum, active);
+      cluster += c.count * raw.ac_W;
+      if (ci == worst) w_rack[b] = raw.ac_W;
+      if (smoothing) {
+        double sum_f = sum;
+        if (active && c.job_gpus() > 0 && floor_W > 0) {
+          for (size_t s = 0; s < pp; ++s) floored[s] = std::max(stage_W[s], floor_W);
+          sum_f = class_gpu_sum(c, floored, lv.idle_W);
+          R.smoothing.floor_burn_J += c.count * (sum_f - sum) * len;
+        }
+        const auto load = class_power(c, sm, sum_f, active);
+        const double g_dc = smoothers[ci].step(load.dc_W, len);
+        const double g_ac = c.systems * sm.psu_input_W(g_dc / c.systems);
+        cluster_s += c.count * g_ac;
+        if (ci == worst) w_rack_s[b] = g_ac;
+      }
+    }
+    w_cluster[b] = cluster;
+    w_grid[b] = fac.facility_W(cluster);
+    if (smoothing) {
+      w_cluster_s[b] = cluster_s;
+      w_grid_s[b] = fac.facility_W(cluster_s);
+    }
+  }
+  if (smoothing) {
+    auto& S = R.smoothing;
+    S.enabled = true;
+    S.settings = *smoothing;
+    for (size_t ci = 0; ci < classes.size(); ++ci) {
+      const auto& t = smoothers[ci].totals();
+      S.ramp_burn_J += classes[ci].count * t.burned_J;
+      S.unserved_J += classes[ci].count * t.unserved_J;
+      S.storage_losses_J += classes[ci].count * t.losses_J;
+    }
+    S.throttle_slowdown = train_gpu_J > 0 ? S.unserved_J / train_gpu_J : 0;
+  }
+  const double rack_limit_ac = sm.psu_input_W(R.rack_limit_W);
+  auto add = [&](std::string name, std::vector<double> w, double limit, bool spectrum) {
+    Waveform wf;
+    wf.name = std::move(name);
+    wf.dt_s = dt;
+    wf.limit_W = limit;
+    wf.stats = waveform_stats(w, dt, spectrum);
+    wf.power_W = std::move(w);
+    R.waveforms.push_back(std::move(wf));
+  };
+  std::string stages_in_rack;
+  for (size_t s = 0; s < wc.stage_gpus.size(); ++s) {
+    if (wc.stage_gpus[s] > 0)
+      stages_in_rack += (stages_in_rack.empty() ? "" : ",") + std::to_string(s);
+  }
+  const std::string rack_name =
+      fmt::format("rack (stage{} {})", stages_in_rack.find(',') == std::string::npos ? "" : "s",
+                  stages_in_rack.empty() ? "none" : stages_in_rack);
+  add("gpu (stage 0)", std::move(w_gpu), R.cap_W, false);
+  add(rack_name, std::move(w_rack), R.systems_per_rack == 1 ? rack_limit_ac : 0, false);
+  if (smoothing)
+    add(rack_name + ", smoothed", std::move(w_rack_s), R.systems_per_rack == 1 ? rack_limit_ac : 0,
+        false);
+  add("cluster IT", std::move(w_cluster), 0, true);
+  if (smoothing) add("cluster IT, smoothed", std::move(w_cluster_s), 0, true);
+  add("grid (facility)", std::move(w_grid), 0, true);
+  if (smoothing) {
+    add("grid (facility), smoothed", std::move(w_grid_s), 0, true);
+    const auto& raw = R.waveforms[R.waveforms.size() - 2].stats;
+    const auto& sm_s = R.waveforms.back().stats;
+    R.smoothing.peak_reduction = raw.peak_W > 0 ? 1 - sm_s.peak_W / raw.peak_W : 0;
+    R.smoothing.extra_energy_J = sm_s.energy_J - raw.energy_J;
+    // Swing during training: the grid waveform between start+init and stop.
+    const auto i0 = static_cast<size_t>((R.window.start_s + R.window.init_s) / dt) + 1;
+    const auto i1 = static_cast<size_t>(R.window.stop_s / dt);
+    if (i1 > i0 + 2) {
+      auto swing = [&](const std::vector<double>& w) {
+        const auto [mn_it, mx_it] =
+            std::minmax_element(w.begin() + static_cast<std::ptrdiff_t>(i0),
+                                w.begin() + static_cast<std::ptrdiff_t>(i1));
+        return *mx_it - *mn_it;
+      };
+      const double s_raw = swing(R.waveforms[R.waveforms.size() - 2].power_W);
+      const double s_sm = swing(R.waveforms.back().power_W);
+      R.smoothing.swing_reduction = s_raw > 0 ? 1 - s_sm / s_raw : 0;
+    }
+  }
+  return R;
+}
+
+}  // namespace clustertwin::power

@@ -1,0 +1,207 @@
+#include "clustertwin/power/training_power.h"
+
+#include <gtest/gtest.h>
+
+#include "clustertwin/power/test_fixture.h"
+
+namespace clustertwin::power {
+namespace {
+
+using testing::catalog;
+using testing::Job;
+using testing::power_catalog;
+
+workload::TrainingLayout llama8b_layout() {
+  return workload::TrainingLayout{
+      .tp = 2, .pp = 2, .dp = 36, .micro_batch = 1, .global_batch = 288, .seq_len = 4096};
+}
+
+const Job& gb300_job() {
+  static const Job j("gb300-nvl72*2", "llama3.1-8b");
+  return j;
+}
+
+TEST(TrainingPower, FiguresAreConsistentAndEnergyIsTheIntegralOfPower) {
+  const auto& j = gb300_job();
+  TrainingPowerOptions o;
+  o.window = {.duration_s = 0, .resolution_s = 0.01, .start_s = 0, .init_s = 0};
+  auto r = analyze_training_power(j.input(llama8b_layout()), o);
+  ASSERT_TRUE(r) << r.error().to_string();
+  EXPECT_GT(r->gpu_avg_W, r->gpu_idle_W);
+  EXPECT_LE(r->gpu_peak_W, 0.98 * 1400 + 1e-6);
+  EXPECT_GE(r->gpu_min_W, r->gpu_idle_W);
+  EXPECT_GT(r->gpu_compute_W, r->gpu_memory_bound_W);
+  EXPECT_LE(r->cluster_min_W, r->cluster_avg_W);
+  EXPECT_LE(r->cluster_avg_W, r->cluster_peak_W);
+  EXPECT_LT(r->cluster_peak_W, r->cluster_nameplate_W / 0.9);
+  EXPECT_EQ(r->racks, 2);
+  EXPECT_DOUBLE_EQ(r->compute_slowdown, 1.0);
+  // GPU energy of a step = the integral of each stage's timeline x its GPUs.
+  double e = 0;
+  for (const auto& tl : r->stage_timelines) {
+    double sum = 0;
+    for (const auto& s : tl.segments()) sum += s.power_W * (s.t1_s - s.t0_s);
+    EXPECT_NEAR(tl.period_s(), r->step_time_s, 1e-9);
+    e += sum * 144.0 / 2;
+  }
+  EXPECT_NEAR(e, r->gpu_energy_per_step_J, 1e-9 * e);
+  // The cluster waveform's energy over whole steps = steps x the step's energy (the window
+  // starts training at 0; stop is where the window ends minus 20 s of idle).
+  const auto& w = r->waveforms;
+  const auto it =
+      std::find_if(w.begin(), w.end(), [](const Waveform& x) { return x.name == "cluster IT"; });
+  ASSERT_NE(it, w.end());
+  const auto& g = w.front();
+  ASSERT_EQ(g.name, "gpu (stage 0)");
+  const double steps = std::floor(r->window.stop_s / r->step_time_s);
+  const double t_end = steps * r->step_time_s;
+  // GPU: exact up to the bin that straddles the last step's end.
+  double gpu_e = 0, wave_e = 0;
+  for (size_t i = 0; static_cast<double>(i + 1) * g.dt_s <= t_end + 1e-12; ++i) {
+    gpu_e += g.power_W[i] * g.dt_s;
+    wave_e += it->power_W[i] * it->dt_s;
+  }
+  const double covered = std::floor(t_end / g.dt_s + 1e-9) * g.dt_s;
+  const double gpu_expect = r->stage_timelines[0].energy_J(covered);
+  EXPECT_NEAR(gpu_e, gpu_expect, 1e-9 * gpu_expect);
+  // Cluster: the PSU efficiency is applied to 10 ms averages instead of every interval, so the
+  // waveform's energy differs from the step's by the curve's curvature only (< 0.1%).
+  const double expect = covered / r->step_time_s * r->cluster_avg_W * r->step_time_s;
+  EXPECT_NEAR(wave_e, expect, 1e-3 * expect);
+  EXPECT_GT(r->energy_per_token_J, r->it_energy_per_token_J);
+  EXPECT_NEAR(r->facility_energy_per_step_J, r->energy_per_step_J * r->facility.pue, 1e-6);
+}
+
+TEST(TrainingPower, CapSlowsTheStepThroughFeedback) {
+  const auto& j = gb300_job();
+  TrainingPowerOptions o;
+  o.waveforms = false;
+  o.gpu.cap = base::watts(800);
+  auto r = analyze_training_power(j.input(llama8b_layout()), o);
+  ASSERT_TRUE(r) << r.error().to_string();
+  EXPECT_GT(r->compute_slowdown, 1.05);
+  EXPECT_GT(r->step_time_s, r->baseline_step_time_s * 1.03);
+  EXPECT_LE(r->gpu_peak_W, 0.98 * 800 + 1e-6);
+  EXPECT_EQ(r->cap_reason, "--power-cap");
+  auto slow = training_compute_slowdown(catalog(), power_catalog(), j.setup(llama8b_layout()),
+                                        *j.gpu, o.gpu);
+  ASSERT_TRUE(slow);
+  EXPECT_DOUBLE_EQ(*slow, r->compute_slowdown);
+  // No feedback: the same step time.
+  o.feedback = false;
+  auto nf = analyze_training_power(j.input(llama8b_layout()), o);
+  ASSERT_TRUE(nf);
+  EXPECT_DOUBLE_EQ(nf->step_time_s, nf->baseline_step_time_s);
+}
+
+TEST(TrainingPower, NodePolicyCapsTheGpus) {
+  const auto& j = gb300_job();
+  TrainingPowerOptions o;
+  o.waveforms = false;
+  o.node_policy = "GB300-Med";  // 3,200 W per 4-GPU node
+  auto r = analyze_training_power(j.input(llama8b_layout()), o);
+  ASSERT_TRUE(r) << r.error().to_string();
+  EXPECT_DOUBLE_EQ(r->cap_W, 800);
+  EXPECT_NE(r->cap_reason.find("GB300-Med"), std::string::npos);
+  o.node_policy = "GB300-Mid";
+  auto bad = analyze_training_power(j.input(llama8b_layout()), o);
+  ASSERT_FALSE(bad);
+  EXPECT_NE(bad.error().message.find("GB300-Med"), std::string::npos) << bad.error().message;
+}
+
+TEST(TrainingPower, ARackOverItsShelvesIsCappedAndSaysWhatItCosts) {
+  // The same rack with six more PSUs held as spares: 18 x 5.5 kW = 99 kW usable.
+  std::string gpus, systems, facility;
+  for (const auto& f : catalog().other_files()) {
+    if (f.path == "power/gpus.yaml") gpus = f.text;
+    if (f.path == "power/systems.yaml") systems = f.text;
+    if (f.path == "power/facility.yaml") facility = f.text;
+  }
+  const std::string from = "redundant_units: {value: 24, source: n-plus-n}";
+  const auto at = systems.find(from);
+  ASSERT_NE(at, std::string::npos);
+  systems.replace(at, from.size(), "redundant_units: {value: 30, source: n-plus-n}");
+  auto pc = PowerCatalog::parse(gpus, systems, facility);
+  ASSERT_TRUE(pc) << pc.error().to_string();
+  const auto& j = gb300_job();
+  auto in = j.input(llama8b_layout());
+  in.power = &*pc;
+  TrainingPowerOptions o;
+  o.waveforms = false;
+  auto r = analyze_training_power(in, o);
+  ASSERT_TRUE(r) << r.error().to_string();
+  EXPECT_TRUE(r->rack_limit_binds);
+  EXPECT_EQ(r->cap_reason, "rack limit");
+  EXPECT_LT(r->cap_W, 1400);
+  EXPECT_GT(r->step_time_s, r->baseline_step_time_s);
+  EXPECT_LE(r->rack_peak.dc_W, 99e3 * (1 + 1e-6));
+  EXPECT_NE(r->rack_limit_message.find("rack limit binds"), std::string::npos)
+      << r->rack_limit_message;
+  ASSERT_FALSE(r->warnings.empty());
+}
+
+TEST(TrainingPower, SmoothingLiftsTheValleysAndAccountsForTheEnergy) {
+  const auto& j = gb300_job();
+  TrainingPowerOptions o;
+  o.smoothing =
+      *parse_smoothing("floor=0.8,ramp-up=1kW/s,ramp-down=200W/s,hysteresis=1s,storage=65J");
+  auto r = analyze_training_power(j.input(llama8b_layout()), o);
+  ASSERT_TRUE(r) << r.error().to_string();
+  const auto& S = r->smoothing;
+  EXPECT_TRUE(S.enabled);
+  EXPECT_DOUBLE_EQ(S.settings.floor, 0.8);
+  EXPECT_DOUBLE_EQ(S.settings.ramp_up_W_per_s, 1000);
+  EXPECT_GT(S.floor_burn_J, 0);
+  EXPECT_GE(S.unserved_J, 0);
+  EXPECT_GT(S.swing_reduction, 0.0);
+  EXPECT_GT(S.extra_energy_J, 0);
+  ASSERT_GE(r->waveforms.size(), 7u);
+  // The smoothed cluster never changes faster than the sum of its racks' limits (plus the PSU
+  // efficiency's slope, bounded here by 1.1x).
+  const auto& cs = *std::find_if(r->waveforms.begin(), r->waveforms.end(), [](const Waveform& w) {
+    return w.name == "cluster IT, smoothed";
+  });
+  const double limit_up = 1000.0 * 144 / 0.9;
+  EXPECT_LE(cs.stats.max_ramp_up_W_per_s, 1.1 * limit_up);
+}
+
+TEST(TrainingPower, BadInputIsAnError) {
+  const auto& j = gb300_job();
+  TrainingPowerOptions o;
+  o.waveforms = false;
+  o.gpu.cap = base::watts(100);
+  auto r = analyze_training_power(j.input(llama8b_layout()), o);
+  ASSERT_FALSE(r);
+  EXPECT_NE(r.error().message.find("settable range"), std::string::npos);
+  o = {};
+  o.waveforms = false;
+  o.cooling.pue = 0.95;
+  EXPECT_FALSE(analyze_training_power(j.input(llama8b_layout()), o));
+  o = {};
+  o.smoothing = SmoothingRequest{.ramp_up_W_per_s = 0.0};
+  auto z = analyze_training_power(j.input(llama8b_layout()), o);
+  ASSERT_FALSE(z);
+  EXPECT_NE(z.error().message.find("ramp"), std::string::npos);
+  EXPECT_FALSE(parse_smoothing("floor=high"));
+  EXPECT_FALSE(parse_smoothing("flor=0.8"));
+  EXPECT_FALSE(parse_smoothing("floor"));
+  auto p = parse_smoothing("ramp-up=2kW/s,hysteresis=500ms,storage=1kJ");
+  ASSERT_TRUE(p);
+  EXPECT_DOUBLE_EQ(*p->ramp_up_W_per_s, 2000);
+  EXPECT_DOUBLE_EQ(*p->hysteresis_s, 0.5);
+  EXPECT_DOUBLE_EQ(*p->storage_per_gpu_J, 1000);
+}
+
+TEST(TrainingPower, HopperHasNoSmoothing) {
+  static const Job j("hgx-h100*8", "llama3.1-8b");
+  TrainingPowerOptions o;
+  o.smoothing = SmoothingRequest{};
+  auto r = analyze_training_power(
+      j.input({.tp = 8, .pp = 1, .dp = 8, .micro_batch = 1, .global_batch = 64, .seq_len = 4096}),
+      o);
+  ASSERT_FALSE(r);
+  EXPECT_NE(r.error().message.find("no power smoothing"), std::string::npos) << r.error().message;
+}
+
+}  // namespace
+}  // namespace clustertwin::power
