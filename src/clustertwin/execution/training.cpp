@@ -1,6 +1,7 @@
 #include "clustertwin/execution/training.h"
 
 #include <algorithm>
+#include <map>
 #include <numeric>
 
 #include "clustertwin/base/check.h"
@@ -76,7 +77,16 @@ double comm(const Context& c, CommOp op, double bytes, int group, int stride, in
   return c.s.comm->time(r).base();
 }
 
-ChunkCost chunk_cost(const Context& c, int first_layer, int layers, bool embed, bool head) {
+// Costs of one part (embedding, a decoder layer, the head, an MTP module) for one micro-batch.
+// Decoder layers of the same kind (dense / MoE) cost the same, so each kind is computed once:
+// a 126-layer model costs two op-list evaluations, not 126 (the estimate's speed for search).
+struct PartCost {
+  double fwd = 0, bwd = 0, recompute = 0, tp = 0, ep = 0, cp = 0;
+};
+using PartCache = std::map<std::pair<int, std::string>, PartCost>;
+
+ChunkCost chunk_cost(const Context& c, int first_layer, int layers, bool embed, bool head,
+                     PartCache& cache) {
   ChunkCost k;
   k.layers = layers;
   const auto& l = c.l;
@@ -85,12 +95,13 @@ ChunkCost chunk_cost(const Context& c, int first_layer, int layers, bool embed, 
   const double h = static_cast<double>(m.hidden);
   const double act = T * h * 2.0;  // bf16 activations of the micro-batch on one TP group
   const int tp_groups = static_cast<int>(c.gpus / l.tp);
-  auto add_part = [&](Part part, int index) {
+  auto part_cost = [&](Part part, int index) {
+    PartCost pc;
     double gemm_f = 0, attn_f = 0, gemm_b = 0, attn_b = 0;
-    k.fwd_compute += op_time(c, models::forward_ops(m, part, index, c.pass), &gemm_f, &attn_f);
-    k.bwd_compute += op_time(c, models::backward_ops(m, part, index, c.pass), &gemm_b, &attn_b);
-    k.recompute += op_time(c, models::recompute_ops(m, part, index, c.pass, l.recompute));
-    if (part != Part::kLayer) return;
+    pc.fwd = op_time(c, models::forward_ops(m, part, index, c.pass), &gemm_f, &attn_f);
+    pc.bwd = op_time(c, models::backward_ops(m, part, index, c.pass), &gemm_b, &attn_b);
+    pc.recompute = op_time(c, models::recompute_ops(m, part, index, c.pass, l.recompute));
+    if (part != Part::kLayer) return pc;
     // Tensor parallel: per layer 2 (AG + RS) with SP or 2 AR, forward and again backward.
     const bool moe = m.is_moe_layer(index);
     const int pairs = moe && l.ep > 1 ? 1 : 2;  // the MoE MLP talks over EP instead
@@ -105,7 +116,7 @@ ChunkCost chunk_cost(const Context& c, int first_layer, int layers, bool embed, 
       tp *= 2;  // backward
       if (l.tp_comm_overlap) tp = std::max(0.1 * tp, tp - 0.9 * (gemm_f + gemm_b));
     }
-    k.tp += tp;
+    pc.tp = tp;
     // Expert parallel: dispatch + combine forward, and their mirrors backward.
     if (moe && l.ep > 1) {
       const double local_tokens = l.sequence_parallel ? T / l.tp : T;
@@ -113,7 +124,7 @@ ChunkCost chunk_cost(const Context& c, int first_layer, int layers, bool embed, 
       double ep =
           4 * comm(c, CommOp::kAllToAll, bytes, l.ep, l.tp * l.cp, static_cast<int>(c.gpus / l.ep));
       if (l.ep_overlap) ep = std::max(0.0, ep - 0.9 * (gemm_f + gemm_b));
-      k.ep += ep;
+      pc.ep = ep;
     }
     // Context parallel: ring attention passes K and V around cp ranks, hidden behind attention.
     if (l.cp > 1) {
@@ -123,8 +134,22 @@ ChunkCost chunk_cost(const Context& c, int first_layer, int layers, bool embed, 
       const double bytes = T * kv_width * 2.0 / l.tp;
       const double step = comm(c, CommOp::kSendRecv, bytes, 2, l.tp, static_cast<int>(c.gpus / 2));
       const double fwd = (l.cp - 1) * step, bwd = 2 * fwd;
-      k.cp += std::max(0.0, fwd - attn_f) + std::max(0.0, bwd - attn_b);
+      pc.cp = std::max(0.0, fwd - attn_f) + std::max(0.0, bwd - attn_b);
     }
+    return pc;
+  };
+  auto add_part = [&](Part part, int index) {
+    const std::string kind = part == Part::kLayer ? models::layer_kind(m, index) : "";
+    const auto key = std::make_pair(static_cast<int>(part), kind);
+    auto it = cache.find(key);
+    if (it == cache.end()) it = cache.emplace(key, part_cost(part, index)).first;
+    const PartCost& pc = it->second;
+    k.fwd_compute += pc.fwd;
+    k.bwd_compute += pc.bwd;
+    k.recompute += pc.recompute;
+    k.tp += pc.tp;
+    k.ep += pc.ep;
+    k.cp += pc.cp;
   };
   if (embed) add_part(Part::kEmbedding, 0);
   for (int i = 0; i < layers; ++i) add_part(Part::kLayer, first_layer + i);
@@ -168,10 +193,11 @@ base::Result<Prepared> prepare(const TrainingSetup& s) {
   Context c{s, m, l, pass, p.gpus};
   const int chunks = l.pp * l.vpp;
   const auto split = workload::split_layers(m.layers, chunks);
+  PartCache cache;
   int first = 0;
   for (int ch = 0; ch < chunks; ++ch) {
     p.chunks.push_back(
-        chunk_cost(c, first, split[static_cast<size_t>(ch)], ch == 0, ch == chunks - 1));
+        chunk_cost(c, first, split[static_cast<size_t>(ch)], ch == 0, ch == chunks - 1, cache));
     first += split[static_cast<size_t>(ch)];
   }
   // Pipeline sends: the micro-batch's activations (SP-sharded over tp), every pipeline at once.

@@ -11,8 +11,8 @@ std::vector<std::pair<std::string, Bytes>> MemoryBreakdown::terms() const {
           {"activations", activations}, {"logits", logits},       {"buffers", buffers}};
 }
 
-LayerParams layer_params(const models::ModelSpec& m, int layer) {
-  const auto pc = models::count_params(m);
+namespace {
+LayerParams layer_params_from(const models::ParamCounts& pc, const models::ModelSpec& m, int layer) {
   LayerParams p;
   const double layers = m.layers;
   p.attention = pc.attention / layers;
@@ -27,6 +27,11 @@ LayerParams layer_params(const models::ModelSpec& m, int layer) {
     p.mlp_dense = pc.dense_mlp / dense_layers;
   }
   return p;
+}
+}  // namespace
+
+LayerParams layer_params(const models::ModelSpec& m, int layer) {
+  return layer_params_from(models::count_params(m), m, layer);
 }
 
 namespace {
@@ -118,7 +123,7 @@ std::vector<MemoryBreakdown> training_memory(const models::ModelSpec& m, const T
       const int c = v * l.pp + s;
       for (int i = 0; i < split[static_cast<size_t>(c)]; ++i) {
         const int layer = first_layer[static_cast<size_t>(c)] + i;
-        const auto lp = layer_params(m, layer);
+        const auto lp = layer_params_from(pc, m, layer);
         dense += (lp.attention + lp.mlp_dense + lp.shared + lp.norms) / tp + lp.router;
         expert += lp.routed / l.ep;
         const auto a = activation_bytes_per_token(m, l, layer);
