@@ -47,6 +47,7 @@ Verb add_report(CLI::App& app, const Context& ctx);
 Verb add_cli_docs(CLI::App& app, const Context& ctx);
 Verb add_train(CLI::App& app, const Context& ctx);
 Verb add_run(CLI::App& app, const Context& ctx);
+Verb add_search(CLI::App& app, const Context& ctx);
 Verb add_model(CLI::App& app, const Context& ctx);
 Verb add_collective(CLI::App& app, const Context& ctx);
 

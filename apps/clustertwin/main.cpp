@@ -49,6 +49,7 @@ int main(int argc, char** argv) {
   verbs.push_back(add_model(app, ctx));
   verbs.push_back(add_train(app, ctx));
   verbs.push_back(add_run(app, ctx));
+  verbs.push_back(add_search(app, ctx));
   verbs.push_back(add_collective(app, ctx));
   verbs.push_back(add_cli_docs(app, ctx));
   try {
