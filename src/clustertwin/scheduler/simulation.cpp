@@ -823,6 +823,7 @@ class Sim {
     for (int n : nodes) down_inc(n);
     const auto hit = jobs_on(nodes);
     for (int id : hit) interrupt_job(id);
+    interrupts_by_class_[cls] += static_cast<int64_t>(hit.size());
     record(cls, scope, target, static_cast<int>(hit.size()),
            static_cast<int64_t>(nodes.size()) * gpn_, repair_s);
     sim_.schedule_in(ticks(repair_s), [this, nodes](engine::Simulator&) {
@@ -889,6 +890,7 @@ class Sim {
           acc += g;
           if (gpu < acc) {
             record(fc.name, fc.scope, n, 1, 0, 0);
+            ++interrupts_by_class_[fc.name];
             interrupt_job(id);
             request_pass();
             return;
@@ -957,6 +959,7 @@ class Sim {
         down_inc(n);
         const auto hit = jobs_on({n});
         for (int id : hit) interrupt_job(id);
+        interrupts_by_class_[cls.empty() ? "replay" : cls] += static_cast<int64_t>(hit.size());
         record(cls.empty() ? "replay" : cls, FailureScope::kNode, n, static_cast<int>(hit.size()),
                gpn_, secs(dur));
         request_pass();
@@ -1031,7 +1034,7 @@ class Sim {
   Tick sample_every_ = 0;
   int64_t started_ = 0, finished_ = 0, interruptions_ = 0, hot_swaps_ = 0, requeues_ = 0;
   int64_t preemptions_ = 0, failures_ = 0, backfill_passes_ = 0;
-  std::map<std::string, int64_t> failures_by_class_;
+  std::map<std::string, int64_t> failures_by_class_, interrupts_by_class_;
   std::vector<FailureRecord> failure_log_;
   std::vector<TimelineSample> timeline_;
 };
@@ -1080,16 +1083,14 @@ ScheduleResult Sim::run() {
     // Checkpoint stall and restore from storage bandwidth (sync) or the async stall.
     const int nodes = std::max(1, j.nodes_needed);
     if (j.training || s.auto_checkpoint || s.checkpoint.interval < kNever) {
-      double save_s = st.default_save_s, read_s = 0;
-      if (j.speed_id >= 0) {
-        const double bytes = speed_->parameters(j.speed_id) * st.bytes_per_param;
-        save_s = bytes / std::min(st.write_Bps, st.per_node_Bps * nodes);
-        read_s = bytes / std::min(st.read_Bps, st.per_node_Bps * nodes);
-      }
-      if (st.async) save_s = std::min(save_s, st.async_stall_s);
+      CheckpointCosts cc{
+          0, st.async ? std::min(st.default_save_s, st.async_stall_s) : st.default_save_s,
+          st.restart_s};
+      if (j.speed_id >= 0) cc = checkpoint_costs(st, speed_->parameters(j.speed_id), nodes);
+      double save_s = cc.save_s;
       if (s.checkpoint_from_storage) {
-        j.ck.save = ticks(save_s);
-        j.ck.restore = ticks(st.restart_s + read_s);
+        j.ck.save = ticks(cc.save_s);
+        j.ck.restore = ticks(cc.restore_s);
       } else {
         save_s = secs(j.ck.save);
       }
@@ -1241,6 +1242,9 @@ ScheduleResult Sim::results() {
   r.requeues = requeues_;
   r.preemptions = preemptions_;
   for (const auto& [k, v] : failures_by_class_) r.failures_by_class.push_back({k, v});
+  for (const auto& [k, v] : interrupts_by_class_) {
+    if (v > 0) r.interruptions_by_class.push_back({k, v});
+  }
   r.mtbi_s = interruptions_ > 0 ? horizon_s / static_cast<double>(interruptions_) : 0;
   r.timeline = std::move(timeline_);
   r.failure_log = std::move(failure_log_);
@@ -1252,6 +1256,16 @@ ScheduleResult Sim::results() {
 }
 
 }  // namespace
+
+CheckpointCosts checkpoint_costs(const StorageConfig& st, double parameters, int nodes) {
+  CheckpointCosts c;
+  c.bytes = parameters * st.bytes_per_param;
+  const double links = st.per_node_Bps * std::max(1, nodes);
+  c.save_s = c.bytes / std::min(st.write_Bps, links);
+  if (st.async) c.save_s = std::min(c.save_s, st.async_stall_s);
+  c.restore_s = st.restart_s + c.bytes / std::min(st.read_Bps, links);
+  return c;
+}
 
 base::Status check_inputs(const ClusterModel& cluster, Workload& w, const SimConfig& cfg,
                           SpeedModel* speed) {

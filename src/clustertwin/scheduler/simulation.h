@@ -172,6 +172,7 @@ struct ScheduleResult {
   std::vector<std::pair<std::string, Percentiles>> wait_by_size;
   int64_t failures = 0, interruptions = 0, hot_swaps = 0, requeues = 0, preemptions = 0;
   std::vector<std::pair<std::string, int64_t>> failures_by_class;
+  std::vector<std::pair<std::string, int64_t>> interruptions_by_class;  ///< job interruptions
   double lost_gpu_h = 0;
   double mtbi_s = 0;  ///< horizon / job interruptions
   EttrBreakdown ettr;
@@ -181,6 +182,14 @@ struct ScheduleResult {
   int64_t events = 0, speed_estimates = 0, backfill_passes = 0;
   std::vector<std::string> notes;
 };
+
+/// Checkpoint costs of a training job from the storage model: save stall (synchronous: bytes
+/// over min(storage write, per-node links); asynchronous: the async stall) and restore (restart
+/// overhead + bytes over min(storage read, per-node links)).
+struct CheckpointCosts {
+  double bytes = 0, save_s = 0, restore_s = 0;
+};
+CheckpointCosts checkpoint_costs(const StorageConfig& st, double parameters, int nodes);
 
 /// Checks a workload against the cluster and configuration: jobs larger than the cluster or
 /// than what the placement can ever give them, training jobs the speed model cannot price,

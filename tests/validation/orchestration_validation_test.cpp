@@ -1,0 +1,270 @@
+// Orchestration validation (docs/models/orchestration.md §6): each case names its source, its
+// tolerance and why. The data files are copies in tests/scheduler/data (attribution there), so
+// the tests run without shared/.
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+
+#include "clustertwin/scheduler/export.h"
+#include "clustertwin/scheduler/goodput.h"
+#include "clustertwin/scheduler/simulation.h"
+#include "clustertwin/scheduler/trace.h"
+
+namespace clustertwin::scheduler {
+namespace {
+
+constexpr Tick kS = 1'000'000'000;
+constexpr Tick kDay = 86400 * kS;
+
+std::string data(const std::string& name) {
+  std::ifstream in(std::string(CT_SCHEDULER_TEST_DATA) + "/" + name);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+// Llama 3 (arXiv 2407.21783 §3.3.4, Table 5): a 16,384-H100 job saw 419 unexpected
+// interruptions in 54 days and kept more than 90% effective training time. The failure rates are
+// derived from the same 419, so the count checks the machinery, not the calibration: failures
+// drawn over the whole 24,576-GPU cluster must hit the job's nodes at the job's share, software
+// faults only GPUs in use, a down node must not fail again (thinning), and hot swaps must keep
+// the job on 16,384 GPUs. Tolerance: 2 sigma of a Poisson count (sqrt(419) = 20.5). ETTR with
+// Young/Daly: delta = 405B x 16 B / 2 TB/s = 3.2 s, M = 50,677 h / 16,384 = 3.1 h, R = 10 min
+// + restore read -> tau* ~ 4.5 min and a first-order ETTR of ~92%; the simulation must give at
+// least Llama 3's 90%.
+TEST(OrchestrationValidation, Llama3InterruptionsAndEttr) {
+  auto cat = *hardware::Catalog::load_embedded();
+  auto spec = *hardware::resolve_cluster(cat, "meta-llama3-h100");
+  auto topo = *topology::Topology::build(cat, spec);
+  const auto cluster = ClusterModel::from_topology(topo, 8);
+  SpeedModel speed(cat, topo);
+  GoodputConfig cfg;
+  cfg.work.model = "llama3.1-405b";
+  cfg.work.layout = {.tp = 8,
+                     .pp = 16,
+                     .vpp = 4,
+                     .micro_batch = 1,
+                     .global_batch = 2048,
+                     .seq_len = 8192,
+                     .recompute = models::Recompute::kFull};
+  cfg.gpus = 16384;
+  cfg.horizon = 54 * kDay;
+  cfg.failures = FailureModel::llama3(false);
+  cfg.seed = 2407;
+  cfg.sweep = false;
+  auto g = run_goodput(cluster, speed, cfg);
+  ASSERT_TRUE(g) << g.error().to_string();
+  std::printf(
+      "llama3 16,384 GPUs 54 days: %lld interruptions (419 published), MTBI %.2f h, "
+      "tau %.0f s, ETTR %.4f simulated, %.4f first order\n",
+      static_cast<long long>(g->interruptions), g->mtbi_s / 3600, g->interval_s,
+      g->breakdown.ettr(), g->ettr_expected);
+  EXPECT_NEAR(static_cast<double>(g->interruptions), 419, 2 * std::sqrt(419.0));
+  EXPECT_NEAR(g->mtbi_expected_s / 3600, 50677.0 / 16384, 0.01);
+  EXPECT_GE(g->breakdown.ettr(), 0.90);
+  EXPECT_NEAR(g->breakdown.ettr(), g->ettr_expected, 0.02);  // first order vs simulated
+  EXPECT_LT(g->interval_s, 600);
+  EXPECT_EQ(g->requeues, 0);  // 8,192 spare GPUs: every failure is hot-swapped
+  // The wall time adds up.
+  const auto& b = g->breakdown;
+  EXPECT_NEAR(b.useful_gpu_h + b.slowdown_gpu_h + b.checkpoint_gpu_h + b.lost_gpu_h +
+                  b.restore_gpu_h + b.requeue_wait_gpu_h,
+              b.wall_gpu_h, 1e-6 * b.wall_gpu_h);
+}
+
+// StepFun (InfiniteHBD, SIGCOMM'25) fault intervals replayed on 400 servers, jobs checkpointing
+// every hour with no stall and no restart cost. A job runs exactly while every server it needs
+// is up, and a run that a fault ends loses (run length mod 1 h). The closed form sweeps the same
+// intervals; the simulation must agree to the nanosecond tick (the GPU-hour figures differ only
+// by floating-point rounding). Two cases: a gang job on all 400 servers (it almost never runs:
+// at 2.3% downtime per server, all 400 are rarely up together), and 400 single-server jobs (a
+// job waiting for a server takes the first one repaired, so every server runs a job whenever it
+// is up).
+struct ClosedForm {
+  Tick lost = 0, ran = 0;
+  int64_t interruptions = 0;
+};
+
+// Runs of `nodes` all up, in [0, horizon), and what faults cost them.
+ClosedForm closed_form(const std::vector<FaultInterval>& faults, const std::vector<int>& nodes,
+                       Tick horizon, Tick tau) {
+  struct Ev {
+    Tick t;
+    int seq, delta;
+  };
+  std::vector<Ev> ev;
+  for (size_t i = 0; i < faults.size(); ++i) {
+    const auto& f = faults[i];
+    if (f.start > horizon || std::find(nodes.begin(), nodes.end(), f.node) == nodes.end()) continue;
+    // A start before the end of the same interval; intervals in file order at equal times (the
+    // order the replay schedules them in).
+    ev.push_back({f.start, static_cast<int>(2 * i), +1});
+    ev.push_back({f.end, static_cast<int>(2 * i + 1), -1});
+  }
+  std::sort(ev.begin(), ev.end(),
+            [](const Ev& a, const Ev& b) { return a.t != b.t ? a.t < b.t : a.seq < b.seq; });
+  ClosedForm cf;
+  int down = 0;
+  Tick run_start = 0;
+  bool running = true;
+  for (const auto& e : ev) {
+    if (e.t > horizon) break;
+    if (e.delta > 0) {
+      if (running) {
+        cf.lost += (e.t - run_start) % tau;
+        cf.ran += e.t - run_start;
+        ++cf.interruptions;
+        running = false;
+      }
+      ++down;
+    } else if (--down == 0) {
+      running = true;
+      run_start = e.t;
+    }
+  }
+  if (running) cf.ran += horizon - run_start;
+  return cf;
+}
+
+TEST(OrchestrationValidation, StepFunReplayLosesExactlyTheClosedFormWork) {
+  int trace_nodes = 0;
+  auto faults = read_fault_intervals(data("stepfun_fault_intervals.csv"), "stepfun", &trace_nodes);
+  ASSERT_TRUE(faults) << faults.error().to_string();
+  ASSERT_EQ(faults->size(), 584u);
+  ASSERT_EQ(trace_nodes, 231);  // servers with at least one fault, of 400
+  constexpr int kServers = 400;
+  const Tick horizon = static_cast<Tick>(348.98 * 86400) * kS;
+  const Tick tau = 3600 * kS;
+  const auto cluster = ClusterModel::uniform(kServers, 1, 8, 16);
+  auto run = [&](int jobs, int gpus) {
+    Workload w;
+    w.account_id("a");
+    w.user_id("u");
+    for (int k = 0; k < jobs; ++k) {
+      JobSpec j;
+      j.id = k;
+      j.gpus = gpus;
+      j.work_s = INFINITY;
+      j.time_limit = horizon;
+      j.checkpoint = {.interval = tau, .save = 0, .restore = 0};
+      j.checkpoint_from_storage = false;
+      w.jobs.push_back(j);
+    }
+    SimConfig cfg;
+    cfg.horizon = horizon;
+    cfg.policy = QueuePolicy::kFifo;
+    cfg.placement.policy = PlacementPolicy::kFirstFit;
+    cfg.failures.enabled = true;
+    cfg.failures.replay = *faults;
+    cfg.record_jobs = true;
+    return simulate(cluster, w, cfg, nullptr);
+  };
+  std::vector<int> all(kServers);
+  for (int n = 0; n < kServers; ++n) all[static_cast<size_t>(n)] = n;
+  // The gang.
+  const auto gang = closed_form(*faults, all, horizon, tau);
+  auto g = run(1, kServers * 8);
+  ASSERT_TRUE(g) << g.error().to_string();
+  EXPECT_EQ(g->interruptions, gang.interruptions);
+  const double gang_lost_h = static_cast<double>(gang.lost) * 1e-9 * kServers * 8 / 3600;
+  EXPECT_NEAR(g->jobs[0].lost_gpu_h, gang_lost_h, 1e-9 * gang_lost_h + 1e-12);
+  EXPECT_NEAR(g->utilization, static_cast<double>(gang.ran) / static_cast<double>(horizon), 1e-9);
+  // One job per server.
+  ClosedForm sum;
+  double ran = 0;  // server-ticks overflow int64
+  for (int n = 0; n < kServers; ++n) {
+    const auto cf = closed_form(*faults, {n}, horizon, tau);
+    sum.lost += cf.lost;
+    ran += static_cast<double>(cf.ran);
+    sum.interruptions += cf.interruptions;
+  }
+  auto s = run(kServers, 8);
+  ASSERT_TRUE(s) << s.error().to_string();
+  std::printf(
+      "stepfun replay: gang %lld interruptions, %.1f GPU-h lost; per server %lld "
+      "interruptions, %.1f GPU-h lost\n",
+      static_cast<long long>(g->interruptions), g->jobs[0].lost_gpu_h,
+      static_cast<long long>(s->interruptions), s->lost_gpu_h);
+  EXPECT_EQ(s->interruptions, sum.interruptions);
+  EXPECT_EQ(s->interruptions, 582);  // 584 faults; 2 start on a server already down
+  const double lost_h = static_cast<double>(sum.lost) * 1e-9 * 8 / 3600;
+  EXPECT_NEAR(s->lost_gpu_h, lost_h, 1e-9 * lost_h);
+  // Busy whenever up: StepFun's 97.7% availability.
+  EXPECT_NEAR(s->utilization, ran / (static_cast<double>(horizon) * kServers), 1e-9);
+  EXPECT_NEAR(s->utilization, 0.977, 0.001);
+}
+
+// Philly (Jeon et al., ATC'19): one week of the Pollux job list replayed under FIFO on Philly's
+// 352 8-GPU servers with the VC quotas of philly_vc.csv (HeliosArtifact), as GPU limits per VC.
+// Targets from the trace's own summaries: Acme's Philly row (mean GPU-job queue 3,761 s, median
+// 189 s). This job list carries about half the GPU-time that row summarises (3.5e9 of 6.9e9
+// GPU-seconds; how Pollux filtered 117,325 jobs to 82,247 is undocumented) and none of the
+// retries, and the real scheduler added gang-locality constraints, so the replayed cluster is
+// lightly loaded (GPU utilisation ~12%) and the waits come from VC quotas alone. Bounds: the
+// utilisation equals the week's offered load (the accounting is right, +-10%); the median wait
+// is at most the trace's median; the mean wait is of the trace's order, within a factor of 20
+// below it (we measured 228 s: quota queues at the busiest VCs, not the locality queues the
+// real Philly had). HeliosArtifact's 73.9% active servers is a different quantity (servers with
+// any GPU busy) and is not compared.
+TEST(OrchestrationValidation, PhillyFifoReplayIsOfTheTracesOrder) {
+  auto w = read_trace(data("philly_week.csv"), "philly_week.csv");
+  ASSERT_TRUE(w) << w.error().to_string();
+  ASSERT_TRUE(apply_vc_quotas(*w, data("philly_vc.csv"), "philly_vc.csv", 8));
+  SimConfig cfg;
+  cfg.horizon = 7 * kDay;
+  cfg.policy = QueuePolicy::kFifo;
+  cfg.placement.policy = PlacementPolicy::kTree;
+  const auto cluster = ClusterModel::uniform(352, 1, 8, 16);
+  double offered = 0;
+  for (const auto& j : w->jobs) {
+    offered += j.gpus * std::min(j.work_s, static_cast<double>(cfg.horizon - j.submit) * 1e-9);
+  }
+  offered /= static_cast<double>(cluster.gpus()) * 7 * 86400;
+  auto r = simulate(cluster, *w, cfg, nullptr);
+  ASSERT_TRUE(r) << r.error().to_string();
+  std::printf(
+      "philly week FIFO: queue mean %.0f s, median %.0f s, p90 %.0f s; utilisation %.3f "
+      "(offered %.3f)\n",
+      r->wait_s.mean, r->wait_s.p50, r->wait_s.p90, r->utilization, offered);
+  EXPECT_EQ(r->jobs_started, 12751);
+  EXPECT_NEAR(r->utilization, offered, 0.1 * offered);
+  EXPECT_LE(r->wait_s.p50, 189);
+  EXPECT_GT(r->wait_s.mean, 3761.0 / 20);
+  EXPECT_LT(r->wait_s.mean, 3761.0);
+}
+
+// Alibaba Lingjun (Crux, SIGCOMM'24) topo.csv: 847 hosts under a 3-tier Clos. ASW labels repeat
+// across PSWs (48 names), so keyed by path there are 119 leaves under 3 pods and one core
+// (orchestration.md §6 case 7); the tree export must be a valid topology.conf.
+TEST(OrchestrationValidation, LingjunTopologyIsAThreeTierClos) {
+  auto c = ClusterModel::from_switch_csv(data("lingjun_topo.csv"), "lingjun_topo.csv", 8);
+  ASSERT_TRUE(c) << c.error().to_string();
+  EXPECT_EQ(c->nodes(), 847);
+  EXPECT_EQ(c->tiers(), 3);
+  EXPECT_EQ(c->leaves().size(), 119u);
+  EXPECT_EQ(c->pods().size(), 3u);
+  EXPECT_EQ(c->top_name(), "G6");
+  int lo = 1 << 30, hi = 0;
+  for (const auto& p : c->pods()) {
+    int hosts = 0;
+    for (int l = p.first; l < p.end(); ++l) hosts += c->leaves()[static_cast<size_t>(l)].count;
+    lo = std::min(lo, hosts);
+    hi = std::max(hi, hosts);
+  }
+  EXPECT_EQ(lo, 179);
+  EXPECT_EQ(hi, 362);
+  for (const auto& l : c->leaves()) {
+    EXPECT_GE(l.count, 2);
+    EXPECT_LE(l.count, 8);
+  }
+  auto st = check_tree_conf(slurm_tree_conf(*c));
+  EXPECT_TRUE(st) << st.error().to_string();
+}
+
+}  // namespace
+}  // namespace clustertwin::scheduler
