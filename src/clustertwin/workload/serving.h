@@ -78,6 +78,11 @@ struct ServingLayout {
   double mtp_acceptance = 0.0;  ///< probability each draft token is accepted (chained)
   KvPolicy kv_policy = KvPolicy::kPreempt;
   double kv_fraction = 0.9;  ///< of memory left after weights and buffers
+  /// Fraction of the TP all-reduce time that hides behind the GEMMs around it (TensorRT-LLM's
+  /// fused GEMM + all-reduce, gemm_allreduce_plugin; userbuffers): 0 = none, 1 = all of it up to
+  /// the GEMM time. 0.5 is fitted on one MLPerf case (VC0154, Llama 3.1 405B H200 Server) and
+  /// tested on the others (tests/validation/inference_validation_test.cpp).
+  double tp_overlap = 0.5;
 
   [[nodiscard]] int64_t gpus() const;
   /// "TP8 EP8 ADP x9" or "ctx TP4 x14 + gen TP8 x2".

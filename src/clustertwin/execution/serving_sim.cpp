@@ -1,0 +1,868 @@
+// Request-level serving simulation; model, rules and sources in serving_sim.h and
+// docs/models/inference.md.
+
+#include "clustertwin/execution/serving_sim.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <deque>
+#include <numeric>
+#include <queue>
+
+#include "clustertwin/base/check.h"
+#include "clustertwin/engine/engine.h"
+
+namespace clustertwin::execution {
+namespace {
+
+using engine::Simulator;
+using engine::Tick;
+using workload::KvPolicy;
+using workload::ServingScenario;
+
+constexpr double kMinDurationS = 600.0;  // LoadGen min_duration for Offline and Server
+constexpr double kOfflineSlack = 1.1;    // LoadGen kSlack for the offline sample count
+constexpr int64_t kMlperfOfflineFloor = 24576;
+constexpr int64_t kMaxRequestsPerInstance = 60000;
+
+std::string fmt(const char* f, double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, f, v);
+  return buf;
+}
+
+LatencyStats stats_of(std::vector<double>& v) {
+  LatencyStats s;
+  if (v.empty()) return s;
+  std::sort(v.begin(), v.end());
+  auto pct = [&](double p) {
+    // Nearest rank, as LoadGen reports percentiles.
+    const auto n = static_cast<double>(v.size());
+    const auto i = static_cast<size_t>(std::clamp(std::ceil(p * n) - 1.0, 0.0, n - 1.0));
+    return v[i];
+  };
+  s.mean = std::accumulate(v.begin(), v.end(), 0.0) / static_cast<double>(v.size());
+  s.p50 = pct(0.50);
+  s.p90 = pct(0.90);
+  s.p99 = pct(0.99);
+  s.max = v.back();
+  return s;
+}
+
+enum class State : uint8_t { kWaiting, kPrefill, kDecode, kTransfer, kDone };
+
+struct Seq {
+  int32_t input = 0, output = 0;
+  int32_t prompt = 0;     // tokens to prefill (input; + generated after a preemption)
+  int32_t prefilled = 0;  // of prompt
+  int32_t generated = 0;  // output tokens produced
+  int32_t gen_at_start = 0;
+  double arrival = 0, first_token = -1;
+  int64_t start_iter = 0;
+  double kv_base = 0;   // KV tokens held at decode start (or admission)
+  double ctx_base = 0;  // context at decode start
+  int instance = -1, rank = -1;
+  uint32_t epoch = 0;
+  State state = State::kWaiting;
+  bool needs_prefill = true;
+};
+
+struct HeapEntry {
+  int64_t finish;
+  uint32_t epoch;
+  int32_t id;
+  bool operator>(const HeapEntry& o) const {
+    return finish != o.finish ? finish > o.finish : id > o.id;
+  }
+};
+
+struct Rank {
+  double capacity = 0;  // KV tokens
+  double kv_used = 0;
+  int64_t decoding = 0;
+  double sum_ctx = 0;
+  std::vector<int32_t> prefilling;
+  std::vector<int32_t> running;  // admitted decoders, oldest first (lazy removal)
+  std::priority_queue<HeapEntry, std::vector<HeapEntry>, std::greater<>> finish;
+  std::vector<std::pair<int32_t, int32_t>> chunks;  // this iteration's prompt chunks
+  int group = 0;
+};
+
+struct Group {
+  std::vector<int> ranks;
+  bool busy = false;
+  int64_t iter = 0;
+  double started = 0;
+  StepTime step;
+};
+
+struct Instance {
+  bool prefill_pool = false;
+  const StepModel* step = nullptr;
+  const workload::InstanceLayout* layout = nullptr;
+  std::deque<int32_t> queue;
+  std::vector<Rank> ranks;
+  std::vector<Group> groups;
+  int64_t in_flight = 0;
+  int first_gpu = 0;
+  int64_t traced = 0;
+};
+
+class Sim {
+ public:
+  Sim(const ServingSetup& s, const StepModel& agg, const StepModel* pre,
+      const workload::ServingMemory& mem, const workload::ServingMemory* pre_mem, int symmetry)
+      : s_(s), symmetry_(symmetry) {
+    const auto& l = s.layout;
+    tps_ = l.tokens_per_step();
+    q_ = 1.0 + l.mtp;
+    max_out_ = s.dataset.output.max;
+    auto make = [&](bool prefill, const StepModel& step, const workload::InstanceLayout& il,
+                    const workload::ServingMemory& m, int count, int first_gpu) {
+      for (int i = 0; i < count; ++i) {
+        Instance inst;
+        inst.prefill_pool = prefill;
+        inst.step = &step;
+        inst.layout = &il;
+        inst.first_gpu = first_gpu + i * il.gpus();
+        const int ranks = il.ranks();
+        inst.ranks.resize(static_cast<size_t>(ranks));
+        for (auto& r : inst.ranks) r.capacity = static_cast<double>(m.kv_tokens_per_rank);
+        if (il.dp_attention || ranks == 1) {
+          Group g;
+          for (int r = 0; r < ranks; ++r) g.ranks.push_back(r);
+          inst.groups.push_back(g);
+        } else {
+          for (int r = 0; r < ranks; ++r) {
+            Group g;
+            g.ranks.push_back(r);
+            inst.ranks[static_cast<size_t>(r)].group = r;
+            inst.groups.push_back(g);
+          }
+        }
+        instances_.push_back(std::move(inst));
+      }
+    };
+    if (l.disaggregated) {
+      CT_CHECK(pre && pre_mem, "disaggregated serving needs the prefill model");
+      const int p = l.prefill_replicas / symmetry;
+      make(true, *pre, l.prefill, *pre_mem, p, 0);
+      make(false, agg, l.instance, mem, l.replicas / symmetry, p * l.prefill.gpus());
+    } else {
+      make(false, agg, l.instance, mem, l.replicas / symmetry, 0);
+    }
+  }
+
+  ServingResult run(const std::vector<workload::RequestLengths>& reqs, double rate_sim) {
+    seqs_.resize(reqs.size());
+    for (size_t i = 0; i < reqs.size(); ++i) {
+      Seq& q = seqs_[i];
+      q.input = std::max(1, reqs[i].input);
+      q.output = std::max(1, reqs[i].output);
+      q.prompt = q.input;
+    }
+    ttft_.reserve(reqs.size());
+    tpot_.reserve(reqs.size());
+    e2e_.reserve(reqs.size());
+    if (s_.scenario == ServingScenario::kOffline || rate_sim <= 0) {
+      // LoadGen's offline query: every sample at t = 0, dealt round robin to the instances.
+      int next = 0;
+      std::vector<int> entry = entry_instances();
+      for (size_t i = 0; i < seqs_.size(); ++i) {
+        const int inst = entry[static_cast<size_t>(next)];
+        next = (next + 1) % static_cast<int>(entry.size());
+        enqueue(static_cast<int32_t>(i), inst, false);
+      }
+      sim_.schedule_at(0, [this](Simulator&) {
+        for (size_t i = 0; i < instances_.size(); ++i) kick(static_cast<int>(i));
+      });
+    } else {
+      workload::Rng rng(s_.seed * 7919 + 17);
+      double t = 0;
+      for (size_t i = 0; i < seqs_.size(); ++i) {
+        t += rng.exponential(rate_sim);
+        seqs_[i].arrival = t;
+      }
+      schedule_arrival(0);
+    }
+    sim_.run();
+    return finish(reqs.size());
+  }
+
+ private:
+  std::vector<int> entry_instances() const {
+    std::vector<int> out;
+    const bool disagg = s_.layout.disaggregated;
+    for (size_t i = 0; i < instances_.size(); ++i) {
+      if (!disagg || instances_[i].prefill_pool) out.push_back(static_cast<int>(i));
+    }
+    return out;
+  }
+
+  int least_loaded(bool prefill_pool) const {
+    int best = -1;
+    for (size_t i = 0; i < instances_.size(); ++i) {
+      const auto& in = instances_[i];
+      if (s_.layout.disaggregated && in.prefill_pool != prefill_pool) continue;
+      if (best < 0 || in.in_flight < instances_[static_cast<size_t>(best)].in_flight) {
+        best = static_cast<int>(i);
+      }
+    }
+    return best;
+  }
+
+  void schedule_arrival(size_t i) {
+    if (i >= seqs_.size()) return;
+    sim_.schedule_at(engine::to_ticks(base::seconds(seqs_[i].arrival)), [this, i](Simulator&) {
+      const int inst = least_loaded(s_.layout.disaggregated);
+      enqueue(static_cast<int32_t>(i), inst, true);
+      schedule_arrival(i + 1);
+    });
+  }
+
+  void enqueue(int32_t id, int inst, bool wake) {
+    Seq& q = seqs_[static_cast<size_t>(id)];
+    q.instance = inst;
+    q.state = State::kWaiting;
+    Instance& in = instances_[static_cast<size_t>(inst)];
+    in.queue.push_back(id);
+    in.in_flight++;
+    if (wake) kick(inst);
+  }
+
+  double now_s() const { return engine::to_seconds(sim_.now()).base(); }
+
+  void kick(int inst) {
+    Instance& in = instances_[static_cast<size_t>(inst)];
+    for (size_t g = 0; g < in.groups.size(); ++g) {
+      if (!in.groups[g].busy) start_iteration(inst, static_cast<int>(g));
+    }
+  }
+
+  // Evicts the newest decoding sequence of rank r (KvPolicy::kPreempt): its KV is freed and it
+  // returns to the front of the queue to recompute input + generated tokens later.
+  bool preempt(Instance& in, Rank& r, const Group& g) {
+    while (!r.running.empty()) {
+      const int32_t id = r.running.back();
+      r.running.pop_back();
+      Seq& q = seqs_[static_cast<size_t>(id)];
+      if (q.state != State::kDecode || q.rank != static_cast<int>(&r - in.ranks.data())) continue;
+      const double steps = static_cast<double>(g.iter - q.start_iter);
+      r.kv_used -= q.kv_base + steps * tps_;
+      r.sum_ctx -= q.ctx_base + steps * tps_;
+      r.decoding--;
+      q.generated = std::min(q.output - 1, q.gen_at_start + static_cast<int32_t>(steps * tps_));
+      q.prompt = q.input + q.generated;
+      q.prefilled = 0;
+      q.epoch++;
+      q.state = State::kWaiting;
+      q.needs_prefill = true;
+      in.queue.push_front(id);
+      preemptions_++;
+      return true;
+    }
+    return false;
+  }
+
+  void start_iteration(int inst_idx, int group_idx) {
+    Instance& in = instances_[static_cast<size_t>(inst_idx)];
+    Group& g = in.groups[static_cast<size_t>(group_idx)];
+    const auto& il = *in.layout;
+    const bool reserve = s_.layout.kv_policy == KvPolicy::kReserve;
+    batch_.assign(g.ranks.size(), RankBatch{});
+    bool any = false;
+    for (size_t k = 0; k < g.ranks.size(); ++k) {
+      Rank& r = in.ranks[static_cast<size_t>(g.ranks[k])];
+      const int rank_id = g.ranks[k];
+      r.chunks.clear();
+      if (!reserve) {
+        while (r.decoding > 0 && r.kv_used + static_cast<double>(r.decoding) * tps_ > r.capacity) {
+          if (!preempt(in, r, g)) break;
+        }
+      }
+      double budget = static_cast<double>(il.max_tokens) - static_cast<double>(r.decoding) * q_;
+      int64_t live = r.decoding + static_cast<int64_t>(r.prefilling.size());
+      RankBatch& b = batch_[k];
+      bool chunk_taken = false;
+      auto take_chunk = [&](int32_t id) -> bool {
+        Seq& q = seqs_[static_cast<size_t>(id)];
+        const double remaining = q.prompt - q.prefilled;
+        double take = remaining;
+        if (il.chunked_prefill) {
+          take = std::min(remaining, std::floor(budget));
+        } else if (remaining > budget) {
+          // An unchunked prompt longer than the budget runs alone in an otherwise
+          // prefill-free iteration.
+          if (chunk_taken ||
+              budget < static_cast<double>(il.max_tokens) - static_cast<double>(r.decoding) * q_)
+            return false;
+        }
+        if (take < 1) return false;
+        const auto t = static_cast<int32_t>(take);
+        r.chunks.emplace_back(id, t);
+        b.prefill_tokens += t;
+        b.prefill_seqs++;
+        b.prefill_pairs += causal_pairs(t, q.prefilled);
+        if (q.prefilled + t >= q.prompt) b.logits++;
+        budget -= take;
+        chunk_taken = true;
+        return true;
+      };
+      for (int32_t id : r.prefilling) {
+        if (budget < 1) break;
+        if (!take_chunk(id)) break;
+      }
+      // A sequence is admitted only while the batch, with it, still fits the token budget when
+      // every live sequence decodes (TensorRT-LLM's max_num_tokens caps generation too).
+      const auto max_live = std::min<int64_t>(
+          il.max_batch,
+          std::max<int64_t>(1, static_cast<int64_t>(static_cast<double>(il.max_tokens) / q_)));
+      while (!in.queue.empty() && live < max_live) {
+        const int32_t id = in.queue.front();
+        Seq& q = seqs_[static_cast<size_t>(id)];
+        const double need = q.prompt + 1.0;
+        const double extra = reserve ? static_cast<double>(max_out_ - q.generated) : 0.0;
+        // Admission keeps a watermark free for the running sequences' next tokens (vLLM keeps
+        // 1% of the blocks; we add two steps of growth) so that admitting does not force a
+        // preemption on the very next step.
+        const double watermark =
+            reserve ? 0.0 : 0.01 * r.capacity + 2.0 * static_cast<double>(r.decoding + 1) * tps_;
+        if (r.kv_used + need + extra + watermark > r.capacity) break;
+        if (q.needs_prefill) {
+          if (budget < 1) break;
+          if (!il.chunked_prefill && q.prompt > budget && chunk_taken) break;
+          in.queue.pop_front();
+          q.rank = rank_id;
+          q.state = State::kPrefill;
+          q.kv_base = need + extra;
+          r.kv_used += q.kv_base;
+          r.prefilling.push_back(id);
+          live++;
+          take_chunk(id);
+        } else {
+          // Disaggregated decode side: the KV cache arrived; decoding starts this iteration.
+          if (budget < q_) break;
+          in.queue.pop_front();
+          q.rank = rank_id;
+          q.kv_base = need + extra;
+          r.kv_used += q.kv_base;
+          begin_decode(r, g, id);
+          budget -= q_;
+          live++;
+        }
+      }
+      b.decode = r.decoding;
+      b.decode_context = r.sum_ctx;
+      b.logits += r.decoding;
+      if (b.decode > 0 || b.prefill_tokens > 0) any = true;
+    }
+    if (!any) {
+      g.busy = false;
+      return;
+    }
+    g.busy = true;
+    g.started = now_s();
+    g.step = in.step->time(batch_);
+    const Tick dt = std::max<Tick>(1, engine::to_ticks(base::seconds(g.step.total)));
+    record(in, inst_idx, group_idx, g);
+    sim_.schedule_in(
+        dt, [this, inst_idx, group_idx](Simulator&) { end_iteration(inst_idx, group_idx); });
+  }
+
+  void record(Instance& in, int inst_idx, int group_idx, const Group& g) {
+    double used = 0, cap = 0;
+    int32_t dec = 0, pre = 0;
+    for (size_t k = 0; k < g.ranks.size(); ++k) {
+      const Rank& r = in.ranks[static_cast<size_t>(g.ranks[k])];
+      used += r.kv_used;
+      cap += r.capacity;
+      dec += static_cast<int32_t>(batch_[k].decode);
+      pre += static_cast<int32_t>(batch_[k].prefill_tokens);
+    }
+    const double util = cap > 0 ? used / cap : 0;
+    if (!in.prefill_pool) {
+      const double dt = g.step.total;
+      kv_time_ += util * dt;
+      busy_time_ += dt;
+      kv_peak_ = std::max(kv_peak_, util);
+      decode_sum_ += dec;
+      rank_iters_ += static_cast<int64_t>(g.ranks.size());
+      step_sum_.attention += g.step.attention;
+      step_sum_.dense += g.step.dense;
+      step_sum_.moe += g.step.moe;
+      step_sum_.head += g.step.head;
+      step_sum_.mtp += g.step.mtp;
+      step_sum_.comm += g.step.comm;
+      step_sum_.host += g.step.host;
+      step_sum_.total += g.step.total;
+      decode_iters_++;
+    }
+    iterations_++;
+    if (in.traced < s_.trace_iterations) {
+      in.traced++;
+      trace_.push_back({.instance = inst_idx,
+                        .group = group_idx,
+                        .start_s = g.started,
+                        .duration_s = g.step.total,
+                        .decode = dec,
+                        .prefill_tokens = pre,
+                        .kv_utilization = util});
+    }
+  }
+
+  void begin_decode(Rank& r, const Group& g, int32_t id) {
+    Seq& q = seqs_[static_cast<size_t>(id)];
+    q.state = State::kDecode;
+    q.start_iter = g.iter;
+    q.gen_at_start = q.generated;
+    q.ctx_base = q.prompt + 1.0;
+    r.sum_ctx += q.ctx_base;
+    r.decoding++;
+    r.running.push_back(id);
+    const double remaining = q.output - q.generated;
+    const auto steps = static_cast<int64_t>(std::ceil(remaining / tps_ - 1e-9));
+    r.finish.push({g.iter + std::max<int64_t>(steps, 1), q.epoch, id});
+  }
+
+  void complete(Instance& in, Rank& r, const Group& g, int32_t id) {
+    Seq& q = seqs_[static_cast<size_t>(id)];
+    const double steps = static_cast<double>(g.iter - q.start_iter);
+    r.kv_used -= q.kv_base + (s_.layout.kv_policy == KvPolicy::kReserve ? 0.0 : steps * tps_);
+    r.sum_ctx -= q.ctx_base + steps * tps_;
+    r.decoding--;
+    q.state = State::kDone;
+    q.generated = q.output;
+    const double t = now_s();
+    const double ttft = q.first_token - q.arrival;
+    ttft_.push_back(ttft);
+    e2e_.push_back(t - q.arrival);
+    if (q.output > 1) tpot_.push_back((t - q.first_token) / (q.output - 1));
+    output_tokens_ += q.output;
+    input_tokens_ += q.input;
+    last_done_ = std::max(last_done_, t);
+    in.in_flight--;
+    completed_++;
+  }
+
+  void end_iteration(int inst_idx, int group_idx) {
+    Instance& in = instances_[static_cast<size_t>(inst_idx)];
+    Group& g = in.groups[static_cast<size_t>(group_idx)];
+    const bool reserve = s_.layout.kv_policy == KvPolicy::kReserve;
+    g.iter++;
+    const double t = now_s();
+    for (int rank_id : g.ranks) {
+      Rank& r = in.ranks[static_cast<size_t>(rank_id)];
+      const double grow = static_cast<double>(r.decoding) * tps_;
+      r.sum_ctx += grow;
+      if (!reserve) r.kv_used += grow;
+      while (!r.finish.empty() && r.finish.top().finish <= g.iter) {
+        const HeapEntry e = r.finish.top();
+        r.finish.pop();
+        Seq& q = seqs_[static_cast<size_t>(e.id)];
+        if (q.state != State::kDecode || q.epoch != e.epoch) continue;
+        complete(in, r, g, e.id);
+      }
+      // Prompt chunks of this iteration.
+      for (auto [id, tok] : r.chunks) {
+        Seq& q = seqs_[static_cast<size_t>(id)];
+        q.prefilled += tok;
+        if (q.prefilled < q.prompt) continue;
+        r.prefilling.erase(std::find(r.prefilling.begin(), r.prefilling.end(), id));
+        if (q.first_token < 0) q.first_token = t;
+        q.generated++;
+        if (q.generated >= q.output) {
+          // A one-token answer is done with its prompt (complete() undoes the decode count).
+          q.start_iter = g.iter;
+          q.ctx_base = 0;
+          r.decoding++;
+          complete(in, r, g, id);
+          continue;
+        }
+        if (in.prefill_pool) {
+          transfer(inst_idx, rank_id, id);
+          continue;
+        }
+        begin_decode(r, g, id);
+      }
+      r.chunks.clear();
+      // Compact the lazily cleaned admission list now and then.
+      if (r.running.size() > 64 && r.running.size() > 2 * static_cast<size_t>(r.decoding)) {
+        std::erase_if(r.running, [&](int32_t id) {
+          const Seq& q = seqs_[static_cast<size_t>(id)];
+          return q.state != State::kDecode || q.rank != rank_id || q.instance != inst_idx;
+        });
+      }
+    }
+    g.busy = false;
+    start_iteration(inst_idx, group_idx);
+    // Finished requests may have freed room for other idle groups of the instance.
+    if (in.groups.size() > 1) kick(inst_idx);
+  }
+
+  void transfer(int inst_idx, int rank_id, int32_t id) {
+    Seq& q = seqs_[static_cast<size_t>(id)];
+    q.state = State::kTransfer;
+    const int dst = least_loaded(false);
+    Instance& src = instances_[static_cast<size_t>(inst_idx)];
+    const Instance& d = instances_[static_cast<size_t>(dst)];
+    const int dom = s_.fabric.domain_size;
+    const bool same = src.first_gpu / dom == d.first_gpu / dom;
+    const double dt = src.step->kv_transfer_s(q.prompt + 1, same);
+    instances_[static_cast<size_t>(dst)].in_flight++;  // reserve its place now
+    sim_.schedule_in(std::max<Tick>(1, engine::to_ticks(base::seconds(dt))),
+                     [this, inst_idx, rank_id, id, dst](Simulator&) {
+                       Instance& s = instances_[static_cast<size_t>(inst_idx)];
+                       Rank& r = s.ranks[static_cast<size_t>(rank_id)];
+                       Seq& moved = seqs_[static_cast<size_t>(id)];
+                       r.kv_used -= moved.kv_base;
+                       s.in_flight--;
+                       moved.needs_prefill = false;
+                       moved.state = State::kWaiting;
+                       moved.instance = dst;
+                       Instance& d2 = instances_[static_cast<size_t>(dst)];
+                       d2.queue.push_back(id);
+                       kick(dst);
+                       kick(inst_idx);
+                     });
+  }
+
+  ServingResult finish(size_t n) {
+    ServingResult out;
+    out.simulated_requests = static_cast<int64_t>(n);
+    out.requests = static_cast<int64_t>(n) * symmetry_;
+    out.symmetry = symmetry_;
+    out.simulated_instances = static_cast<int>(instances_.size());
+    out.duration_s = last_done_;
+    out.iterations = iterations_;
+    out.preemptions = preemptions_;
+    out.events = sim_.events_run();
+    CT_CHECK(completed_ == static_cast<int64_t>(n), "every request must complete");
+    const double gpus = static_cast<double>(s_.layout.gpus());
+    if (last_done_ > 0) {
+      out.tokens_per_s = output_tokens_ * symmetry_ / last_done_;
+      out.tokens_per_s_per_gpu = out.tokens_per_s / gpus;
+      out.requests_per_s = static_cast<double>(n) * symmetry_ / last_done_;
+    }
+    out.ttft_s = stats_of(ttft_);
+    out.tpot_s = stats_of(tpot_);
+    out.e2e_s = stats_of(e2e_);
+    out.tokens_per_s_per_user = out.tpot_s.p50 > 0 ? 1.0 / out.tpot_s.p50 : 0;
+    out.mean_input_tokens = input_tokens_ / static_cast<double>(n);
+    out.mean_output_tokens = output_tokens_ / static_cast<double>(n);
+    out.kv_utilization_mean = busy_time_ > 0 ? kv_time_ / busy_time_ : 0;
+    out.kv_utilization_peak = kv_peak_;
+    out.mean_decode_batch = rank_iters_ > 0 ? decode_sum_ / static_cast<double>(rank_iters_) : 0;
+    if (decode_iters_ > 0) {
+      const double k = 1.0 / static_cast<double>(decode_iters_);
+      out.mean_step = step_sum_;
+      out.mean_step.attention *= k;
+      out.mean_step.dense *= k;
+      out.mean_step.moe *= k;
+      out.mean_step.head *= k;
+      out.mean_step.mtp *= k;
+      out.mean_step.comm *= k;
+      out.mean_step.host *= k;
+      out.mean_step.total *= k;
+    }
+    out.trace = std::move(trace_);
+    return out;
+  }
+
+  const ServingSetup& s_;
+  int symmetry_ = 1;
+  double tps_ = 1, q_ = 1;
+  int64_t max_out_ = 0;
+  Simulator sim_;
+  std::vector<Instance> instances_;
+  std::vector<Seq> seqs_;
+  std::vector<RankBatch> batch_;
+  std::vector<double> ttft_, tpot_, e2e_;
+  double output_tokens_ = 0, input_tokens_ = 0, last_done_ = 0;
+  int64_t completed_ = 0, iterations_ = 0, preemptions_ = 0;
+  double kv_time_ = 0, busy_time_ = 0, kv_peak_ = 0, decode_sum_ = 0;
+  int64_t rank_iters_ = 0, decode_iters_ = 0;
+  StepTime step_sum_;
+  std::vector<IterationRecord> trace_;
+};
+
+StepSetup step_setup(const ServingSetup& s, const workload::InstanceLayout& il, int first_gpu) {
+  StepSetup st;
+  st.model = s.model;
+  st.instance = il;
+  st.weights = s.layout.weights;
+  st.kv_bytes = s.layout.kv_bytes;
+  st.mtp = s.layout.mtp;
+  st.tp_overlap = s.layout.tp_overlap;
+  st.compute = s.compute;
+  st.comm = s.comm;
+  st.fabric = s.fabric;
+  st.first_gpu = first_gpu;
+  st.moe_imbalance = s.moe_imbalance;
+  st.calibration = s.calibration;
+  return st;
+}
+
+int64_t max_sequence(const ServingSetup& s) { return s.dataset.input.max + s.dataset.output.max; }
+
+struct Prepared {
+  StepModel agg, pre;
+  workload::ServingMemory mem, pre_mem;
+  bool has_pre = false;
+};
+
+base::Result<Prepared> prepare(const ServingSetup& s) {
+  if (!s.model || !s.compute)
+    return base::fail("serving: a model and a compute model are required");
+  if (auto st = workload::validate(s.layout, *s.model, s.layout.gpus()); !st)
+    return base::fail(st.error());
+  Prepared p;
+  const auto& l = s.layout;
+  // The longest sequence must fit one rank: prompt (+ output when reserving).
+  const int64_t longest = max_sequence(s);
+  const int pre_gpus = l.disaggregated ? l.prefill_replicas * l.prefill.gpus() : 0;
+  auto mem = workload::check_serving_memory(*s.model, l.instance, l, s.memory_capacity,
+                                            l.disaggregated ? longest : longest);
+  if (!mem) return base::fail(mem.error());
+  p.mem = *mem;
+  auto agg = StepModel::build(step_setup(s, l.instance, pre_gpus));
+  if (!agg) return base::fail(agg.error());
+  p.agg = std::move(*agg);
+  if (l.disaggregated) {
+    auto pm = workload::check_serving_memory(*s.model, l.prefill, l, s.memory_capacity,
+                                             s.dataset.input.max + 1);
+    if (!pm) return base::fail("prefill pool: " + pm.error().message);
+    p.pre_mem = *pm;
+    auto pre = StepModel::build(step_setup(s, l.prefill, 0));
+    if (!pre) return base::fail(pre.error());
+    p.pre = std::move(*pre);
+    p.has_pre = true;
+  }
+  return p;
+}
+
+}  // namespace
+
+LengthMoments length_moments(const workload::Dataset& d, uint64_t seed) {
+  auto reqs = workload::sample_requests(d, 8192, seed);
+  LengthMoments m;
+  double in = 0, out = 0, weighted = 0;
+  std::vector<double> ins;
+  ins.reserve(reqs.size());
+  for (auto r : reqs) {
+    in += r.input;
+    out += r.output;
+    // A sequence spends `output` steps decoding at mean context input + output/2.
+    weighted += static_cast<double>(r.output) * (r.input + 0.5 * r.output);
+    ins.push_back(r.input);
+  }
+  const auto n = static_cast<double>(reqs.size());
+  m.input = in / n;
+  m.output = out / n;
+  m.context = weighted / out;
+  std::sort(ins.begin(), ins.end());
+  m.input_p99 = ins[static_cast<size_t>(0.99 * (n - 1))];
+  return m;
+}
+
+base::Result<SteadyEstimate> estimate_serving(const ServingSetup& s, const LengthMoments& lm,
+                                              int64_t batch) {
+  auto p = prepare(s);
+  if (!p) return base::fail(p.error());
+  const auto& l = s.layout;
+  const auto& il = l.instance;
+  SteadyEstimate e;
+  const double tps = l.tokens_per_step();
+  const double q = 1.0 + l.mtp;
+  const double per_seq_kv = l.kv_policy == KvPolicy::kReserve
+                                ? lm.input + static_cast<double>(s.dataset.output.max)
+                                : lm.context;
+  const auto kv_batch = std::max<int64_t>(
+      1, static_cast<int64_t>(static_cast<double>(p->mem.kv_tokens_per_rank) / per_seq_kv));
+  int64_t b = batch > 0 ? batch : il.max_batch;
+  b = std::min<int64_t>(
+      b, std::max<int64_t>(1, static_cast<int64_t>(static_cast<double>(il.max_tokens) / q)));
+  if (s.max_concurrency > 0)
+    b = std::min<int64_t>(b, std::max<int64_t>(1, s.max_concurrency / il.ranks()));
+  if (kv_batch < b) {
+    b = kv_batch;
+    e.kv_limited = true;
+  }
+  b = std::max<int64_t>(1, std::min<int64_t>(b, il.max_batch));
+  e.batch = b;
+  const double gpus = static_cast<double>(l.gpus());
+  if (!l.disaggregated) {
+    const double prefill_per_step = static_cast<double>(b) * tps * lm.input / lm.output;
+    const double budget =
+        std::max(1.0, static_cast<double>(il.max_tokens) - static_cast<double>(b) * q);
+    const auto chunk = static_cast<int64_t>(
+        il.chunked_prefill ? std::max(1.0, std::min(lm.input, budget)) : lm.input);
+    e.step = p->agg.uniform(b, lm.context, prefill_per_step, chunk);
+    const double inst_tokens = il.ranks() * static_cast<double>(b) * tps / e.step.total;
+    e.tokens_per_s_per_gpu = inst_tokens * l.replicas / gpus;
+    e.tpot_s = e.step.total / tps;
+    const double chunks = il.chunked_prefill ? std::ceil(lm.input_p99 / budget) : 1.0;
+    e.ttft_s = (chunks + 0.5) * e.step.total;
+    e.requests_per_s = inst_tokens * l.replicas / lm.output;
+  } else {
+    // Prefill pool: full token budget of prompts per iteration.
+    const auto& pl = l.prefill;
+    const double tokens = std::max(1.0, static_cast<double>(pl.max_tokens));
+    RankBatch r;
+    const double seqs = std::max(1.0, tokens / lm.input);
+    r.prefill_tokens = static_cast<int64_t>(tokens);
+    r.prefill_seqs = static_cast<int64_t>(std::ceil(seqs));
+    r.prefill_pairs = seqs * causal_pairs(static_cast<int64_t>(std::min(tokens, lm.input)), 0);
+    r.logits = r.prefill_seqs;
+    std::vector<RankBatch> rs(static_cast<size_t>(pl.dp_attention ? pl.tp : 1), r);
+    const StepTime tp = p->pre.time(rs);
+    const double pre_rate = pl.ranks() * tokens / tp.total;  // prompt tokens/s per instance
+    e.step = p->agg.uniform(b, lm.context, 0, 0);
+    const double dec_rate = il.ranks() * static_cast<double>(b) * tps / e.step.total;
+    const double rate =
+        std::min(l.prefill_replicas * pre_rate / lm.input, l.replicas * dec_rate / lm.output);
+    e.requests_per_s = rate;
+    e.tokens_per_s_per_gpu = rate * lm.output / gpus;
+    e.tpot_s = e.step.total / tps;
+    e.ttft_s = (std::ceil(lm.input_p99 / tokens) + 0.5) * tp.total +
+               p->pre.kv_transfer_s(static_cast<int64_t>(lm.input_p99), false);
+    e.prefill_replicas = l.prefill_replicas;
+    e.decode_replicas = l.replicas;
+  }
+  e.tokens_per_s_per_user = e.tpot_s > 0 ? 1.0 / e.tpot_s : 0;
+  return e;
+}
+
+int64_t default_request_count(const ServingSetup& s, double expected_qps) {
+  const int64_t floor =
+      std::min<int64_t>(kMlperfOfflineFloor, std::max<int64_t>(1, s.dataset.samples));
+  double n = 0;
+  if (s.scenario == ServingScenario::kOffline) {
+    n = std::max(static_cast<double>(floor), kOfflineSlack * kMinDurationS * expected_qps);
+  } else {
+    n = std::max(std::min(static_cast<double>(floor), 4000.0), kMinDurationS * s.rate_qps);
+  }
+  const int instances =
+      s.layout.replicas + (s.layout.disaggregated ? s.layout.prefill_replicas : 0);
+  const double cap = static_cast<double>(kMaxRequestsPerInstance) * std::max(1, instances);
+  return static_cast<int64_t>(std::min(n, cap));
+}
+
+base::Result<ServingResult> simulate_serving(const ServingSetup& s) {
+  auto p = prepare(s);
+  if (!p) return base::fail(p.error());
+  const auto& l = s.layout;
+  if (s.scenario != ServingScenario::kOffline && s.rate_qps <= 0) {
+    return base::fail("the " + std::string(workload::scenario_name(s.scenario)) +
+                      " scenario needs an arrival rate > 0");
+  }
+  const int symmetry = l.disaggregated ? std::gcd(l.replicas, l.prefill_replicas) : l.replicas;
+  int64_t n = s.requests;
+  if (n <= 0) {
+    double qps = s.rate_qps;
+    if (s.scenario == ServingScenario::kOffline) {
+      auto e = estimate_serving(s, length_moments(s.dataset, s.seed));
+      qps = e ? e->requests_per_s : 0;
+    }
+    n = default_request_count(s, qps);
+  }
+  const int64_t n_sim = std::max<int64_t>(1, (n + symmetry - 1) / symmetry);
+  auto reqs = workload::sample_requests(s.dataset, n_sim, s.seed);
+  Sim sim(s, p->agg, p->has_pre ? &p->pre : nullptr, p->mem, p->has_pre ? &p->pre_mem : nullptr,
+          symmetry);
+  ServingResult r = sim.run(reqs, s.rate_qps / symmetry);
+  r.rate_qps = s.scenario == ServingScenario::kOffline ? r.requests_per_s : s.rate_qps;
+  r.memory = p->mem;
+  if (p->has_pre) r.prefill_memory = p->pre_mem;
+  if (symmetry > 1) {
+    r.notes.push_back("symmetry: " + std::to_string(symmetry) +
+                      " identical shares of the deployment, one simulated");
+  }
+  if (r.preemptions > 0) {
+    r.notes.push_back(std::to_string(r.preemptions) +
+                      " preemptions: the KV cache filled and sequences were recomputed");
+  }
+  if (s.limits) {
+    std::string why;
+    if (r.ttft_s.p99 > s.limits->ttft.base()) {
+      why += "TTFT p99 " + fmt("%.3g", r.ttft_s.p99) + " s > " +
+             fmt("%.3g", s.limits->ttft.base()) + " s";
+    }
+    if (r.tpot_s.p99 > s.limits->tpot.base()) {
+      if (!why.empty()) why += "; ";
+      why += "TPOT p99 " + fmt("%.3g", r.tpot_s.p99 * 1e3) + " ms > " +
+             fmt("%.3g", s.limits->tpot.base() * 1e3) + " ms";
+    }
+    r.meets_limits = why.empty();
+    r.limit_note = why;
+  }
+  return r;
+}
+
+base::Result<RateSearch> find_max_rate(const ServingSetup& s, int max_probes) {
+  if (!s.limits) return base::fail("a rate search needs TTFT and TPOT limits");
+  const LengthMoments lm = length_moments(s.dataset, s.seed);
+  auto est = estimate_serving(s, lm);
+  if (!est) return base::fail(est.error());
+  RateSearch out;
+  auto probe = [&](double rate) -> base::Result<ServingResult> {
+    ServingSetup x = s;
+    x.rate_qps = rate;
+    if (x.scenario == ServingScenario::kOffline) x.scenario = ServingScenario::kServer;
+    x.requests = s.requests > 0 ? s.requests : 0;
+    auto r = simulate_serving(x);
+    if (!r) return r;
+    out.probes.push_back({.rate_qps = rate,
+                          .ttft_p99_s = r->ttft_s.p99,
+                          .tpot_p99_s = r->tpot_s.p99,
+                          .tokens_per_s_per_gpu = r->tokens_per_s_per_gpu,
+                          .meets = r->meets_limits});
+    return r;
+  };
+  // Bracket from the steady-state capacity: grow by 1.5x while compliant, shrink by 2x while
+  // not (down to 1/64 of it, below which the limits are called unreachable), then bisect to 2%.
+  const double cap = std::max(1e-3, est->requests_per_s);
+  double lo = 0, hi = 0;
+  double rate = 0.6 * cap;
+  int probes = 0;
+  std::optional<ServingResult> lightest;
+  while (probes < max_probes) {
+    auto r = probe(rate);
+    ++probes;
+    if (!r) return base::fail(r.error());
+    if (r->meets_limits) {
+      lo = rate;
+      out.found = true;
+      out.rate_qps = rate;
+      out.result = std::move(*r);
+      if (hi > 0) break;
+      rate *= 1.5;
+    } else {
+      hi = rate;
+      if (!lightest || rate < lightest->rate_qps) lightest = std::move(*r);
+      if (lo > 0) break;
+      if (rate < cap / 64) break;
+      rate *= 0.5;
+    }
+  }
+  if (!out.found) {
+    if (lightest) out.result = std::move(*lightest);
+    return out;
+  }
+  while (hi > 0 && probes < max_probes && hi - lo > 0.02 * lo) {
+    const double mid = 0.5 * (lo + hi);
+    auto r = probe(mid);
+    ++probes;
+    if (!r) return base::fail(r.error());
+    if (r->meets_limits) {
+      lo = mid;
+      out.rate_qps = mid;
+      out.result = std::move(*r);
+    } else {
+      hi = mid;
+    }
+  }
+  return out;
+}
+
+}  // namespace clustertwin::execution

@@ -1,0 +1,141 @@
+#pragma once
+/// Request-level discrete-event simulation of LLM serving (docs/models/inference.md, "serving
+/// simulation"), on the engine.
+///
+/// Requests arrive (offline: all at t = 0, LoadGen's one query; server / interactive: Poisson at
+/// a rate), wait in their instance's queue and are admitted by a continuous-batching scheduler
+/// like TensorRT-LLM's in-flight batching and vLLM's: every iteration of a rank runs all its
+/// decoding sequences plus prompt chunks up to `max_tokens` (chunked prefill) and `max_batch`
+/// sequences; a prompt is admitted when the KV cache holds it (KvPolicy::kPreempt, evicting the
+/// newest sequence when decoding would overflow and recomputing it later) or holds prompt +
+/// maximum output (kReserve). Each iteration's time comes from StepModel. Attention-DP ranks of an
+/// instance step together; pipeline slots step independently. A sequence emits its first token
+/// when its prompt completes and then 1 + a + ... + a^k tokens per decode step with MTP
+/// (expected value: acceptance is not drawn per step).
+/// Disaggregated: prompts run on prefill instances, the KV cache moves to a decode instance over
+/// NVLink or the NICs (StepModel::kv_transfer_s), and decoding continues there.
+///
+/// LoadGen rules (shared/reference/mlperf-inference-setups.md §0.1): latency counts from the
+/// scheduled arrival; TTFT = first token - arrival; TPOT per sample = (e2e - TTFT)/(n - 1);
+/// p99 over samples; throughput = output tokens / time of the last completion.
+///
+/// Symmetry: identical instances receive identical shares of the load (round robin / a Poisson
+/// stream split evenly), so one instance is simulated with 1/replicas of the requests and of the
+/// rate and the deployment's throughput is replicas x its own; a disaggregated deployment is
+/// reduced by the gcd of its pool sizes.
+/// Cost: O(requests x log + iterations x ranks); one event per arrival and per iteration.
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "clustertwin/base/result.h"
+#include "clustertwin/execution/serving_step.h"
+#include "clustertwin/workload/serving.h"
+#include "clustertwin/workload/serving_dataset.h"
+
+namespace clustertwin::execution {
+
+struct ServingSetup {
+  const models::ModelSpec* model = nullptr;
+  workload::ServingLayout layout;
+  const compute::ComputeModel* compute = nullptr;
+  const CommModel* comm = nullptr;
+  ServingFabric fabric;
+  base::Bytes memory_capacity;  ///< usable HBM per GPU
+  workload::Dataset dataset;
+  workload::ServingScenario scenario = workload::ServingScenario::kOffline;
+  double rate_qps = 0;   ///< server / interactive: arrivals per second for the whole deployment
+  int64_t requests = 0;  ///< 0: LoadGen-like default (see default_request_count)
+  uint64_t seed = 1;
+  std::optional<workload::LatencyLimits> limits;  ///< p99 limits results are checked against
+  double moe_imbalance = 0;                       ///< 0: StepModel's default
+  StepCalibration calibration = default_step_calibration();
+  /// Harness cap on requests in flight per instance (TensorRT-LLM max_concurrency); 0 = none.
+  int64_t max_concurrency = 0;
+  int64_t trace_iterations = 0;  ///< iterations kept per simulated instance for the trace
+};
+
+struct LatencyStats {
+  double mean = 0, p50 = 0, p90 = 0, p99 = 0, max = 0;
+};
+
+/// One iteration of one simulated instance (for traces).
+struct IterationRecord {
+  int instance = 0;  ///< simulated instance index (prefill instances first when disaggregated)
+  int group = 0;     ///< pipeline slot (0 otherwise)
+  double start_s = 0, duration_s = 0;
+  int32_t decode = 0;          ///< decoding sequences over the group's ranks
+  int32_t prefill_tokens = 0;  ///< prompt tokens over the group's ranks
+  double kv_utilization = 0;
+};
+
+struct ServingResult {
+  double duration_s = 0;    ///< LoadGen: until the last completion
+  double tokens_per_s = 0;  ///< output tokens/s of the whole deployment
+  double tokens_per_s_per_gpu = 0;
+  double requests_per_s = 0;
+  double tokens_per_s_per_user = 0;  ///< 1 / median TPOT
+  LatencyStats ttft_s, tpot_s, e2e_s;
+  double mean_input_tokens = 0, mean_output_tokens = 0;
+  double kv_utilization_mean = 0, kv_utilization_peak = 0;  ///< of the decode ranks
+  double mean_decode_batch = 0;  ///< decoding sequences per rank per iteration (decode ranks)
+  int64_t iterations = 0, preemptions = 0, events = 0;
+  int64_t requests = 0;            ///< the deployment's request count
+  int64_t simulated_requests = 0;  ///< what the representative instances ran
+  int simulated_instances = 0;
+  int symmetry = 1;  ///< deployment = symmetry x simulated
+  double rate_qps = 0;
+  bool meets_limits = true;  ///< true when no limits were given
+  std::string limit_note;    ///< what missed, by how much
+  StepTime mean_step;        ///< per iteration, decode (or aggregated) instances
+  workload::ServingMemory memory, prefill_memory;
+  std::vector<IterationRecord> trace;
+  std::vector<std::string> notes;
+};
+
+/// LoadGen-like request count: offline max(dataset size, 1.1 x 600 s x expected rate), server
+/// 600 s x rate (at least the dataset size), each capped so one simulated instance runs at most
+/// 60,000 requests.
+int64_t default_request_count(const ServingSetup& s, double expected_qps);
+
+base::Result<ServingResult> simulate_serving(const ServingSetup& s);
+
+/// Steady-state estimate without events (AIConfigurator-style): each rank runs its batch at the
+/// length-biased mean context, with prompts amortised per iteration; for search. `batch` = 0
+/// takes the layout's max_batch capped by the KV cache.
+struct SteadyEstimate {
+  double tokens_per_s_per_gpu = 0;
+  double tokens_per_s_per_user = 0;
+  double tpot_s = 0;
+  double ttft_s = 0;          ///< of a p99-long prompt at that load
+  double requests_per_s = 0;  ///< deployment
+  int64_t batch = 0;          ///< decode sequences per rank
+  bool kv_limited = false;
+  StepTime step;
+  int prefill_replicas = 0, decode_replicas = 0;  ///< disaggregated: the split it chose
+};
+/// Moments of a dataset the estimator uses (sampled once; pass to avoid resampling).
+struct LengthMoments {
+  double input = 0, output = 0, input_p99 = 0, context = 0;  ///< context: length-biased mean
+};
+LengthMoments length_moments(const workload::Dataset& d, uint64_t seed = 1);
+base::Result<SteadyEstimate> estimate_serving(const ServingSetup& s, const LengthMoments& lm,
+                                              int64_t batch = 0);
+
+/// MLPerf server / interactive mode: the highest arrival rate whose run meets the p99 limits,
+/// by bisection on the rate between 0 and a bracket from the steady-state estimate.
+struct RateProbe {
+  double rate_qps = 0, ttft_p99_s = 0, tpot_p99_s = 0, tokens_per_s_per_gpu = 0;
+  bool meets = false;
+};
+struct RateSearch {
+  bool found = false;    ///< some probed rate met the limits
+  double rate_qps = 0;   ///< the highest compliant rate (0 when none)
+  ServingResult result;  ///< at that rate; when none met, the lowest probed rate (best effort)
+  std::vector<RateProbe> probes;
+};
+base::Result<RateSearch> find_max_rate(const ServingSetup& s, int max_probes = 14);
+
+}  // namespace clustertwin::execution

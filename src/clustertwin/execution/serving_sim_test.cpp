@@ -1,0 +1,248 @@
+#include "clustertwin/execution/serving_sim.h"
+
+#include <gtest/gtest.h>
+
+#include "clustertwin/models/model_catalog.h"
+
+namespace clustertwin::execution {
+namespace {
+
+const hardware::Catalog& cat() {
+  static const hardware::Catalog c = *hardware::Catalog::load_embedded();
+  return c;
+}
+
+struct Fixture {
+  models::ModelSpec model;
+  compute::ComputeModel compute;
+  ServingSetup setup;
+};
+
+// A small deployment: Llama 2 70B FP8 on one 8 x H200 node, TP1 x 8, 1,000 requests.
+Fixture llama2_h200(int64_t requests = 1000) {
+  auto spec = *hardware::resolve_cluster(cat(), "hgx-h200*1");
+  const auto& gpu = **cat().gpu("h200");
+  Fixture f{
+      *models::load_model(cat(), "llama2-70b"), *compute::ComputeModel::for_gpu(gpu, cat()), {}};
+  auto& s = f.setup;
+  s.fabric = *serving_fabric(cat(), spec);
+  s.memory_capacity = gpu.hbm_usable;
+  s.dataset = *workload::dataset_for_model(cat(), "llama2-70b");
+  s.layout.weights = compute::DType::kFp8;
+  s.layout.instance = {.tp = 1, .max_batch = 256, .max_tokens = 2048};
+  s.layout.replicas = 8;
+  s.requests = requests;
+  return f;
+}
+
+void bind(Fixture& f) {
+  f.setup.model = &f.model;
+  f.setup.compute = &f.compute;
+}
+
+TEST(CustomAllReduce, InterpolatesTheMeasuredCurves) {
+  // h200 8 GPUs at 256 B x 4^5 = 256 KiB: 10.11 us (AIC custom_allreduce.csv).
+  EXPECT_NEAR(custom_allreduce_s("h200", 8, 262144) * 1e6, 10.11, 0.01);
+  // Between two sizes it is monotone.
+  const double a = custom_allreduce_s("b200", 4, 1e6), b = custom_allreduce_s("b200", 4, 4e6);
+  EXPECT_LT(a, b);
+  EXPECT_EQ(custom_allreduce_s("b200", 1, 1e6), 0.0);
+  // Larger than 8 in an NVL72 domain scales the bus factor.
+  EXPECT_GT(custom_allreduce_s("gb200", 16, 1e7), custom_allreduce_s("gb200", 8, 1e7));
+}
+
+TEST(StepModel, NeverBeatsTheWeightRoofline) {
+  Fixture f = llama2_h200();
+  bind(f);
+  StepSetup st{.model = &f.model,
+               .instance = f.setup.layout.instance,
+               .weights = compute::DType::kFp8,
+               .compute = &f.compute,
+               .fabric = f.setup.fabric};
+  auto sm = StepModel::build(st);
+  ASSERT_TRUE(sm) << sm.error().to_string();
+  // Reading 70 GB of FP8 weights at 4.8 TB/s takes ~14.5 ms; a decode step cannot be faster.
+  const double weights = models::weight_bytes(f.model, 1.0);
+  const double floor = weights / f.compute.hbm_bandwidth().base();
+  for (int64_t b : {1, 16, 128, 256}) {
+    const StepTime t = sm->uniform(b, 1000, 0, 0);
+    EXPECT_GT(t.total, floor) << b;
+    EXPECT_GT(t.attention, 0);
+  }
+  // More sequences never take less time; a prompt chunk adds time.
+  EXPECT_LT(sm->uniform(16, 1000, 0, 0).total, sm->uniform(256, 1000, 0, 0).total);
+  EXPECT_LT(sm->uniform(16, 1000, 0, 0).total, sm->uniform(16, 1000, 512, 512).total);
+}
+
+TEST(StepModel, WideExpertParallelMeetsInTheAllToAll) {
+  auto spec = *hardware::resolve_cluster(cat(), "gb300-nvl72*1");
+  const auto& gpu = **cat().gpu("gb300");
+  auto cm = *compute::ComputeModel::for_gpu(gpu, cat());
+  auto r1 = *models::load_model(cat(), "deepseek-r1");
+  StepSetup st{.model = &r1,
+               .instance = {.tp = 72, .ep = 72, .dp_attention = true},
+               .compute = &cm,
+               .fabric = *serving_fabric(cat(), spec)};
+  auto sm = StepModel::build(st);
+  ASSERT_TRUE(sm) << sm.error().to_string();
+  std::vector<RankBatch> ranks(72);
+  for (auto& r : ranks) {
+    r.decode = 64;
+    r.decode_context = 64 * 2000.0;
+    r.logits = 64;
+  }
+  const StepTime even = sm->time(ranks);
+  EXPECT_GT(even.comm, 0);
+  EXPECT_GT(even.moe, 0);
+  // One straggling rank sets the pace of all.
+  ranks[5].decode = 256;
+  ranks[5].decode_context = 256 * 2000.0;
+  EXPECT_GT(sm->time(ranks).total, even.total);
+}
+
+TEST(ServingSim, OfflineCompletesEveryRequestDeterministically) {
+  Fixture f = llama2_h200(8000);
+  bind(f);
+  auto a = simulate_serving(f.setup);
+  ASSERT_TRUE(a) << a.error().to_string();
+  auto b = simulate_serving(f.setup);
+  ASSERT_TRUE(b);
+  EXPECT_EQ(a->requests, 8000);
+  EXPECT_EQ(a->symmetry, 8);
+  EXPECT_DOUBLE_EQ(a->tokens_per_s, b->tokens_per_s);
+  EXPECT_DOUBLE_EQ(a->ttft_s.p99, b->ttft_s.p99);
+  EXPECT_GT(a->tokens_per_s_per_gpu, 500);
+  EXPECT_LE(a->ttft_s.p50, a->ttft_s.p99);
+  EXPECT_LE(a->tpot_s.p50, a->tpot_s.p99);
+  EXPECT_GT(a->kv_utilization_peak, 0);
+  EXPECT_LE(a->kv_utilization_peak, 1.0);
+  EXPECT_GT(a->mean_decode_batch, 1);
+  // LoadGen: throughput = output tokens / time to the last completion.
+  EXPECT_NEAR(a->tokens_per_s, a->mean_output_tokens * 8000 / a->duration_s,
+              1e-6 * a->tokens_per_s);
+  // The steady-state estimate brackets the simulation (it has no ramp and no tail).
+  auto e = estimate_serving(f.setup, length_moments(f.setup.dataset));
+  ASSERT_TRUE(e);
+  EXPECT_GT(e->tokens_per_s_per_gpu, 0.7 * a->tokens_per_s_per_gpu);
+  EXPECT_LT(e->tokens_per_s_per_gpu, 2.0 * a->tokens_per_s_per_gpu);
+}
+
+TEST(ServingSim, ServerLatencyGrowsWithTheRate) {
+  Fixture f = llama2_h200(2000);
+  bind(f);
+  f.setup.scenario = workload::ServingScenario::kServer;
+  f.setup.limits = f.setup.dataset.limits(f.setup.scenario);
+  f.setup.rate_qps = 20;
+  auto low = simulate_serving(f.setup);
+  ASSERT_TRUE(low) << low.error().to_string();
+  f.setup.rate_qps = 400;
+  auto high = simulate_serving(f.setup);
+  ASSERT_TRUE(high);
+  EXPECT_LT(low->ttft_s.p99, high->ttft_s.p99);
+  EXPECT_LT(low->tpot_s.p50, high->tpot_s.p50);
+  EXPECT_TRUE(low->meets_limits);
+  EXPECT_FALSE(high->meets_limits);
+  EXPECT_NE(high->limit_note.find("p99"), std::string::npos) << high->limit_note;
+  // Requests arrive over time: at a low rate the run lasts about requests / rate.
+  EXPECT_NEAR(low->duration_s, 2000 / 20.0, 15.0);
+}
+
+TEST(ServingSim, RateSearchReportsBestEffortWhenNothingMeetsTheLimits) {
+  Fixture f = llama2_h200(600);
+  bind(f);
+  f.setup.scenario = workload::ServingScenario::kServer;
+  f.setup.limits = workload::LatencyLimits{base::seconds(0.001), base::seconds(0.001)};
+  auto r = find_max_rate(f.setup, 8);
+  ASSERT_TRUE(r) << r.error().to_string();
+  EXPECT_FALSE(r->found);
+  EXPECT_FALSE(r->probes.empty());
+  EXPECT_GT(r->result.ttft_s.p99, 0);
+  f.setup.limits = f.setup.dataset.limits(workload::ServingScenario::kServer);
+  auto ok = find_max_rate(f.setup, 10);
+  ASSERT_TRUE(ok);
+  EXPECT_TRUE(ok->found);
+  EXPECT_TRUE(ok->result.meets_limits);
+  EXPECT_GT(ok->rate_qps, 1);
+}
+
+TEST(ServingSim, SmallKvCachePreemptsOrWaits) {
+  Fixture f = llama2_h200(400);
+  bind(f);
+  // One GPU of 80 GB: FP8 weights (~70 GB) leave ~6 GB of KV, far less than 256 sequences need.
+  f.setup.layout.replicas = 1;
+  f.setup.memory_capacity = base::gigabytes(80);
+  auto pre = simulate_serving(f.setup);
+  ASSERT_TRUE(pre) << pre.error().to_string();
+  f.setup.layout.kv_policy = workload::KvPolicy::kReserve;
+  auto res = simulate_serving(f.setup);
+  ASSERT_TRUE(res) << res.error().to_string();
+  EXPECT_EQ(res->preemptions, 0);
+  // Reserving the maximum output admits fewer sequences than admitting by the prompt.
+  EXPECT_LT(res->mean_decode_batch, pre->mean_decode_batch);
+}
+
+TEST(ServingSim, DisaggregatedPoolsMoveTheKvCache) {
+  Fixture f = llama2_h200(800);
+  bind(f);
+  f.setup.layout.disaggregated = true;
+  f.setup.layout.prefill = {.tp = 1, .max_batch = 8, .max_tokens = 4096};
+  f.setup.layout.prefill_replicas = 2;
+  f.setup.layout.instance = {.tp = 1, .max_batch = 256, .max_tokens = 512};
+  f.setup.layout.replicas = 6;
+  auto r = simulate_serving(f.setup);
+  ASSERT_TRUE(r) << r.error().to_string();
+  EXPECT_EQ(r->symmetry, 2);
+  EXPECT_EQ(r->simulated_instances, 4);
+  EXPECT_GT(r->tokens_per_s, 0);
+  EXPECT_EQ(r->requests, 800);
+}
+
+TEST(ServingSim, MtpSpeedsUpEachUser) {
+  auto spec = *hardware::resolve_cluster(cat(), "hgx-b200*1");
+  const auto& gpu = **cat().gpu("b200");
+  auto cm = *compute::ComputeModel::for_gpu(gpu, cat());
+  auto r1 = *models::load_model(cat(), "deepseek-r1");
+  ServingSetup s;
+  s.model = &r1;
+  s.compute = &cm;
+  s.fabric = *serving_fabric(cat(), spec);
+  s.memory_capacity = gpu.hbm_usable;
+  s.dataset = workload::fixed_dataset(1000, 500);
+  s.layout.instance = {.tp = 8, .ep = 8, .dp_attention = true, .max_batch = 8, .max_tokens = 2048};
+  s.requests = 64;
+  auto plain = simulate_serving(s);
+  ASSERT_TRUE(plain) << plain.error().to_string();
+  s.layout.mtp = 3;
+  s.layout.mtp_acceptance = 0.7;
+  auto mtp = simulate_serving(s);
+  ASSERT_TRUE(mtp) << mtp.error().to_string();
+  EXPECT_GT(mtp->tokens_per_s_per_user, 1.3 * plain->tokens_per_s_per_user);
+}
+
+TEST(ServingSim, BadInputIsAnError) {
+  Fixture f = llama2_h200();
+  bind(f);
+  f.setup.layout.replicas = 4;  // 4 GPUs used of a layout that claims 8
+  f.setup.layout.instance.tp = 1;
+  // validate() compares with the layout's own count, so give the deployment a mismatch via tp.
+  f.setup.layout.instance.tp = 3;
+  auto r = simulate_serving(f.setup);
+  ASSERT_FALSE(r);
+  EXPECT_NE(r.error().message.find("tp = 3"), std::string::npos) << r.error().message;
+  Fixture g = llama2_h200();
+  bind(g);
+  g.setup.layout.weights = compute::DType::kBf16;
+  g.setup.memory_capacity = base::gigabytes(80);
+  auto big = simulate_serving(g.setup);
+  ASSERT_FALSE(big);
+  EXPECT_NE(big.error().message.find("does not fit"), std::string::npos) << big.error().message;
+  Fixture h = llama2_h200();
+  bind(h);
+  h.setup.scenario = workload::ServingScenario::kServer;
+  auto norate = simulate_serving(h.setup);
+  ASSERT_FALSE(norate);
+  EXPECT_NE(norate.error().message.find("rate"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace clustertwin::execution

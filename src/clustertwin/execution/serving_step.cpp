@@ -1,0 +1,520 @@
+// Serving iteration time; equations, assumptions and sources in serving_step.h and
+// docs/models/inference.md.
+
+#include "clustertwin/execution/serving_step.h"
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstring>
+
+#include "clustertwin/base/check.h"
+#include "clustertwin/models/ops.h"
+
+namespace clustertwin::execution {
+namespace {
+
+using compute::Op;
+using compute::OpKind;
+
+// TensorRT-LLM custom all-reduce (strategy AUTO, bf16, inside a CUDA graph), microseconds at
+// buffer sizes 256 B x 4^j (j = 0..11: 256 B .. 1 GiB) for 2, 4 and 8 GPUs of one node. From
+// shared/reference/measured/<gpu>/custom_allreduce.csv (NVIDIA AIConfigurator 095f58a5,
+// Apache-2.0, TensorRT-LLM 1.3.0rc20), converted: message_size elements x 2 B, latency ms -> us.
+// GB200/GB300 were measured on one 4-GPU tray; their 8-GPU rows reuse B200/B300 (same NVLink 5
+// switch).
+struct AllReduceCurves {
+  const char* gpu;
+  std::array<std::array<double, 12>, 3> us;  // n = 2, 4, 8
+};
+constexpr AllReduceCurves kAllReduce[] = {
+    {"h100",
+     {{{2.662, 2.706, 2.868, 2.849, 3.063, 3.759, 6.104, 17.12, 78.53, 254.2, 887.9, 3243},
+       {2.796, 2.906, 3.137, 3.271, 3.683, 5.478, 12.91, 39.74, 100.7, 329.2, 1192, 4534},
+       {3.23, 3.169, 3.528, 3.559, 4.595, 10.17, 25.96, 51.9, 122.3, 322.5, 1090, 4008}}}},
+    {"h200",
+     {{{2.637, 2.69, 2.779, 2.827, 2.945, 3.589, 5.988, 16.57, 70.51, 250.4, 886.5, 3267},
+       {2.791, 2.95, 3.156, 3.206, 3.611, 5.428, 12.85, 35.94, 99.82, 322.4, 1183, 4553},
+       {3.047, 3.169, 3.511, 3.488, 4.58, 10.11, 25.74, 47.47, 121.4, 317.2, 1054, 4003}}}},
+    {"b200",
+     {{{4.582, 4.887, 4.947, 5.215, 5.146, 4.987, 6.419, 11.91, 44.29, 154.8, 533.7, 1893},
+       {4.757, 5.043, 5.344, 5.524, 5.394, 5.786, 9.659, 26.79, 72.7, 188.7, 715.2, 2597},
+       {5.04, 5.377, 5.783, 5.933, 5.986, 7.93, 17.78, 39.42, 84.76, 278.8, 718.7, 2580}}}},
+    {"b300",
+     {{{4.383, 4.599, 4.773, 5.089, 4.977, 5.017, 6.215, 11.52, 43.29, 153.4, 526.8, 1863},
+       {4.171, 4.411, 4.764, 5.099, 5.381, 5.819, 9.507, 26.22, 72.31, 186, 673.6, 2520},
+       {4.911, 5.187, 5.676, 5.784, 5.838, 7.623, 17.41, 39.34, 83.15, 279.1, 718.6, 2584}}}},
+    {"gb200",
+     {{{3.753, 3.803, 3.865, 4.535, 4.562, 4.624, 6, 11.56, 43.95, 156.4, 529.2, 1926},
+       {4.64, 4.718, 4.903, 4.95, 4.989, 5.686, 9.467, 26.76, 74.79, 191, 715.1, 2571},
+       {5.04, 5.377, 5.783, 5.933, 5.986, 7.93, 17.78, 39.42, 84.76, 278.8, 718.7, 2580}}}},
+    {"gb300",
+     {{{4.201, 4.291, 4.488, 4.537, 4.56, 4.603, 6.008, 11.58, 43.01, 151.8, 523.9, 1865},
+       {4.881, 4.747, 4.881, 4.936, 4.92, 5.553, 9.414, 26.39, 73.55, 185.7, 677.3, 2538},
+       {4.911, 5.187, 5.676, 5.784, 5.838, 7.623, 17.41, 39.34, 83.15, 279.1, 718.6, 2584}}}},
+};
+
+// MoE all-to-all over NVLink, fitted to AIC gb200/trtllm_alltoall.csv (TensorRT-LLM NVLink
+// one-/two-sided kernels, EP 8-64, DeepSeek-V3 shape): the payload moves at 0.74 of the
+// per-GPU NVLink bandwidth (dispatch NVFP4 and combine bf16 alike at 16k tokens per rank), with
+// ~17 us fixed per phase and 13 us for the prepare (routing-table exchange) kernel.
+constexpr double kA2aNvlinkFraction = 0.74;
+constexpr double kA2aPhaseAlpha = 17e-6;
+constexpr double kA2aPrepareAlpha = 13e-6;
+// Across the scale-out fabric (EP or TP beyond one NVLink domain; KV transfer between domains):
+// the achievable NIC fraction and per-message latency of comm.h's analytical model.
+constexpr double kNicFraction = 0.92;
+constexpr double kNetAlpha = 25e-6;
+// Point-to-point inside a domain (pipeline sends, KV transfer): NCCL send/recv reaches ~80% of
+// NVLink (comm.h).
+constexpr double kNvlinkP2pFraction = 0.8;
+constexpr double kNvlinkP2pAlpha = 8e-6;
+
+constexpr double kBf16 = 2.0;
+
+// Dynamic FP8 activation scaling inside AIC's measured FP8 GEMMs (amax + scale, which a
+// static-scale FP8 GEMM does not run): t = a + b x m x k, fitted to
+// shared/reference/measured/<gpu>/quant_compute_scale.csv (AIC 095f58a5; median error 7-19%).
+// The measured tables' README says to subtract it to approximate the static-scale FP8 GEMMs that
+// MLPerf's calibrated checkpoints use.
+struct ScaleOverhead {
+  const char* gpu;
+  double a_s, b_s_per_element;
+};
+constexpr ScaleOverhead kFp8DynamicScale[] = {
+    {"h100", 6.95e-6, 1.145e-12}, {"h200", 6.87e-6, 1.097e-12},  {"b200", 8.06e-6, 0.577e-12},
+    {"b300", 7.50e-6, 0.587e-12}, {"gb200", 7.73e-6, 0.566e-12}, {"gb300", 6.77e-6, 0.594e-12},
+};
+
+// NVFP4: AIC's measured nvfp4 GEMM quantises the bf16 activation to FP4 inside the call;
+// TensorRT-LLM engines fuse that pass into the preceding norm or activation kernel
+// (norm_quant_fusion in NVIDIA's v5.1 configs). Its cost is taken as one memory-bound
+// quantisation pass over the activation, fitted to quant_scale_matrix.csv (static FP8
+// quantisation of a bf16 [m, k] tensor; median error 3-7%).
+constexpr ScaleOverhead kFp4ActivationQuant[] = {
+    {"b200", 1.76e-6, 0.611e-12},
+    {"b300", 1.40e-6, 0.622e-12},
+    {"gb200", 1.77e-6, 0.578e-12},
+    {"gb300", 1.74e-6, 0.573e-12},
+};
+
+template <size_t N>
+double overhead_s(const ScaleOverhead (&table)[N], const std::string& gpu, int64_t m, int64_t k) {
+  const ScaleOverhead* o = &table[0];
+  for (const auto& x : table) {
+    if (gpu == x.gpu) o = &x;
+  }
+  return o->a_s + o->b_s_per_element * static_cast<double>(m) * static_cast<double>(k);
+}
+
+const AllReduceCurves& curves_for(const std::string& gpu) {
+  for (const auto& c : kAllReduce) {
+    if (gpu == c.gpu) return c;
+  }
+  // Nearest family: Hopper-class and Ampere use H100's curves, Blackwell B200's.
+  const bool blackwell = gpu.find('b') != std::string::npos && gpu != "h100";
+  return blackwell ? kAllReduce[2] : kAllReduce[0];
+}
+
+bool is_attention_projection(const char* name) {
+  for (const char* n : {"qkv_proj", "o_proj", "qkv_a_proj", "q_b_proj", "q_proj", "kv_b_proj"}) {
+    if (std::strcmp(name, n) == 0) return true;
+  }
+  return false;
+}
+
+bool is_decode_only(const char* name) {
+  return std::strcmp(name, "q_absorb") == 0 || std::strcmp(name, "v_absorb") == 0;
+}
+
+bool is_prefill_only(const char* name) { return std::strcmp(name, "kv_b_proj") == 0; }
+
+std::vector<int64_t> token_grid(int64_t max) {
+  std::vector<int64_t> g;
+  int64_t t = 1;
+  while (true) {
+    g.push_back(t);
+    if (t >= max) break;
+    t = t < 16 ? t + 1
+               : std::max(t + 1, static_cast<int64_t>(std::ceil(static_cast<double>(t) * 1.12)));
+  }
+  return g;
+}
+
+}  // namespace
+
+double custom_allreduce_s(const std::string& gpu, int n, double bytes) {
+  if (n <= 1 || bytes <= 0) return 0;
+  const auto& c = curves_for(gpu);
+  const int row = n <= 2 ? 0 : n <= 4 ? 1 : 2;
+  const auto& us = c.us[static_cast<size_t>(row)];
+  // Log-log interpolation between the measured sizes; linear in size beyond the largest.
+  const double x = std::log(std::max(bytes, 256.0) / 256.0) / std::log(4.0);
+  double t = 0;
+  if (x >= 11) {
+    const double slope =
+        (us[11] - us[10]) / (256.0 * std::pow(4.0, 11) - 256.0 * std::pow(4.0, 10));
+    t = us[11] + slope * (bytes - 256.0 * std::pow(4.0, 11));
+  } else {
+    const auto i = static_cast<size_t>(std::floor(x));
+    const double f = x - static_cast<double>(i);
+    t = std::exp(std::log(us[i]) * (1 - f) + std::log(us[i + 1]) * f);
+  }
+  // Groups larger than 8 inside one domain (NVL72): the ring's bus factor 2(n-1)/n over 8's.
+  if (n > 8) t *= (2.0 * (n - 1) / n) / (2.0 * 7 / 8);
+  return t * 1e-6;
+}
+
+base::Result<ServingFabric> serving_fabric(const hardware::Catalog& catalog,
+                                           const hardware::ClusterSpec& cluster) {
+  auto sys = catalog.system(cluster.system);
+  if (!sys) return base::fail(sys.error());
+  auto gpu = catalog.gpu((*sys)->gpu);
+  if (!gpu) return base::fail(gpu.error());
+  ServingFabric f;
+  f.gpu = (*gpu)->name;
+  f.domain_size = std::max(1, (*sys)->nvlink_domain_gpus);
+  f.nvlink = (*gpu)->nvlink_bandwidth;
+  if (auto nic = catalog.nic((*sys)->nic)) {
+    f.nic = (*nic)->bandwidth *
+            (static_cast<double>((*sys)->nics_per_node) / std::max(1, (*sys)->gpus_per_node));
+  } else {
+    f.nic = base::gigabits_per_s(400);
+  }
+  return f;
+}
+
+StepCalibration default_step_calibration() {
+  // Fitted in tests/validation/inference_validation_test.cpp (kFitCases); see there.
+  return {.gpu_factor = 1.0, .host_s = 0.0};
+}
+
+double causal_pairs(int64_t q, int64_t context) {
+  const auto qd = static_cast<double>(q);
+  return qd * static_cast<double>(context) + qd * (qd + 1.0) / 2.0;
+}
+
+base::Result<StepModel> StepModel::build(const StepSetup& s) {
+  if (!s.model || !s.compute)
+    return base::fail("serving step: model and compute model are required");
+  const models::ModelSpec& m = *s.model;
+  const auto& inst = s.instance;
+  StepModel sm;
+  sm.s_ = s;
+  sm.q_per_seq_ = 1.0 + std::max(0, s.mtp);
+  sm.layers_ = m.layers;
+  sm.moe_layers_ = m.moe ? m.moe_layer_count() : 0;
+  if (s.moe_imbalance > 0) {
+    sm.imbalance_ = s.moe_imbalance;
+  } else {
+    sm.imbalance_ = inst.ep <= 1 ? 1.0 : inst.ep > 8 ? 1.2 : 1.5;
+  }
+  const int dense_tp = inst.dp_attention ? 1 : inst.tp;
+  const int64_t max_seq = std::max<int64_t>(1, inst.max_batch);
+  const int64_t t_max =
+      inst.max_tokens + static_cast<int64_t>(static_cast<double>(max_seq) * sm.q_per_seq_) + 16;
+  sm.grid_ = token_grid(t_max);
+  sm.group_grid_ = token_grid(t_max * (inst.dp_attention ? inst.tp : 1));
+  sm.seq_grid_ =
+      token_grid(static_cast<int64_t>(static_cast<double>(max_seq) * sm.q_per_seq_) + 16);
+
+  const compute::DType attn_dtype = workload::attention_dtype(m, s.weights);
+  const bool fp8_attn = s.kv_bytes <= 1.0 && s.compute->supports(compute::DType::kFp8);
+  auto pass = [&](models::Phase phase, int64_t t) {
+    models::PassSpec p;
+    p.phase = phase;
+    if (phase == models::Phase::kDecode) {
+      p.batch = t;
+      p.context = 1;
+    } else {
+      p.batch = 1;
+      p.seq_len = t;
+    }
+    p.tp = dense_tp;
+    p.dtype = s.weights;
+    p.kv_bytes = s.kv_bytes;
+    p.fp8_attention = fp8_attn;
+    return p;
+  };
+  int dense_example = -1, moe_example = -1;
+  for (int i = 0; i < m.layers; ++i) {
+    if (m.is_moe_layer(i)) {
+      if (moe_example < 0) moe_example = i;
+    } else if (dense_example < 0) {
+      dense_example = i;
+    }
+  }
+  const double n_dense = m.layers - sm.moe_layers_;
+  const double n_moe = sm.moe_layers_;
+  auto op_time = [&](Op o) {
+    if (o.kind == OpKind::kGemm && is_attention_projection(o.name)) o.dtype = attn_dtype;
+    if (o.kind == OpKind::kGemm && o.count > 1) {
+      // A batched per-head BMM (MLA's absorbed W_UK / W_UV) runs as one kernel: timed as one
+      // GEMM with the same weights and FLOPs. AIC mla_bmm.csv (B200, 128 heads): 4.5-6.7 us at
+      // 1-64 tokens, where 128 separate small GEMMs would take ~100 us.
+      return s.compute->gemm({o.gemm.m, o.gemm.n * o.count, o.gemm.k}, o.dtype).base();
+    }
+    const double t = s.compute->op(o).base();
+    if (o.kind != OpKind::kGemm) return t;
+    const compute::DType e = s.compute->effective(o.dtype);
+    if (e == compute::DType::kFp8) {
+      return std::max(0.5 * t, t - overhead_s(kFp8DynamicScale, s.fabric.gpu, o.gemm.m, o.gemm.k));
+    }
+    if (e == compute::DType::kNvfp4) {
+      return std::max(0.5 * t,
+                      t - overhead_s(kFp4ActivationQuant, s.fabric.gpu, o.gemm.m, o.gemm.k));
+    }
+    return t;
+  };
+  // Per-layer token-linear parts, one representative layer of each kind times its count.
+  auto layer_parts = [&](int layer, double count, int64_t t, double& common, double& pre,
+                         double& dec) {
+    if (layer < 0 || count <= 0) return;
+    for (const Op& o :
+         models::forward_ops(m, models::Part::kLayer, layer, pass(models::Phase::kPrefill, t))) {
+      if (o.kind == OpKind::kAttention || o.kind == OpKind::kMoe) continue;
+      (is_prefill_only(o.name) ? pre : common) += count * op_time(o);
+    }
+    if (m.mla) {
+      for (const Op& o :
+           models::forward_ops(m, models::Part::kLayer, layer, pass(models::Phase::kDecode, t))) {
+        if (o.kind == OpKind::kGemm && is_decode_only(o.name)) dec += count * op_time(o);
+      }
+    }
+  };
+  for (int64_t t : sm.grid_) {
+    double common = 0, pre = 0, dec = 0;
+    layer_parts(dense_example, n_dense, t, common, pre, dec);
+    layer_parts(moe_example, n_moe, t, common, pre, dec);
+    for (const Op& o :
+         models::forward_ops(m, models::Part::kEmbedding, 0, pass(models::Phase::kPrefill, t))) {
+      common += op_time(o);
+    }
+    sm.common_.push_back(common);
+    sm.prefill_only_.push_back(pre);
+    sm.decode_only_.push_back(dec);
+  }
+  for (int64_t b : sm.seq_grid_) {
+    double h = 0;
+    for (const Op& o :
+         models::forward_ops(m, models::Part::kHead, 0, pass(models::Phase::kDecode, b))) {
+      h += op_time(o);
+    }
+    sm.head_.push_back(h);
+  }
+  if (m.moe) {
+    const int ep = inst.dp_attention ? inst.tp : inst.ep;
+    const int etp = inst.tp / std::max(1, ep);
+    for (int64_t t : sm.group_grid_) {
+      compute::MoeShape ms{.tokens = t,
+                           .hidden = m.hidden,
+                           .inter = m.moe->expert_ffn,
+                           .topk = m.moe->topk,
+                           .experts = m.moe->experts,
+                           .tp = etp,
+                           .ep = ep,
+                           .imbalance = sm.imbalance_};
+      sm.moe_.push_back(n_moe * s.compute->moe(ms, s.weights).base());
+    }
+  }
+  // Attention-core shapes (per layer) to be filled with each iteration's batch.
+  const int example = moe_example >= 0 ? moe_example : std::max(dense_example, 0);
+  for (const Op& o :
+       models::forward_ops(m, models::Part::kLayer, example, pass(models::Phase::kDecode, 1))) {
+    if (o.kind == OpKind::kAttention) {
+      sm.decode_shape_ = o.attention;
+      sm.has_attention_ = true;
+    }
+  }
+  for (const Op& o :
+       models::forward_ops(m, models::Part::kLayer, example, pass(models::Phase::kPrefill, 1))) {
+    if (o.kind == OpKind::kAttention) sm.prefill_shape_ = o.attention;
+  }
+  sm.kv_token_bytes_ = models::kv_cache_bytes_per_token(m, s.kv_bytes);
+  return sm;
+}
+
+double StepModel::lookup(const std::vector<int64_t>& grid, const std::vector<double>& v,
+                         double t) const {
+  if (v.empty() || t <= 0) return 0;
+  if (t <= static_cast<double>(grid.front()))
+    return v.front() * t / static_cast<double>(grid.front());
+  const auto it = std::lower_bound(grid.begin(), grid.end(), static_cast<int64_t>(std::ceil(t)));
+  size_t hi = it == grid.end() ? grid.size() - 1 : static_cast<size_t>(it - grid.begin());
+  if (hi == 0) hi = 1;
+  const size_t lo = hi - 1;
+  const double x0 = static_cast<double>(grid[lo]), x1 = static_cast<double>(grid[hi]);
+  return v[lo] + (v[hi] - v[lo]) * (t - x0) / (x1 - x0);
+}
+
+double StepModel::rank_time(const RankBatch& r, StepTime* parts) const {
+  const double dec_tokens = static_cast<double>(r.decode) * q_per_seq_;
+  double tokens = dec_tokens + static_cast<double>(r.prefill_tokens);
+  if (tokens <= 0) tokens = 1;  // a padded dummy token keeps an idle ADP rank in step
+  double dense = lookup(grid_, common_, tokens) + lookup(grid_, decode_only_, dec_tokens) +
+                 lookup(grid_, prefill_only_, static_cast<double>(r.prefill_tokens));
+  double attn = 0;
+  const double layers = layers_;
+  if (has_attention_ && r.decode > 0) {
+    compute::AttentionShape a = decode_shape_;
+    a.batch = r.decode;
+    a.q_len = static_cast<int64_t>(q_per_seq_);
+    a.kv_len =
+        static_cast<int64_t>(std::llround(r.decode_context / static_cast<double>(r.decode))) +
+        a.q_len;
+    attn += layers * s_.compute->attention(a).base();
+  }
+  if (has_attention_ && r.prefill_seqs > 0 && r.prefill_tokens > 0) {
+    compute::AttentionShape a = prefill_shape_;
+    const double seqs = static_cast<double>(r.prefill_seqs);
+    const double q = std::max(1.0, static_cast<double>(r.prefill_tokens) / seqs);
+    const double pairs = std::max(r.prefill_pairs / seqs, q * (q + 1) / 2);
+    const double kv = (pairs + q * (q - 1) / 2) / q;
+    a.batch = r.prefill_seqs;
+    a.q_len = static_cast<int64_t>(std::llround(q));
+    a.kv_len = std::max(a.q_len, static_cast<int64_t>(std::llround(kv)));
+    attn += layers * s_.compute->attention(a).base();
+  }
+  const double head = lookup(seq_grid_, head_, static_cast<double>(std::max<int64_t>(r.logits, 0)));
+  if (parts) {
+    parts->dense = dense;
+    parts->attention = attn;
+    parts->head = head;
+  }
+  return dense + attn + head;
+}
+
+double StepModel::allreduce_s(double bytes) const {
+  const int n = s_.instance.tp;
+  if (n <= 1) return 0;
+  const ServingFabric& f = s_.fabric;
+  if (n <= f.domain_size) return custom_allreduce_s(f.gpu, n, bytes);
+  // Hierarchical across domains: reduce inside each domain, ring over the NICs between the
+  // domains' shards, gather inside.
+  const int p = f.domain_size;
+  const double m = std::ceil(static_cast<double>(n) / p);
+  const double inter =
+      2 * (m - 1) / m * (bytes / p) / (f.nic.base() * kNicFraction) + 2 * (m - 1) * kNetAlpha;
+  return custom_allreduce_s(f.gpu, p, bytes) + inter;
+}
+
+double StepModel::alltoall_s(double tokens_per_rank) const {
+  const models::ModelSpec& m = *s_.model;
+  if (!m.moe) return 0;
+  const int ep = s_.instance.tp;
+  if (ep <= 1) return 0;
+  const double disp =
+      s_.weights == compute::DType::kNvfp4 ? compute::weight_bytes(s_.weights) : 1.0;
+  const double bytes =
+      tokens_per_rank * m.moe->topk * static_cast<double>(m.hidden) * (disp + kBf16);
+  const ServingFabric& f = s_.fabric;
+  const double nv = f.nvlink.base() * kA2aNvlinkFraction;
+  const double alpha = 2 * kA2aPhaseAlpha + kA2aPrepareAlpha;
+  if (ep <= f.domain_size) return alpha + bytes * (ep - 1.0) / ep / nv;
+  const double local = bytes * (f.domain_size - 1.0) / ep / nv;
+  const double remote =
+      bytes * (1.0 - static_cast<double>(f.domain_size) / ep) / (f.nic.base() * kNicFraction);
+  return alpha + 2 * kNetAlpha + std::max(local, remote);
+}
+
+double StepModel::send_s(double bytes) const {
+  const auto& inst = s_.instance;
+  if (inst.pp <= 1) return 0;
+  const ServingFabric& f = s_.fabric;
+  double t = 0;
+  for (int stage = 1; stage < inst.pp; ++stage) {
+    const int a = s_.first_gpu + stage * inst.tp - 1;
+    const int b = a + 1;
+    const bool same = a / f.domain_size == b / f.domain_size;
+    t += same ? kNvlinkP2pAlpha + bytes / (f.nvlink.base() * kNvlinkP2pFraction)
+              : kNetAlpha + bytes / (f.nic.base() * kNicFraction);
+  }
+  return t;
+}
+
+StepTime StepModel::time(std::span<const RankBatch> ranks) const {
+  StepTime out;
+  if (ranks.empty()) return out;
+  const auto& inst = s_.instance;
+  const models::ModelSpec& m = *s_.model;
+  const double f = s_.calibration.gpu_factor;
+  double slowest = 0, group_tokens = 0, max_tokens = 0, max_decode = 0;
+  StepTime parts;
+  for (const RankBatch& r : ranks) {
+    StepTime p;
+    const double t = rank_time(r, &p);
+    double tokens =
+        static_cast<double>(r.decode) * q_per_seq_ + static_cast<double>(r.prefill_tokens);
+    if (tokens <= 0) tokens = 1;
+    group_tokens += tokens;
+    max_tokens = std::max(max_tokens, tokens);
+    max_decode = std::max(max_decode, static_cast<double>(r.decode));
+    if (t > slowest) {
+      slowest = t;
+      parts = p;
+    }
+  }
+  out.attention = f * parts.attention;
+  out.dense = f * parts.dense;
+  out.head = f * parts.head;
+  out.moe = f * lookup(group_grid_, moe_, group_tokens);
+  double comm = 0;
+  const double act_bytes = max_tokens * static_cast<double>(m.hidden) * kBf16;
+  if (inst.dp_attention) {
+    comm = moe_layers_ * alltoall_s(max_tokens);
+  } else {
+    const double ar = 2.0 * layers_ * allreduce_s(act_bytes);
+    // Fused GEMM + all-reduce hides the reduction behind the GEMMs of the layer.
+    comm = ar - std::min(std::clamp(s_.tp_overlap, 0.0, 1.0) * ar, out.dense) + send_s(act_bytes);
+  }
+  out.comm = comm;
+  if (s_.mtp > 0 && max_decode > 0) {
+    // k draft passes, each one decoder layer's share of the pass plus the head.
+    const double per_layer = (out.attention + out.dense + out.moe + comm) / std::max(1, layers_);
+    out.mtp = s_.mtp * (per_layer + f * lookup(seq_grid_, head_, max_decode));
+  }
+  out.host = s_.calibration.host_s;
+  out.total = out.attention + out.dense + out.head + out.moe + out.comm + out.mtp + out.host;
+  return out;
+}
+
+StepTime StepModel::uniform(int64_t b, double context, double prefill_tokens, int64_t chunk) const {
+  const int n = s_.instance.dp_attention ? s_.instance.tp : 1;
+  RankBatch r;
+  r.decode = b;
+  r.decode_context = static_cast<double>(b) * context;
+  r.logits = b;
+  std::vector<RankBatch> ranks(static_cast<size_t>(n), r);
+  StepTime base = time(ranks);
+  if (prefill_tokens <= 0 || chunk <= 0) return base;
+  RankBatch p = r;
+  p.prefill_tokens = chunk;
+  p.prefill_seqs = 1;
+  p.prefill_pairs = causal_pairs(chunk, 0);
+  p.logits = b + 1;
+  std::vector<RankBatch> with(static_cast<size_t>(n), p);
+  const StepTime full = time(with);
+  const double w = prefill_tokens / static_cast<double>(chunk);
+  StepTime out;
+  auto mix = [&](double a, double c) { return a + w * (c - a); };
+  out.attention = mix(base.attention, full.attention);
+  out.dense = mix(base.dense, full.dense);
+  out.moe = mix(base.moe, full.moe);
+  out.head = mix(base.head, full.head);
+  out.mtp = mix(base.mtp, full.mtp);
+  out.comm = mix(base.comm, full.comm);
+  out.host = base.host;
+  out.total = mix(base.total, full.total);
+  return out;
+}
+
+double StepModel::kv_transfer_s(int64_t tokens, bool same_domain) const {
+  // Each of the sender's tp GPUs ships its shard in parallel.
+  const double bytes = static_cast<double>(tokens) * kv_token_bytes_ /
+                       std::max(1, s_.instance.dp_attention ? 1 : s_.instance.tp);
+  const ServingFabric& f = s_.fabric;
+  if (same_domain) return kNvlinkP2pAlpha + bytes / (f.nvlink.base() * kNvlinkP2pFraction);
+  return kNetAlpha + bytes / (f.nic.base() * kNicFraction);
+}
+
+}  // namespace clustertwin::execution

