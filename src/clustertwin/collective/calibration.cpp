@@ -11,6 +11,10 @@ using base::fail;
 using config::Reader;
 using Need = Reader::Need;
 
+double Line::nvlink_efficiency(int p) const {
+  return efficiency * std::max(0.05, 1.0 - small_n / std::max(1, p));
+}
+
 Op line_family(Op op) {
   switch (op) {
     case Op::kBroadcast: return Op::kAllGather;
@@ -49,6 +53,7 @@ void read_line(Reader& algo_r, const std::string& proto_key, const std::string& 
   p.fill_us = time_us("fill");
   p.efficiency = entry->number("efficiency", Need::kOptional, 1e-3, 1.0);
   p.net_efficiency = entry->number("net_efficiency", Need::kOptional, 1e-3, 1.0);
+  p.small_n = entry->number("small_n", Need::kOptional, 0.0, 1.9);
   p.ramp = entry->number("ramp", Need::kOptional, 0.0, 100.0);
   entry->allow("fit");
   entry->finish();
@@ -104,6 +109,17 @@ std::optional<CalibrationFile> read_file(const hardware::CatalogFile& f, base::E
             continue;
           }
           read_line(*algo_r, pkey, line_key(op, *a, *p), out);
+          // A protocol cannot reach more of a link than its wire format carries (LL: 4 data
+          // bytes per 8; LL128: 120 per 128).
+          const auto& patch = out.lines[line_key(op, *a, *p)];
+          const double cap = *p == Protocol::kLL ? 0.5 : *p == Protocol::kLL128 ? 120.0 / 128 : 1.0;
+          for (const auto& e : {patch.efficiency, patch.net_efficiency}) {
+            if (e && *e > cap + 1e-9) {
+              algo_r->error("efficiency " + std::to_string(*e) + " is above what " + pkey +
+                                " can carry (" + std::to_string(cap) + ")",
+                            pkey);
+            }
+          }
         }
         algo_r->finish();
       }
@@ -124,6 +140,7 @@ void apply(Line& l, const LinePatch& p, bool calibrated) {
   if (p.hop_us) l.hop_us = *p.hop_us;
   if (p.net_hop_us) l.net_hop_us = *p.net_hop_us;
   if (p.efficiency) l.efficiency = *p.efficiency;
+  if (p.small_n) l.small_n = *p.small_n;
   if (p.net_efficiency) l.net_efficiency = *p.net_efficiency;
   if (p.ramp) l.ramp = *p.ramp;
   if (p.fill_us) l.fill_us = *p.fill_us;

@@ -22,7 +22,10 @@ namespace clustertwin::collective {
 /// One (op, algorithm, protocol) line of the time model:
 ///   t(S) = latency + x + min(ramp * x, fill),   x = wire bytes / (efficiency * link rate)
 ///   latency = base + intra_steps * hop + inter_steps * (net_hop + fabric path latency)
-/// `efficiency` applies to NVLink, `net_efficiency` to the NIC and fabric. `ramp` and `fill`
+/// `efficiency` applies to NVLink, times (1 - small_n / p) for p GPUs of the group in a domain
+/// (measured rings of 2 GPUs reach ~12-20% less than rings of 8 on every system: NCCL's
+/// per-step synchronisation costs relatively more when each step moves half the buffer);
+/// `net_efficiency` applies to the NIC and fabric. `ramp` and `fill`
 /// are the chunked pipeline's fill: it grows with the message (NCCL shrinks chunks for small
 /// messages) until it reaches `fill` (a full pipeline of maximum-size chunks).
 struct Line {
@@ -30,16 +33,20 @@ struct Line {
   double hop_us = 0;
   double net_hop_us = 0;
   double efficiency = 1;
+  double small_n = 0;
   double net_efficiency = 1;
   double ramp = 0;
   double fill_us = 0;
   bool calibrated = false;  ///< fitted to measurements (else NCCL's defaults)
   std::string source;       ///< citation of the fit or of the default
+
+  /// NVLink efficiency for a group with p GPUs per domain.
+  [[nodiscard]] double nvlink_efficiency(int p) const;
 };
 
 /// What a file says about one line; absent fields inherit from defaults.yaml.
 struct LinePatch {
-  std::optional<double> base_us, hop_us, net_hop_us, efficiency, net_efficiency, ramp, fill_us;
+  std::optional<double> base_us, hop_us, net_hop_us, efficiency, small_n, net_efficiency, ramp, fill_us;
   std::string source;
 };
 

@@ -17,6 +17,8 @@ namespace {
 constexpr double kInf = std::numeric_limits<double>::infinity();
 /// The reference size flows are built with; times scale linearly with it.
 constexpr double kRefBytes = 1e9;
+/// NCCL_P2P_LL_THRESHOLD default (bytes per peer).
+constexpr int64_t kP2pLLThreshold = 16384;
 
 int ceil_log2(int v) {
   int k = 0;
@@ -241,7 +243,7 @@ double CollectiveModel::analytical_unit(const Group& g, Op op, Algorithm a, cons
                                         std::string* bottleneck) const {
   const int n = g.ranks(), D = g.domains(), p = g.per_domain();
   const int g0 = g.gpus.front();
-  const double bi = topo_->link(topo_->nvlink_up(g0)).capacity.base() * l.efficiency;
+  const double bi = topo_->link(topo_->nvlink_up(g0)).capacity.base() * l.nvlink_efficiency(p);
   const double bn = topo_->link(topo_->pcie_up(g0)).capacity.base() * l.net_efficiency;
   const int C = std::max(1, channels_);
   double intra = 0, inter = 0;
@@ -312,9 +314,9 @@ double CollectiveModel::analytical_unit(const Group& g, Op op, Algorithm a, cons
   return std::max(intra, inter);
 }
 
-network::SteadyOptions CollectiveModel::steady_options(const Line& l) const {
+network::SteadyOptions CollectiveModel::steady_options(const Line& l, int p) const {
   network::SteadyOptions so;
-  so.kind_scale[static_cast<size_t>(LinkKind::kNvlink)] = l.efficiency;
+  so.kind_scale[static_cast<size_t>(LinkKind::kNvlink)] = l.nvlink_efficiency(p);
   for (auto k : {LinkKind::kPcie, LinkKind::kNicUp, LinkKind::kNicDown, LinkKind::kFabricUp,
                  LinkKind::kFabricDown}) {
     so.kind_scale[static_cast<size_t>(k)] = l.net_efficiency;
@@ -373,11 +375,12 @@ std::vector<double> solve_phases(const topology::Topology& topo, const FlowSet& 
 base::Result<double> CollectiveModel::flow_unit(const Group& g, Op op, Algorithm a, const Line& l,
                                                 std::string* bottleneck) {
   FlowSet fs;
-  PatternOptions po{.channels = channels_, .representative = representative_ok(), .bytes = kRefBytes};
+  PatternOptions po{.channels = channels_, .representative = representative_ok(), .bytes = kRefBytes,
+                    .merge_channels = opt_.routing == network::Routing::kAdaptive};
   if (auto st = add_flows(fs, *topo_, g, op, a, po); !st) return fail(st.error());
   if (fs.transfers.empty()) return 0.0;
   size_t slowest = 0;
-  auto times = solve_phases(*topo_, fs, 1, opt_.routing, opt_.capacity_overrides, steady_options(l),
+  auto times = solve_phases(*topo_, fs, 1, opt_.routing, opt_.capacity_overrides, steady_options(l, g.per_domain()),
                             false, stats_, solves_, &slowest);
   const double t = times[0];
   if (!std::isfinite(t)) {
@@ -442,10 +445,20 @@ base::Result<Estimate> CollectiveModel::best(const Group& g, const Request& r) {
     // NCCL's candidates (hierarchical is not an NCCL algorithm: explicit only).
     for (Algorithm a : {Algorithm::kRing, Algorithm::kTree, Algorithm::kNvls, Algorithm::kNvlsTree,
                         Algorithm::kCollNet, Algorithm::kPat, Algorithm::kDirect}) {
+      // Inside one NVLink domain NCCL's tree is a chain that its own model never prefers to the
+      // ring; the calibration fits what NCCL ran there with ring and NVLS lines, so the
+      // uncalibrated tree line is left out (explicit --algo tree still runs it).
+      if (a == Algorithm::kTree && g.domains() == 1) continue;
       if (unavailable(g, r.op, r.dtype, a).empty()) algos.push_back(a);
     }
   }
   std::optional<Estimate> win;
+  struct Candidate {
+    Algorithm a;
+    Protocol p;
+    double bound;  // analytical time: a lower bound of the flow model's (contention only adds)
+  };
+  std::vector<Candidate> cands;
   for (Algorithm a : algos) {
     if (a == Algorithm::kHierarchical) {
       auto e = hierarchical(g, r);
@@ -455,10 +468,33 @@ base::Result<Estimate> CollectiveModel::best(const Group& g, const Request& r) {
     }
     for (Protocol p : protocols(a, r.op)) {
       if (r.protocol != Protocol::kAuto && p != r.protocol) continue;
-      auto e = evaluate(g, r, a, p);
-      if (!e) return e;
-      if (!win || e->time < win->time) win = *e;
+      // NCCL has no tuner choice for point-to-point: chunks up to NCCL_P2P_LL_THRESHOLD (16 KiB)
+      // per peer go with LL, larger ones with Simple (src/enqueue.cc).
+      if (a == Algorithm::kDirect && r.protocol == Protocol::kAuto) {
+        const int64_t per_peer = r.op == Op::kSendRecv ? r.bytes : r.bytes / std::max(1, g.ranks());
+        if ((per_peer <= kP2pLLThreshold) != (p == Protocol::kLL)) continue;
+      }
+      cands.push_back({a, p, 0.0});
     }
+  }
+  const bool prune = opt_.network == NetworkModelKind::kFlow && cands.size() > 1;
+  if (prune) {
+    // Branch and bound: the flow model only adds contention to the analytical closed forms, so
+    // candidates are solved in order of their analytical time until that bound alone exceeds
+    // the best flow time found; on an idle fabric this is one or two flow solves, not nine.
+    for (auto& c : cands) {
+      const Line l = cal_->line(gpu_, r.op, c.a, c.p);
+      const double x = analytical_unit(g, r.op, c.a, l, nullptr) * static_cast<double>(r.bytes);
+      c.bound = latency_us(g, r.op, c.a, l) * 1e-6 + x + std::min(l.ramp * x, l.fill_us * 1e-6);
+    }
+    std::stable_sort(cands.begin(), cands.end(),
+                     [](const Candidate& x, const Candidate& y) { return x.bound < y.bound; });
+  }
+  for (const auto& c : cands) {
+    if (prune && win && c.bound >= win->time.base()) break;
+    auto e = evaluate(g, r, c.a, c.p);
+    if (!e) return e;
+    if (!win || e->time < win->time) win = *e;
   }
   if (!win) {
     return fail(std::string("no algorithm runs ") + op_name(r.op) + " with protocol " +
@@ -586,7 +622,8 @@ base::Result<ConcurrentResult> CollectiveModel::concurrent(std::span<const Group
   const bool rep = representative_ok();
   for (size_t i = 0; i < groups.size(); ++i) {
     PatternOptions po{.channels = channels_, .representative = rep, .bytes = kRefBytes,
-                      .group_id = static_cast<int32_t>(i)};
+                      .group_id = static_cast<int32_t>(i),
+                      .merge_channels = opt_.routing == network::Routing::kAdaptive};
     if (auto st = add_flows(fs, *topo_, groups[i], r.op, alone[i].algorithm, po); !st) return fail(st.error());
   }
   out.flows = static_cast<int64_t>(fs.transfers.size());
@@ -594,7 +631,8 @@ base::Result<ConcurrentResult> CollectiveModel::concurrent(std::span<const Group
   // and, when symmetric, the algorithm).
   const Line l = cal_->line(gpu_, r.op, alone[0].algorithm, alone[0].protocol);
   auto times = solve_phases(*topo_, fs, static_cast<int>(groups.size()), opt_.routing,
-                            opt_.capacity_overrides, steady_options(l), true, stats_, solves_, nullptr);
+                            opt_.capacity_overrides, steady_options(l, groups[0].per_domain()), true, stats_, solves_,
+                            nullptr);
   for (size_t i = 0; i < groups.size(); ++i) {
     const Line li = cal_->line(gpu_, r.op, alone[i].algorithm, alone[i].protocol);
     Estimate e = alone[i];

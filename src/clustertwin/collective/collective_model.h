@@ -130,7 +130,7 @@ class CollectiveModel {
   base::Result<Estimate> evaluate(const Group& g, const Request& r, Algorithm a, Protocol p);
   base::Result<Estimate> hierarchical(const Group& g, const Request& r);
   base::Result<Estimate> best(const Group& g, const Request& r);
-  [[nodiscard]] network::SteadyOptions steady_options(const Line& l) const;
+  [[nodiscard]] network::SteadyOptions steady_options(const Line& l, int per_domain) const;
   [[nodiscard]] bool representative_ok() const;
 
   const hardware::Catalog* catalog_;

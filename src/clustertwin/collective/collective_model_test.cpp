@@ -2,6 +2,11 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+
+#include "clustertwin/collective/patterns.h"
+#include "clustertwin/collective/sweep.h"
+
 namespace clustertwin::collective {
 namespace {
 
@@ -13,16 +18,347 @@ const Calibration& calibration() {
   static const Calibration c = *Calibration::load(catalog());
   return c;
 }
+topology::Topology build(const std::string& cluster) {
+  auto spec = hardware::resolve_cluster(catalog(), cluster);
+  EXPECT_TRUE(spec) << cluster;
+  auto t = topology::Topology::build(catalog(), *spec);
+  EXPECT_TRUE(t) << (t ? "" : t.error().message);
+  return *t;
+}
+topology::Topology build(const hardware::ClusterSpec& spec) {
+  auto t = topology::Topology::build(catalog(), spec);
+  EXPECT_TRUE(t) << (t ? "" : t.error().message);
+  return *t;
+}
 
-TEST(CollectiveModel, Smoke) {
-  auto spec = hardware::resolve_cluster(catalog(), "hgx-h100*2");
-  auto topo = topology::Topology::build(catalog(), *spec);
-  ASSERT_TRUE(topo);
-  CollectiveModel m(catalog(), *topo, calibration());
-  auto g = place_first(*topo, 8);
-  auto e = m.estimate(*g, {.op = Op::kAllReduce, .bytes = 1 << 30});
+/// The embedded defaults plus an h100 file whose ring/simple all-reduce line is ideal
+/// (efficiency 1, no pipeline fill) so the closed form can be written down exactly.
+Calibration ideal_calibration() {
+  std::vector<hardware::CatalogFile> files;
+  for (const auto& f : catalog().other_files()) {
+    if (f.path == "collectives/defaults.yaml") files.push_back(f);
+  }
+  files.push_back({"collectives/test-h100.yaml", R"(
+collectives:
+  name: test-h100
+  gpus: [h100]
+  channels: {ring: 16, nvls: 16}
+  all_reduce:
+    ring:
+      simple: {base: 10 us, hop: 1 us, net_hop: 5 us, efficiency: 1.0, net_efficiency: 1.0, ramp: 0, fill: 0 us, source: t}
+sources:
+  t: "test"
+)"});
+  auto c = Calibration::from_files(files);
+  EXPECT_TRUE(c) << (c ? "" : c.error().message);
+  return *c;
+}
+
+TEST(Calibration, DefaultsCoverEveryLineTheModelAsks) {
+  const auto& cal = calibration();
+  for (Op op : all_ops()) {
+    for (Algorithm a : {Algorithm::kRing, Algorithm::kTree, Algorithm::kNvls, Algorithm::kNvlsTree,
+                        Algorithm::kCollNet, Algorithm::kPat, Algorithm::kDirect}) {
+      // Only combinations the model can run need a line.
+      const bool p2p = op == Op::kAllToAll || op == Op::kSendRecv;
+      if (p2p != (a == Algorithm::kDirect)) continue;
+      if ((a == Algorithm::kTree || a == Algorithm::kNvlsTree || a == Algorithm::kCollNet) && op != Op::kAllReduce) continue;
+      if (a == Algorithm::kNvls && op != Op::kAllReduce && op != Op::kAllGather && op != Op::kReduceScatter) continue;
+      if (a == Algorithm::kPat && op != Op::kAllGather && op != Op::kReduceScatter) continue;
+      for (Protocol p : CollectiveModel::protocols(a, op)) {
+        EXPECT_TRUE(cal.has_line(op, a, p)) << line_key(line_family(op), a, p);
+      }
+    }
+  }
+}
+
+TEST(Calibration, EveryMeasuredGpuHasAFile) {
+  for (const char* gpu : {"h100", "h200", "b200", "b300", "gb200", "gb300"}) {
+    EXPECT_NE(calibration().for_gpu(gpu), nullptr) << gpu;
+  }
+  EXPECT_EQ(calibration().for_gpu("a100"), nullptr);
+  EXPECT_TRUE(calibration().line("h100", Op::kAllReduce, Algorithm::kRing, Protocol::kSimple).calibrated);
+  EXPECT_FALSE(calibration().line("a100", Op::kAllReduce, Algorithm::kRing, Protocol::kSimple).calibrated);
+}
+
+TEST(Calibration, ErrorsNameFileAndLine) {
+  std::vector<hardware::CatalogFile> files = {{"collectives/defaults.yaml", R"(
+collectives:
+  name: defaults
+  all_reduce:
+    rign:
+      simple: {base: 1 us, source: s}
+    ring:
+      simple: {base: 1 GB, source: s}
+sources:
+  s: "x"
+)"}};
+  auto c = Calibration::from_files(files);
+  ASSERT_FALSE(c);
+  EXPECT_NE(c.error().message.find("unknown algorithm 'rign'"), std::string::npos) << c.error().message;
+  EXPECT_NE(c.error().message.find("defaults.yaml:8"), std::string::npos) << c.error().message;
+}
+
+// Closed form (STYLE.md, tests/validation): on an idle fabric with an ideal line, ring
+// all-reduce takes base + 2(n-1) hop + 2(n-1)/n S / B, exactly, in both network models.
+TEST(CollectiveModel, RingAllReduceClosedFormInsideOneNode) {
+  const auto topo = build("hgx-h100*1");
+  const auto cal = ideal_calibration();
+  auto g = place_first(topo, 8);
+  ASSERT_TRUE(g);
+  const double S = 1 << 30;
+  const double expect = 10e-6 + 14 * 1e-6 + 2.0 * 7 / 8 * S / 450e9;
+  for (auto kind : {NetworkModelKind::kAnalytical, NetworkModelKind::kFlow}) {
+    CollectiveModel m(catalog(), topo, cal, {.network = kind});
+    auto e = m.estimate(*g, {.op = Op::kAllReduce, .bytes = static_cast<int64_t>(S),
+                             .algorithm = Algorithm::kRing, .protocol = Protocol::kSimple});
+    ASSERT_TRUE(e) << e.error().message;
+    EXPECT_NEAR(e->time.base(), expect, expect * 1e-12);
+    EXPECT_NEAR(e->busbw.base(), 2.0 * 7 / 8 * S / expect, 1e-3);
+  }
+}
+
+// Across two nodes on one leaf switch (no ECMP choice): the NICs bound the ring, 8 NICs of
+// 50 GB/s give 400 GB/s of bus bandwidth; the inter-node steps pay the NIC and switch latency.
+TEST(CollectiveModel, RingAllReduceClosedFormAcrossNodes) {
+  const auto topo = build("hgx-h100*2");
+  const auto cal = ideal_calibration();
+  auto g = place_first(topo, 16);
+  ASSERT_TRUE(g);
+  const double S = 1 << 30;
+  std::vector<topology::LinkId> path;
+  topo.path(0, 8, 0, path);
+  const double path_s = topo.latency(path).base();
+  const double lat = 10e-6 + (30 - 2) * 1e-6 + 2 * (5e-6 + path_s);
+  const double x = 2.0 * 15 / 16 * S / 400e9;
+  for (auto kind : {NetworkModelKind::kAnalytical, NetworkModelKind::kFlow}) {
+    CollectiveModel m(catalog(), topo, cal, {.network = kind});
+    auto e = m.estimate(*g, {.op = Op::kAllReduce, .bytes = static_cast<int64_t>(S),
+                             .algorithm = Algorithm::kRing, .protocol = Protocol::kSimple});
+    ASSERT_TRUE(e) << e.error().message;
+    EXPECT_NEAR(e->time.base(), lat + x, (lat + x) * 1e-9) << (kind == NetworkModelKind::kFlow ? "flow" : "analytical");
+    EXPECT_EQ(e->bottleneck, "network");
+  }
+}
+
+// Where both models cover a case (one group, idle non-blocking fabric without ECMP choices),
+// they agree for every algorithm.
+TEST(CollectiveModel, FlowAndAnalyticalAgreeOnAnIdleFabric) {
+  const auto topo = build("hgx-h100*4");  // 32 NICs on one 64-port leaf
+  auto g = place_first(topo, 32);
+  ASSERT_TRUE(g);
+  CollectiveModel ana(catalog(), topo, calibration(), {.network = NetworkModelKind::kAnalytical});
+  CollectiveModel flow(catalog(), topo, calibration(), {.network = NetworkModelKind::kFlow});
+  struct Case {
+    Op op;
+    Algorithm a;
+  };
+  for (auto c : {Case{Op::kAllReduce, Algorithm::kRing}, Case{Op::kAllReduce, Algorithm::kTree},
+                 Case{Op::kAllReduce, Algorithm::kNvlsTree}, Case{Op::kAllReduce, Algorithm::kCollNet},
+                 Case{Op::kAllGather, Algorithm::kRing}, Case{Op::kAllToAll, Algorithm::kDirect},
+                 Case{Op::kBroadcast, Algorithm::kRing}, Case{Op::kSendRecv, Algorithm::kDirect}}) {
+    Request r{.op = c.op, .bytes = int64_t{1} << 30, .algorithm = c.a, .protocol = Protocol::kSimple};
+    auto a = ana.estimate(*g, r);
+    auto f = flow.estimate(*g, r);
+    ASSERT_TRUE(a && f) << op_name(c.op) << " " << algorithm_name(c.a);
+    EXPECT_NEAR(f->time.base() / a->time.base(), 1.0, 0.01) << op_name(c.op) << " " << algorithm_name(c.a);
+  }
+}
+
+TEST(CollectiveModel, SymmetryReductionGivesTheSameAnswer) {
+  const auto topo = build("gb300-nvl72*4");
+  auto g = place_first(topo, 288);
+  for (Algorithm a : {Algorithm::kRing, Algorithm::kTree, Algorithm::kNvlsTree}) {
+    CollectiveModel full(catalog(), topo, calibration(), {.network = NetworkModelKind::kFlow, .symmetry = false});
+    CollectiveModel rep(catalog(), topo, calibration(), {.network = NetworkModelKind::kFlow, .symmetry = true});
+    Request r{.op = Op::kAllReduce, .bytes = int64_t{1} << 30, .algorithm = a, .protocol = Protocol::kSimple};
+    auto x = full.estimate(*g, r), y = rep.estimate(*g, r);
+    ASSERT_TRUE(x && y);
+    EXPECT_NEAR(x->time.base(), y->time.base(), x->time.base() * 1e-9) << algorithm_name(a);
+  }
+}
+
+TEST(CollectiveModel, AutoNeverPicksWhatTheHardwareLacks) {
+  // DGX A100: NVSwitch 2 has no NVLink SHARP; the HDR fabric (QM8700) has no SHARP in the catalog.
+  const auto topo = build("dgx-a100*4");
+  CollectiveModel m(catalog(), topo, calibration(), {.network = NetworkModelKind::kFlow});
+  auto g = place_first(topo, 32);
+  auto sizes = std::vector<int64_t>{8, 1 << 20, int64_t{1} << 30, int64_t{8} << 30};
+  auto rows = m.sweep(*g, {.op = Op::kAllReduce}, sizes);
+  ASSERT_TRUE(rows);
+  for (const auto& e : *rows) {
+    EXPECT_NE(e.algorithm, Algorithm::kNvls);
+    EXPECT_NE(e.algorithm, Algorithm::kNvlsTree);
+    EXPECT_NE(e.algorithm, Algorithm::kCollNet);
+  }
+  auto bad = m.estimate(*g, {.op = Op::kAllReduce, .bytes = 1 << 20, .algorithm = Algorithm::kNvls});
+  ASSERT_FALSE(bad);
+  EXPECT_NE(bad.error().message.find("needs NVLink SHARP"), std::string::npos) << bad.error().message;
+  auto bad2 = m.estimate(*g, {.op = Op::kAllReduce, .bytes = 1 << 20, .algorithm = Algorithm::kCollNet});
+  ASSERT_FALSE(bad2);
+  EXPECT_NE(bad2.error().message.find("SHARP"), std::string::npos) << bad2.error().message;
+}
+
+TEST(CollectiveModel, ImpossibleChoicesSayWhy) {
+  const auto topo = build("hgx-h100*2");
+  CollectiveModel m(catalog(), topo, calibration());
+  auto g8 = place_first(topo, 8);
+  auto g16 = place_first(topo, 16);
+  auto int8 = *parse_dtype("int8");
+  auto e = m.estimate(*g8, {.op = Op::kAllReduce, .bytes = 1 << 20, .dtype = int8, .algorithm = Algorithm::kNvls});
+  ASSERT_FALSE(e);
+  EXPECT_NE(e.error().message.find("cannot reduce int8"), std::string::npos);
+  e = m.estimate(*g16, {.op = Op::kAllGather, .bytes = 1 << 20, .algorithm = Algorithm::kPat});
+  ASSERT_FALSE(e);
+  EXPECT_NE(e.error().message.find("one GPU per NVLink domain"), std::string::npos);
+  e = m.estimate(*g8, {.op = Op::kAllReduce, .bytes = 1 << 20, .algorithm = Algorithm::kNvls, .protocol = Protocol::kLL});
+  ASSERT_FALSE(e);
+  EXPECT_NE(e.error().message.find("runs simple"), std::string::npos) << e.error().message;
+  e = m.estimate(*g8, {.op = Op::kAllToAll, .bytes = 1 << 20, .algorithm = Algorithm::kRing});
+  ASSERT_FALSE(e);
+  e = m.estimate(*g8, {.op = Op::kAllReduce, .bytes = 1 << 20, .algorithm = Algorithm::kHierarchical});
+  ASSERT_FALSE(e);
+  EXPECT_NE(e.error().message.find("at least 2 NVLink domains"), std::string::npos);
+  // int8 all-reduce on auto: never NVLS; float: NVLS for large messages on H100.
+  auto i8 = m.estimate(*g8, {.op = Op::kAllReduce, .bytes = int64_t{1} << 30, .dtype = int8});
+  ASSERT_TRUE(i8);
+  EXPECT_NE(i8->algorithm, Algorithm::kNvls);
+  auto f32 = m.estimate(*g8, {.op = Op::kAllReduce, .bytes = int64_t{1} << 30});
+  ASSERT_TRUE(f32);
+  EXPECT_EQ(f32->algorithm, Algorithm::kNvls);
+}
+
+TEST(CollectiveModel, ProtocolsSwitchWithSize) {
+  const auto topo = build("hgx-h100*1");
+  CollectiveModel m(catalog(), topo, calibration());
+  auto g = place_first(topo, 8);
+  auto small = m.estimate(*g, {.op = Op::kAllGather, .bytes = 4096});
+  auto large = m.estimate(*g, {.op = Op::kAllGather, .bytes = int64_t{4} << 30});
+  ASSERT_TRUE(small && large);
+  EXPECT_EQ(small->protocol, Protocol::kLL);
+  EXPECT_NE(large->protocol, Protocol::kLL);
+  EXPECT_LT(small->time, large->time);
+}
+
+TEST(CollectiveModel, PatWithOneGpuPerNode) {
+  const auto topo = build("hgx-h100*16");
+  CollectiveModel m(catalog(), topo, calibration(), {.network = NetworkModelKind::kFlow});
+  auto g = place_first(topo, 16, 1);
+  ASSERT_TRUE(g);
+  EXPECT_EQ(g->domains(), 16);
+  auto pat = m.estimate(*g, {.op = Op::kAllGather, .bytes = int64_t{1} << 30, .algorithm = Algorithm::kPat});
+  auto ring = m.estimate(*g, {.op = Op::kAllGather, .bytes = int64_t{1} << 30, .algorithm = Algorithm::kRing});
+  ASSERT_TRUE(pat && ring) << (pat ? "" : pat.error().message);
+  // Same bytes per NIC; PAT's log-depth latency wins small messages, its 0.75 efficiency loses large.
+  EXPECT_GT(pat->time, ring->time);
+  auto pat_small = m.estimate(*g, {.op = Op::kAllGather, .bytes = 1 << 12, .algorithm = Algorithm::kPat});
+  auto ring_small = m.estimate(*g, {.op = Op::kAllGather, .bytes = 1 << 12, .algorithm = Algorithm::kRing,
+                                    .protocol = Protocol::kSimple});
+  ASSERT_TRUE(pat_small && ring_small);
+  EXPECT_LT(pat_small->time, ring_small->time);
+}
+
+TEST(CollectiveModel, HierarchicalIsTheSumOfItsPhases) {
+  const auto topo = build("hgx-h100*4");
+  CollectiveModel m(catalog(), topo, calibration());
+  auto g = place_first(topo, 32);
+  const int64_t S = int64_t{1} << 30;
+  auto h = m.estimate(*g, {.op = Op::kAllReduce, .bytes = S, .algorithm = Algorithm::kHierarchical});
+  ASSERT_TRUE(h) << h.error().message;
+  auto node = place_first(topo, 8);
+  auto rs = m.estimate(*node, {.op = Op::kReduceScatter, .bytes = S});
+  auto ag = m.estimate(*node, {.op = Op::kAllGather, .bytes = S});
+  auto rail = make_group(topo, std::vector<int>{0, 8, 16, 24});
+  auto ar = m.estimate(*rail, {.op = Op::kAllReduce, .bytes = S / 8});
+  ASSERT_TRUE(rs && ag && ar);
+  EXPECT_NEAR(h->time.base(), rs->time.base() + ag->time.base() + ar->time.base(), 1e-12);
+}
+
+// Many groups at once: tensor-parallel groups inside a rack share no link (one is simulated for
+// all); data-parallel rings across an oversubscribed spine slow down.
+TEST(CollectiveModel, ConcurrentGroups) {
+  const auto topo = build("gb300-nvl72*2");
+  CollectiveModel m(catalog(), topo, calibration(), {.network = NetworkModelKind::kFlow});
+  auto tp = place_groups(topo, 9, 8);
+  ASSERT_TRUE(tp);
+  auto c = m.concurrent(*tp, {.op = Op::kAllReduce, .bytes = 64 << 20});
+  ASSERT_TRUE(c) << c.error().message;
+  EXPECT_TRUE(c->symmetric);
+  EXPECT_EQ(c->groups.size(), 9u);
+  EXPECT_DOUBLE_EQ(c->worst_slowdown, 1.0);
+
+  // 1:4 oversubscribed leaves: 32 nodes of 8 GPUs, 8 nodes per leaf.
+  auto spec = *hardware::resolve_cluster(catalog(), "hgx-h100*32");
+  spec.scale_out.oversubscription = {4.0};
+  spec.scale_out.tiers = 2;
+  const auto over = build(spec);
+  CollectiveModel mo(catalog(), over, calibration(), {.network = NetworkModelKind::kFlow});
+  auto dp = place_groups(over, 8, 32, /*across_domains=*/true);
+  ASSERT_TRUE(dp) << dp.error().message;
+  // Expert-parallel all-to-all across nodes: most bytes cross the leaves' uplinks.
+  Request r{.op = Op::kAllToAll, .bytes = int64_t{1} << 30};
+  auto one = mo.concurrent(std::span<const Group>(dp->data(), 1), r);
+  auto all = mo.concurrent(*dp, r);
+  ASSERT_TRUE(one && all) << (all ? "" : all.error().message);
+  EXPECT_FALSE(all->symmetric);
+  EXPECT_GT(all->worst_slowdown, 1.5);
+  EXPECT_DOUBLE_EQ(one->worst_slowdown, 1.0);
+}
+
+TEST(CollectiveModel, DegradedAndFailedLinks) {
+  const auto topo = build("hgx-h100*2");
+  auto g = place_first(topo, 16);
+  Request r{.op = Op::kAllReduce, .bytes = int64_t{1} << 30, .algorithm = Algorithm::kRing, .protocol = Protocol::kSimple};
+  CollectiveModel healthy(catalog(), topo, calibration(), {.network = NetworkModelKind::kFlow});
+  // GPU 7 is an exit of some ring channels: halve its NIC.
+  CollectiveModel slow(catalog(), topo, calibration(),
+                       {.network = NetworkModelKind::kFlow,
+                        .capacity_overrides = {{topo.nic_up(topo.nic_of(7), 0), base::gigabytes_per_s(25)}}});
+  CollectiveModel dead(catalog(), topo, calibration(),
+                       {.network = NetworkModelKind::kFlow,
+                        .capacity_overrides = {{topo.nic_up(topo.nic_of(7), 0), base::BytesPerSecond{}}}});
+  auto a = healthy.estimate(*g, r), b = slow.estimate(*g, r), c = dead.estimate(*g, r);
+  ASSERT_TRUE(a && b);
+  EXPECT_GT(b->time.base(), a->time.base() * 1.5);
+  ASSERT_FALSE(c);
+  EXPECT_NE(c.error().message.find("failed link"), std::string::npos);
+}
+
+TEST(CollectiveModel, LargeAllToAllAggregatesPerDomain) {
+  const auto topo = build("gb300-nvl72*4");
+  CollectiveModel m(catalog(), topo, calibration(), {.network = NetworkModelKind::kFlow});
+  auto g = place_first(topo, 288);
+  auto e = m.estimate(*g, {.op = Op::kAllToAll, .bytes = int64_t{1} << 30});
   ASSERT_TRUE(e) << e.error().message;
-  EXPECT_GT(e->busbw.base(), 100e9);
+  // 216 of every 288 bytes leave the rack through one 800G NIC per GPU.
+  EXPECT_EQ(e->bottleneck, "network");
+}
+
+TEST(Sweep, SizesLikeNcclTests) {
+  auto s = sweep_sizes(8, 128, 2, 0);
+  ASSERT_TRUE(s);
+  EXPECT_EQ(*s, (std::vector<int64_t>{8, 16, 32, 64, 128}));
+  EXPECT_EQ(*sweep_sizes(100, 400, 2, 100), (std::vector<int64_t>{100, 200, 300, 400}));
+  EXPECT_FALSE(sweep_sizes(16, 8, 2, 0));
+  EXPECT_FALSE(sweep_sizes(8, 16, 1, 0));
+}
+
+TEST(Sweep, TableJsonAndErrors) {
+  SweepSpec s{.cluster = "hgx-h100*1", .gpus = 8, .min_bytes = 1 << 20, .max_bytes = 4 << 20};
+  auto r = run_sweep(catalog(), s);
+  ASSERT_TRUE(r) << r.error().message;
+  ASSERT_EQ(r->rows.size(), 3u);
+  const auto table = render_table(*r);
+  EXPECT_NE(table.find("     1048576        262144     float     sum      -1"), std::string::npos) << table;
+  EXPECT_NE(table.find("# Avg bus bandwidth"), std::string::npos);
+  const auto j = to_json(*r);
+  EXPECT_EQ(j["results"][0]["size_bytes"], 1048576);
+  EXPECT_TRUE(j["results"][0].contains("busbw_GBps"));
+  EXPECT_NE(render_csv(*r).find("size_bytes,count"), std::string::npos);
+  s.gpus = 9;
+  auto bad = run_sweep(catalog(), s);
+  ASSERT_FALSE(bad);
+  EXPECT_NE(bad.error().message.find("more than the cluster's 8 GPUs"), std::string::npos) << bad.error().message;
 }
 
 }  // namespace

@@ -2,27 +2,16 @@
 
 #include <algorithm>
 #include <string>
+#include <unordered_map>
 
 namespace clustertwin::collective {
 using base::fail;
-
-int Group::per_domain() const {
-  size_t m = 0;
-  for (const auto& d : by_domain) m = std::max(m, d.size());
-  return static_cast<int>(m);
-}
-
-bool Group::uniform() const {
-  for (const auto& d : by_domain) {
-    if (d.size() != by_domain.front().size()) return false;
-  }
-  return true;
-}
 
 base::Result<Group> make_group(const topology::Topology& topo, std::span<const int> gpus) {
   Group g;
   if (gpus.empty()) return fail("a collective needs at least 1 GPU");
   std::vector<char> seen(static_cast<size_t>(topo.gpus()), 0);
+  std::unordered_map<int, size_t> slot;  // topology domain -> index in by_domain
   for (int gpu : gpus) {
     if (gpu < 0 || gpu >= topo.gpus()) {
       return fail("GPU " + std::to_string(gpu) + " is not in the cluster (it has " +
@@ -32,14 +21,16 @@ base::Result<Group> make_group(const topology::Topology& topo, std::span<const i
     seen[static_cast<size_t>(gpu)] = 1;
     g.gpus.push_back(gpu);
     const int d = topo.domain_of(gpu);
-    auto it = std::find(g.domain_ids.begin(), g.domain_ids.end(), d);
-    if (it == g.domain_ids.end()) {
+    auto [it, fresh] = slot.try_emplace(d, g.by_domain.size());
+    if (fresh) {
       g.domain_ids.push_back(d);
       g.by_domain.emplace_back();
-      g.by_domain.back().push_back(gpu);
-    } else {
-      g.by_domain[static_cast<size_t>(it - g.domain_ids.begin())].push_back(gpu);
     }
+    g.by_domain[it->second].push_back(gpu);
+  }
+  for (const auto& dom : g.by_domain) {
+    g.per_domain_ = std::max(g.per_domain_, static_cast<int>(dom.size()));
+    g.uniform_ = g.uniform_ && dom.size() == g.by_domain.front().size();
   }
   return g;
 }

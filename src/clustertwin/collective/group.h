@@ -19,9 +19,13 @@ struct Group {
   /// NCCL's nNodes: NVLink domains the group spans.
   [[nodiscard]] int domains() const { return static_cast<int>(by_domain.size()); }
   /// The largest number of ranks in one domain (NCCL's localRanks).
-  [[nodiscard]] int per_domain() const;
+  [[nodiscard]] int per_domain() const { return per_domain_; }
   /// Every domain holds the same number of ranks.
-  [[nodiscard]] bool uniform() const;
+  [[nodiscard]] bool uniform() const { return uniform_; }
+
+  // Derived once by make_group().
+  int per_domain_ = 0;
+  bool uniform_ = true;
 };
 
 /// A group from explicit GPU ids (distinct, in range); ranks follow the given order.

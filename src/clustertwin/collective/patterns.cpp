@@ -105,7 +105,8 @@ void ring(Builder& b, const Group& g, const PatternOptions& o, double edge_bytes
       const auto& N = g.by_domain[static_cast<size_t>((d + 1) % D)];
       const int pn = static_cast<int>(N.size());
       const int en = mod(c * std::max(1, pn / C), pn);
-      b.add(L[static_cast<size_t>(mod(e - 1, p))], N[static_cast<size_t>(en)], per_channel, static_cast<uint64_t>(c) + 1);
+      const uint64_t key = o.merge_channels ? 1 : static_cast<uint64_t>(c) + 1;
+      b.add(L[static_cast<size_t>(mod(e - 1, p))], N[static_cast<size_t>(en)], per_channel, key);
     }
   }
 }
@@ -156,7 +157,8 @@ void tree(Builder& b, const Group& g, const PatternOptions& o) {
         for (int i = 1; i < D; ++i) {
           const int child = heads[static_cast<size_t>(tree_node(i, t, D))];
           const int parent = heads[static_cast<size_t>(tree_node((i - 1) / 2, t, D))];
-          const uint64_t key = 1000 + static_cast<uint64_t>(q) * 2 + static_cast<uint64_t>(t);
+          const uint64_t key = o.merge_channels ? 1000 + static_cast<uint64_t>(t)
+                                                : 1000 + static_cast<uint64_t>(q) * 2 + static_cast<uint64_t>(t);
           b.add(child, parent, per_channel, key);
           b.add(parent, child, per_channel, key);
         }

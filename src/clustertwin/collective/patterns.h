@@ -32,6 +32,10 @@ struct PatternOptions {
   double bytes = 1e9;           ///< the collective's size S (nccl-tests convention)
   int32_t group_id = 0;         ///< coupling group of the flows added
   int64_t max_flows = 8'000'000;  ///< beyond this the pattern is refused (all-to-all at scale)
+  /// Channels between the same two GPUs become one weighted flow. Right for adaptive routing,
+  /// which spreads every flow over several paths anyway; with ECMP each channel keeps its own
+  /// hash (NCCL channels use separate queue pairs, so they can land on different paths).
+  bool merge_channels = false;
 };
 
 /// Appends the flows of one collective instance. Fails only when the pattern would exceed

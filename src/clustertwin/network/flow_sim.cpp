@@ -51,7 +51,10 @@ void FlowSimulator::expand(Expanded& out, bool with_latency, std::vector<double>
     for (int64_t c : choices) {
       path.clear();
       if (c >= 0) topo_->path(tr.src, tr.dst, c, path);
-      out.paths.add(path, tr.weight, tr.rate_cap.base() * share);
+      // A split transfer competes as one flow: each sub-flow weighs its share, so an adaptively
+      // routed transfer gets the same max-min share as a single-path one. The solver's rate is
+      // per unit of weight; the sub-flow moves share * rate bytes/s of each copy.
+      out.paths.add(path, tr.weight * share, tr.rate_cap.base());
       out.owner.push_back(static_cast<int32_t>(t));
       out.share.push_back(share);
       if (with_latency) latency->push_back(topo_->latency(path).base());
@@ -95,11 +98,12 @@ SteadyState FlowSimulator::solve_steady(const SteadyOptions& options) {
   for (int round = 0; round < rounds; ++round) {
     solver.solve(ex.paths, capacity, all, sub_rate);
     ++stats_.rate_solves;
-    // A transfer split over k sub-flows finishes with its slowest one: rate = min(rate_s/share_s).
+    // A transfer split over k sub-flows finishes with its slowest one; sub-flow s moves share_s
+    // of the bytes at share_s * rate_s, so the transfer's rate is min over s of rate_s.
     out.rate.assign(nt, kInf);
     for (size_t s = 0; s < ns; ++s) {
       const auto t = static_cast<size_t>(ex.owner[s]);
-      out.rate[t] = std::min(out.rate[t], sub_rate[s] / ex.share[s]);
+      out.rate[t] = std::min(out.rate[t], sub_rate[s]);
     }
     if (!coupled) break;
     out.group_time.assign(static_cast<size_t>(groups), 0.0);
@@ -123,7 +127,7 @@ SteadyState FlowSimulator::solve_steady(const SteadyOptions& options) {
         if (tg > 0 && std::isfinite(tg)) {
           // Only stages faster than their group are held back; the group's bottleneck stays
           // free to grow when another group leaves capacity.
-          const double need = transfers_[t].bytes.base() * ex.share[s] / tg;
+          const double need = transfers_[t].bytes.base() / tg;
           if (need > 0 && sub_rate[s] > need * (1 + 1e-9)) cap = cap > 0 ? std::min(cap, need) : need;
         }
       }
@@ -215,7 +219,7 @@ void FlowSimulator::run() {
     // Next event: a completion, a start or a capacity change.
     double t_next = kInf;
     for (size_t s : live) {
-      if (rate[s] > 0) t_next = std::min(t_next, now + remaining[s] / rate[s]);
+      if (rate[s] > 0) t_next = std::min(t_next, now + remaining[s] / (rate[s] * ex.share[s]));
     }
     if (next_start < ns) {
       t_next = std::min(t_next, transfers_[static_cast<size_t>(owner[by_start[next_start]])].start.base());
@@ -236,11 +240,11 @@ void FlowSimulator::run() {
     // symmetric pattern costs one solve, not one per flow.
     for (size_t s : live) {
       if (rate[s] <= 0) continue;
-      const double sent = std::min(remaining[s], rate[s] * dt);
+      const double sent = std::min(remaining[s], rate[s] * ex.share[s] * dt);
       remaining[s] -= sent;
       delivered_[static_cast<size_t>(owner[s])] += sent;
       for (int32_t i = paths.offsets[s]; i < paths.offsets[s + 1]; ++i) {
-        link_bytes_[static_cast<size_t>(paths.links[static_cast<size_t>(i)])] += sent * paths.weights[s];
+        link_bytes_[static_cast<size_t>(paths.links[static_cast<size_t>(i)])] += sent * transfers_[static_cast<size_t>(owner[s])].weight;
       }
       const auto t = static_cast<size_t>(owner[s]);
       if (remaining[s] <= 1e-9 * std::max(1.0, transfers_[t].bytes.base())) {
