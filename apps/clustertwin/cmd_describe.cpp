@@ -29,13 +29,9 @@ int describe(const Context& ctx, const DescribeOptions& o) {
 }  // namespace
 
 base::Result<Described> describe_cluster(const Context& ctx, const std::string& cluster) {
-  auto cat = ctx.load_catalog();
-  if (!cat) return base::fail(cat.error());
-  auto spec = hardware::resolve_cluster(*cat, cluster);
-  if (!spec) return base::fail(spec.error());
-  auto topo = topology::Topology::build(*cat, *spec);
-  if (!topo) return base::fail(topo.error());
-  const auto summary = topology::summarize(*cat, *topo);
+  auto c = ctx.load_cluster(cluster);
+  if (!c) return base::fail(c.error());
+  const auto summary = topology::summarize(c->catalog, c->topo);
   return Described{report::describe_json(summary), report::describe_text(summary)};
 }
 

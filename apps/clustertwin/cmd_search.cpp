@@ -28,15 +28,14 @@ struct SearchOptions {
 };
 
 int search_cmd(const Context& ctx, const SearchOptions& o) {
-  auto cat = ctx.load_catalog();
-  if (!cat) return bad_input(cat.error());
-  auto spec = hardware::resolve_cluster(*cat, o.cluster);
-  if (!spec) return bad_input(spec.error());
-  auto topo = topology::Topology::build(*cat, *spec);
-  if (!topo) return bad_input(topo.error());
+  auto c = ctx.load_cluster(o.cluster);
+  if (!c) return bad_input(c.error());
+  const auto* cat = &c->catalog;
+  const auto* spec = &c->spec;
+  const auto* topo = &c->topo;
   auto model = models::load_model(*cat, o.model);
   if (!model) return bad_input(model.error());
-  const auto& gpu = **cat->gpu((*cat->system(spec->system))->gpu);
+  const auto& gpu = c->gpu();
   const int64_t gpus = o.gpus > 0 ? o.gpus : topo->gpus();
   if (gpus > topo->gpus()) {
     return bad_input(fmt::format("--gpus {} is more than cluster '{}' has ({})", gpus, spec->name,

@@ -36,12 +36,11 @@ base::Result<models::ModelSpec> resolve_model(const hardware::Catalog& cat, cons
 }  // namespace
 
 base::Result<RunOutput> run_training(const Context& ctx, const TrainOptions& o) {
-  auto cat = ctx.load_catalog();
-  if (!cat) return base::fail(cat.error());
-  auto spec = hardware::resolve_cluster(*cat, o.cluster);
-  if (!spec) return base::fail(spec.error());
-  auto topo = topology::Topology::build(*cat, *spec);
-  if (!topo) return base::fail(topo.error());
+  auto lc = ctx.load_cluster(o.cluster);
+  if (!lc) return base::fail(lc.error());
+  const auto* cat = &lc->catalog;
+  const auto* spec = &lc->spec;
+  const auto* topo = &lc->topo;
   auto model = resolve_model(*cat, o);
   if (!model) return base::fail(model.error());
   const auto& sys = **cat->system(spec->system);

@@ -13,12 +13,24 @@
 
 #include "clustertwin/base/result.h"
 #include "clustertwin/hardware/catalog.h"
+#include "clustertwin/topology/topology.h"
 
 namespace clustertwin::app {
 
 inline constexpr int kExitOk = 0;
 inline constexpr int kExitInternal = 1;
 inline constexpr int kExitBadInput = 2;
+
+/// A cluster argument resolved: the catalog, the spec and its topology graph.
+struct LoadedCluster {
+  hardware::Catalog catalog;
+  hardware::ClusterSpec spec;
+  topology::Topology topo;
+  /// The GPU of the cluster's systems.
+  [[nodiscard]] const hardware::GpuSpec& gpu() const {
+    return **catalog.gpu((*catalog.system(spec.system))->gpu);
+  }
+};
 
 /// Options every verb shares.
 struct Context {
@@ -29,6 +41,8 @@ struct Context {
 
   /// The catalog (embedded or --catalog DIR).
   [[nodiscard]] base::Result<hardware::Catalog> load_catalog() const;
+  /// The catalog, the cluster (name, file or SYSTEM*COUNT) and its topology.
+  [[nodiscard]] base::Result<LoadedCluster> load_cluster(const std::string& cluster) const;
 };
 
 /// Prints "error: ..." lines to stderr and returns kExitBadInput.

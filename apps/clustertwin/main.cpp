@@ -13,6 +13,16 @@ base::Result<hardware::Catalog> Context::load_catalog() const {
   return hardware::Catalog::load_directory(catalog_dir);
 }
 
+base::Result<LoadedCluster> Context::load_cluster(const std::string& cluster) const {
+  auto cat = load_catalog();
+  if (!cat) return base::fail(cat.error());
+  auto spec = hardware::resolve_cluster(*cat, cluster);
+  if (!spec) return base::fail(spec.error());
+  auto topo = topology::Topology::build(*cat, *spec);
+  if (!topo) return base::fail(topo.error());
+  return LoadedCluster{std::move(*cat), std::move(*spec), std::move(*topo)};
+}
+
 int bad_input(const base::Error& e) {
   base::Errors all;
   all.add(e);
