@@ -16,8 +16,7 @@ base::Result<CoolingPlan> plan_cooling(const FacilityParams& f, const CoolingSet
   if (it == f.coolants.end()) {
     std::vector<std::string> known;
     for (const auto& [k, v] : f.coolants) known.push_back(k);
-    return base::fail("unknown coolant '" + name + "'" + base::did_you_mean(name, known) +
-                      "; known: " + base::join(known));
+    return base::fail("unknown coolant '" + name + "'" + base::did_you_mean(name, known));
   }
   p.coolant = it->second;
   p.supply_C = s.supply_C.value_or(f.supply_C);

@@ -295,8 +295,7 @@ base::Result<const GpuPowerParams*> PowerCatalog::gpu(std::string_view name) con
   std::vector<std::string> known;
   for (const auto& [k, v] : gpus_) known.push_back(k);
   return base::fail("no power parameters for gpu '" + std::string(name) +
-                    "' in catalog/power/gpus.yaml" + base::did_you_mean(name, known) +
-                    "; known: " + base::join(known));
+                    "' in catalog/power/gpus.yaml" + base::did_you_mean(name, known));
 }
 
 base::Result<const SystemPowerParams*> PowerCatalog::system(std::string_view name) const {
@@ -304,8 +303,7 @@ base::Result<const SystemPowerParams*> PowerCatalog::system(std::string_view nam
   std::vector<std::string> known;
   for (const auto& [k, v] : systems_) known.push_back(k);
   return base::fail("no power parameters for system '" + std::string(name) +
-                    "' in catalog/power/systems.yaml" + base::did_you_mean(name, known) +
-                    "; known: " + base::join(known));
+                    "' in catalog/power/systems.yaml" + base::did_you_mean(name, known));
 }
 
 }  // namespace clustertwin::power

@@ -65,20 +65,38 @@ double SystemPowerModel::gpu_budget_W(bool hosts_active) const {
   return lo;
 }
 
-FabricPower fabric_power(const hardware::Catalog& catalog, const hardware::ClusterSpec& cluster,
-                         const topology::ClusterSummary& summary, const FacilityParams& f) {
-  FabricPower p;
-  if (auto sw = catalog.switch_spec(cluster.scale_out.switch_name)) {
-    p.switches_W = (*sw)->power.base() * summary.scale_out_switches;
+FabricPower fabric_power(const hardware::Catalog& catalog, const topology::Topology& topo,
+                         const FacilityParams& f) {
+  // Counts as topology::summarize derives them (switches of every tier and plane; a transceiver
+  // at each end of every NIC and inter-switch cable), without the rest of the summary.
+  const auto& spec = topo.spec();
+  const auto& plan = topo.fabric();
+  const int64_t planes = topo.planes();
+  int64_t switches = 0, cables = static_cast<int64_t>(topo.nics()) * planes;
+  for (const auto& t : plan.tier_info) {
+    switches += static_cast<int64_t>(t.switches) * planes;
+    cables += static_cast<int64_t>(t.up_ports_used) * planes;
   }
-  if (!cluster.scale_out.transceiver.empty()) {
-    if (auto t = catalog.transceiver(cluster.scale_out.transceiver)) {
-      p.optics_W = (*t)->power.base() * static_cast<double>(summary.transceivers);
+  FabricPower p;
+  p.switches = switches;
+  p.transceivers = spec.scale_out.transceiver.empty() ? 0 : 2 * cables;
+  if (auto sw = catalog.switch_spec(spec.scale_out.switch_name)) {
+    p.switches_W = (*sw)->power.base() * static_cast<double>(switches);
+  }
+  if (p.transceivers > 0) {
+    if (auto t = catalog.transceiver(spec.scale_out.transceiver)) {
+      p.optics_W = (*t)->power.base() * static_cast<double>(p.transceivers);
     }
   }
   p.dc_W = p.switches_W + p.optics_W;
   p.ac_W = p.dc_W / f.switch_psu_efficiency;
   return p;
+}
+
+double SystemPowerModel::nameplate_W() const {
+  return tgp_ * sys_.gpus() + cpu_tdp_ * sys_.cpus() + nic_W_ * sys_.nics() +
+         sys_.node_other_power.base() * sys_.nodes +
+         sys_.switch_trays * sys_.switch_tray_power.base();
 }
 
 }  // namespace clustertwin::power

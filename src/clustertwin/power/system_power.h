@@ -16,7 +16,7 @@
 
 #include "clustertwin/hardware/catalog.h"
 #include "clustertwin/power/params.h"
-#include "clustertwin/topology/summary.h"
+#include "clustertwin/topology/topology.h"
 
 namespace clustertwin::power {
 
@@ -56,6 +56,8 @@ class SystemPowerModel {
   [[nodiscard]] const SystemPowerParams& params() const { return p_; }
   [[nodiscard]] const hardware::SystemSpec& spec() const { return sys_; }
   [[nodiscard]] double tgp_W() const { return tgp_; }
+  /// The nameplate estimate of topology::summarize (TGP, TDP, NICs, node other, switch trays).
+  [[nodiscard]] double nameplate_W() const;
 
  private:
   hardware::SystemSpec sys_;
@@ -65,9 +67,10 @@ class SystemPowerModel {
 
 /// Scale-out fabric: switches and optics of the cluster (flat), DC and at the switch PSU input.
 struct FabricPower {
+  int64_t switches = 0, transceivers = 0;
   double switches_W = 0, optics_W = 0, dc_W = 0, ac_W = 0;
 };
-FabricPower fabric_power(const hardware::Catalog& catalog, const hardware::ClusterSpec& cluster,
-                         const topology::ClusterSummary& summary, const FacilityParams& f);
+FabricPower fabric_power(const hardware::Catalog& catalog, const topology::Topology& topo,
+                         const FacilityParams& f);
 
 }  // namespace clustertwin::power

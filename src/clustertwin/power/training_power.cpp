@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <map>
 #include <sstream>
@@ -191,18 +192,24 @@ std::vector<RackClass> rack_classes(const workload::TrainingLayout& l, int64_t f
   const int64_t n_racks = (cluster_gpus + per_rack - 1) / per_rack;
   *racks = static_cast<int>(n_racks);
   std::map<std::pair<std::vector<int>, std::pair<int, int>>, int> classes;
+  // Stages are outermost in the rank order (workload::coord_of: tp-cp-dp-pp), so stage s holds
+  // the job's ranks [s * per_stage, (s + 1) * per_stage): a rack's share of each stage is an
+  // interval intersection, O(racks x stages) rather than O(GPUs).
+  const int64_t per_stage = job / l.pp;
   for (int64_t r = 0; r < n_racks; ++r) {
     const int64_t g0 = r * per_rack, g1 = std::min(cluster_gpus, g0 + per_rack);
     std::vector<int> stages(static_cast<size_t>(l.pp), 0);
-    int idle = 0;
-    for (int64_t g = g0; g < g1; ++g) {
-      const int64_t rank = g - first_gpu;
-      if (rank < 0 || rank >= job) {
-        ++idle;
-      } else {
-        ++stages[static_cast<size_t>(workload::coord_of(l, rank).pp)];
+    const int64_t j0 = std::max(g0, first_gpu) - first_gpu,
+                  j1 = std::min(g1, first_gpu + job) - first_gpu;
+    int in_job = 0;
+    if (j1 > j0) {
+      for (int64_t st = j0 / per_stage; st <= (j1 - 1) / per_stage; ++st) {
+        const int64_t a = std::max(j0, st * per_stage), b = std::min(j1, (st + 1) * per_stage);
+        stages[static_cast<size_t>(st)] = static_cast<int>(b - a);
+        in_job += static_cast<int>(b - a);
       }
     }
+    const int idle = static_cast<int>(g1 - g0) - in_job;
     const int systems = static_cast<int>((g1 - g0 + gpus_per_system - 1) / gpus_per_system);
     ++classes[{stages, {idle, systems}}];
   }
@@ -210,6 +217,9 @@ std::vector<RackClass> rack_classes(const workload::TrainingLayout& l, int64_t f
   for (const auto& [key, count] : classes) {
     RackClass c;
     c.stage_gpus = key.first;
+    for (size_t st = 0; st < c.stage_gpus.size(); ++st) {
+      if (c.stage_gpus[st] > 0) c.present.emplace_back(static_cast<int>(st), c.stage_gpus[st]);
+    }
     c.idle_gpus = key.second.first;
     c.systems = key.second.second;
     c.count = count;
@@ -224,7 +234,7 @@ std::vector<RackClass> rack_classes(const workload::TrainingLayout& l, int64_t f
 
 double class_gpu_sum(const RackClass& c, std::span<const double> stage_W, double idle_W) {
   double s = c.idle_gpus * idle_W;
-  for (size_t i = 0; i < c.stage_gpus.size(); ++i) s += c.stage_gpus[i] * stage_W[i];
+  for (const auto& [st, n] : c.present) s += n * stage_W[static_cast<size_t>(st)];
   return s;
 }
 
@@ -239,32 +249,65 @@ SystemBreakdown class_power(const RackClass& c, const SystemPowerModel& sm, doub
   return b;
 }
 
-// Stage powers on every elementary interval of one step (the union of all stage boundaries).
+// Stage powers on every elementary interval of one step (the union of all stage boundaries),
+// flat: stage_W[i * stages + s]. Each stage's segments are walked once (O(intervals x stages)).
 struct Merged {
+  size_t stages = 0;
   std::vector<double> t0, dt;
-  std::vector<std::vector<double>> stage_W;  // [interval][stage]
+  std::vector<double> stage_W;
+  [[nodiscard]] std::span<const double> at(size_t i) const {
+    return {stage_W.data() + i * stages, stages};
+  }
 };
 
 Merged merge(const std::vector<PeriodicTimeline>& tls, double step) {
-  std::vector<double> b{0.0, step};
+  // Each stage's boundaries are sorted: merge the runs pairwise (O(K log stages)).
+  std::vector<double> b{0.0};
+  std::vector<size_t> runs{0, 1};
+  size_t total = 1;
+  for (const auto& tl : tls) total += tl.segments().size();
+  b.reserve(total + 1);
   for (const auto& tl : tls) {
     for (const auto& s : tl.segments()) b.push_back(s.t1_s);
+    runs.push_back(b.size());
   }
-  std::sort(b.begin(), b.end());
+  b.push_back(step);
+  runs.back() = b.size();
+  while (runs.size() > 2) {
+    std::vector<size_t> next{0};
+    for (size_t r = 0; r + 1 < runs.size(); r += 2) {
+      const size_t end = r + 2 < runs.size() ? runs[r + 2] : runs[r + 1];
+      if (r + 2 < runs.size()) {
+        std::inplace_merge(b.begin() + static_cast<std::ptrdiff_t>(runs[r]),
+                           b.begin() + static_cast<std::ptrdiff_t>(runs[r + 1]),
+                           b.begin() + static_cast<std::ptrdiff_t>(end));
+      }
+      next.push_back(end);
+    }
+    runs = std::move(next);
+  }
   b.erase(
       std::unique(b.begin(), b.end(), [](double x, double y) { return std::abs(x - y) < 1e-12; }),
       b.end());
   Merged m;
+  m.stages = tls.size();
+  m.t0.reserve(b.size());
+  m.dt.reserve(b.size());
+  m.stage_W.reserve(b.size() * m.stages);
+  std::vector<size_t> idx(tls.size(), 0);
   for (size_t i = 0; i + 1 < b.size(); ++i) {
     if (b[i] >= step) break;
     const double a = b[i], e = std::min(b[i + 1], step);
     if (e <= a) continue;
     m.t0.push_back(a);
     m.dt.push_back(e - a);
-    std::vector<double> w;
-    w.reserve(tls.size());
-    for (const auto& tl : tls) w.push_back(tl.energy_J(a, e) / (e - a));
-    m.stage_W.push_back(std::move(w));
+    const double mid = 0.5 * (a + e);
+    for (size_t s = 0; s < tls.size(); ++s) {
+      const auto& segs = tls[s].segments();
+      auto& k = idx[s];
+      while (k + 1 < segs.size() && segs[k].t1_s <= mid) ++k;
+      m.stage_W.push_back(segs.empty() ? 0.0 : segs[k].power_W);
+    }
   }
   return m;
 }
@@ -358,8 +401,7 @@ base::Result<SmoothingRequest> parse_smoothing(std::string_view text) {
     } else {
       const std::vector<std::string> known = {"floor",      "ramp-up", "ramp-down",
                                               "hysteresis", "storage", "efficiency"};
-      return base::fail("--smoothing: unknown key '" + key + "'" + base::did_you_mean(key, known) +
-                        "; known: " + base::join(known));
+      return base::fail("--smoothing: unknown key '" + key + "'" + base::did_you_mean(key, known));
     }
     if (!v) return base::fail(v.error());
   }
@@ -419,8 +461,7 @@ base::Result<TrainingPowerResult> analyze_training_power(const TrainingPowerInpu
       for (const auto& p : pol) known.push_back(p.first);
       return base::fail("--node-policy '" + o.node_policy + "' is not a policy of " + sys.name +
                         (known.empty() ? std::string(" (it has none)")
-                                       : base::did_you_mean(o.node_policy, known) +
-                                             "; known: " + base::join(known)));
+                                       : base::did_you_mean(o.node_policy, known)));
     }
     const double cap = it->second.base() / sys.gpus_per_node;
     if (g.cap.base() == 0 || cap < g.cap.base()) {
@@ -505,19 +546,43 @@ base::Result<TrainingPowerResult> analyze_training_power(const TrainingPowerInpu
       rack_classes(l, setup.first_gpu, cluster_gpus, sys.gpus(), R.systems_per_rack, &racks);
   R.racks = racks;
 
-  // Step-level evaluation (timelines, rack classes) for the current settings and run.
+  // Step-level evaluation (timelines, rack classes) for the current settings and run: the AC power
+  // of every class on every elementary interval, computed once (class_ac[c * K + i]).
   Merged merged;
+  std::vector<double> class_ac;
   auto evaluate = [&]() {
     shares(R.training);
     R.stage_timelines = stage_timelines(R.training, l, cps, lv);
     merged = merge(R.stage_timelines, R.training.step_time_s);
-    for (auto& c : classes) {
+    const size_t K = merged.dt.size();
+    class_ac.assign(classes.size() * K, 0.0);
+    for (size_t ci = 0; ci < classes.size(); ++ci) {
+      auto& c = classes[ci];
       c.peak_ac_W = 0;
       c.peak_dc_W = 0;
       c.min_ac_W = 1e300;
       double e = 0;
-      for (size_t i = 0; i < merged.dt.size(); ++i) {
-        const auto b = class_power(c, sm, class_gpu_sum(c, merged.stage_W[i], lv.idle_W), true);
+      // A class's GPU power takes few distinct values over a step (per-chunk compute, wait,
+      // communication, optimizer): a small cache spares most system-model evaluations.
+      std::array<std::pair<double, SystemBreakdown>, 16> cache{};
+      size_t cached = 0, next = 0;
+      const SystemBreakdown* hit = nullptr;
+      double last = -1;
+      for (size_t i = 0; i < K; ++i) {
+        const double sum = class_gpu_sum(c, merged.at(i), lv.idle_W);
+        if (sum != last) hit = nullptr;
+        last = sum;
+        for (size_t k = 0; k < cached && !hit; ++k) {
+          if (cache[k].first == sum) hit = &cache[k].second;
+        }
+        if (!hit) {
+          cache[next] = {sum, class_power(c, sm, sum, true)};
+          hit = &cache[next].second;
+          cached = std::min(cache.size(), cached + 1);
+          next = (next + 1) % cache.size();
+        }
+        const auto& b = *hit;
+        class_ac[ci * K + i] = b.ac_W;
         c.peak_ac_W = std::max(c.peak_ac_W, b.ac_W);
         c.peak_dc_W = std::max(c.peak_dc_W, b.dc_W);
         c.min_ac_W = std::min(c.min_ac_W, b.ac_W);
@@ -594,8 +659,7 @@ base::Result<TrainingPowerResult> analyze_training_power(const TrainingPowerInpu
   R.gpu_energy_per_step_J = e_gpu * gpus_per_stage;
 
   // Racks and cluster over one step.
-  R.fabric =
-      fabric_power(cat, *in.cluster, topology::summarize(cat, *in.topology), facility_params);
+  R.fabric = fabric_power(cat, *in.topology, facility_params);
   R.rack_classes = classes;
   size_t worst = 0;
   for (size_t i = 0; i < classes.size(); ++i) {
@@ -609,28 +673,25 @@ base::Result<TrainingPowerResult> analyze_training_power(const TrainingPowerInpu
   R.rack_peak_W = wc.peak_ac_W;
   R.rack_min_W = wc.min_ac_W;
   {
-    double best = -1;
-    for (size_t i = 0; i < merged.dt.size(); ++i) {
-      const auto b = class_power(wc, sm, class_gpu_sum(wc, merged.stage_W[i], lv.idle_W), true);
-      if (b.ac_W > best) {
-        best = b.ac_W;
-        R.rack_peak = b;
-      }
+    const size_t K = merged.dt.size();
+    size_t best = 0;
+    for (size_t i = 1; i < K; ++i) {
+      if (class_ac[worst * K + i] > class_ac[worst * K + best]) best = i;
     }
+    R.rack_peak = class_power(wc, sm, class_gpu_sum(wc, merged.at(best), lv.idle_W), true);
   }
   {
     RackClass full;
     full.systems = R.systems_per_rack;
     full.stage_gpus = {sys.gpus() * R.systems_per_rack};
+    full.present = {{0, sys.gpus() * R.systems_per_rack}};
     const double w = gm.limited_W(R.cap_W);
     R.rack_full_load = class_power(full, sm, w * sys.gpus() * R.systems_per_rack, true);
   }
   double it_e = 0, job_e = 0, it_pk = 0, it_mn = 1e300;
-  for (size_t i = 0; i < merged.dt.size(); ++i) {
+  for (size_t i = 0, K = merged.dt.size(); i < K; ++i) {
     double it = R.fabric.ac_W;
-    for (const auto& c : classes) {
-      it += c.count * class_power(c, sm, class_gpu_sum(c, merged.stage_W[i], lv.idle_W), true).ac_W;
-    }
+    for (size_t ci = 0; ci < classes.size(); ++ci) it += classes[ci].count * class_ac[ci * K + i];
     it_pk = std::max(it_pk, it);
     it_mn = std::min(it_mn, it);
     it_e += it * merged.dt[i];
@@ -646,7 +707,7 @@ base::Result<TrainingPowerResult> analyze_training_power(const TrainingPowerInpu
   R.cluster_avg_W = it_e / tr.step_time_s;
   R.cluster_peak_W = it_pk;
   R.cluster_min_W = it_mn;
-  R.cluster_nameplate_W = topology::summarize(cat, *in.topology).cluster_power.base();
+  R.cluster_nameplate_W = sm.nameplate_W() * in.cluster->count + R.fabric.dc_W;
 
   // Cooling and facility: sized at the peaks.
   const double fl = (*sp)->liquid_fraction;

@@ -77,8 +77,9 @@ struct TrainingPowerInput {
 
 /// One class of identical racks.
 struct RackClass {
-  std::vector<int> stage_gpus;  ///< job GPUs of each pipeline stage in the rack
-  int idle_gpus = 0;            ///< GPUs of the rack outside the job
+  std::vector<int> stage_gpus;               ///< job GPUs of each pipeline stage in the rack
+  std::vector<std::pair<int, int>> present;  ///< (stage, GPUs) of the stages with GPUs here
+  int idle_gpus = 0;                         ///< GPUs of the rack outside the job
   int systems = 1;
   int count = 0;  ///< racks of this class
   double peak_ac_W = 0, avg_ac_W = 0, min_ac_W = 0, peak_dc_W = 0;

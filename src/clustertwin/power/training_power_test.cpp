@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <map>
+
 #include "clustertwin/power/test_fixture.h"
 
 namespace clustertwin::power {
@@ -70,6 +72,37 @@ TEST(TrainingPower, FiguresAreConsistentAndEnergyIsTheIntegralOfPower) {
   EXPECT_NEAR(wave_e, expect, 1e-3 * expect);
   EXPECT_GT(r->energy_per_token_J, r->it_energy_per_token_J);
   EXPECT_NEAR(r->facility_energy_per_step_J, r->energy_per_step_J * r->facility.pue, 1e-6);
+}
+
+TEST(TrainingPower, RackClassesHoldTheStagesTheRankOrderPutsThere) {
+  static const Job j("gb300-nvl72*4", "llama3.1-8b");
+  // 216 GPUs from GPU 36: racks straddle stages and the job's ends.
+  workload::TrainingLayout l{
+      .tp = 2, .pp = 4, .dp = 27, .micro_batch = 1, .global_batch = 108, .seq_len = 2048};
+  auto in = j.input(l);
+  in.setup.first_gpu = 36;
+  TrainingPowerOptions o;
+  o.waveforms = false;
+  auto r = analyze_training_power(in, o);
+  ASSERT_TRUE(r) << r.error().to_string();
+  std::map<std::vector<int>, int> expect;
+  for (int rack = 0; rack < 4; ++rack) {
+    std::vector<int> stages(4, 0);
+    for (int g = rack * 72; g < rack * 72 + 72; ++g) {
+      const int rank = g - 36;
+      if (rank >= 0 && rank < 216) ++stages[static_cast<size_t>(workload::coord_of(l, rank).pp)];
+    }
+    ++expect[stages];
+  }
+  std::map<std::vector<int>, int> got;
+  int racks = 0;
+  for (const auto& c : r->rack_classes) {
+    got[c.stage_gpus] += c.count;
+    racks += c.count;
+    EXPECT_EQ(c.job_gpus() + c.idle_gpus, 72);
+  }
+  EXPECT_EQ(racks, 4);
+  EXPECT_EQ(got, expect);
 }
 
 TEST(TrainingPower, CapSlowsTheStepThroughFeedback) {

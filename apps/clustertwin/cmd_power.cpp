@@ -1,0 +1,383 @@
+// `clustertwin power`: the power view of a training job: GPU, rack, cluster and facility power,
+// the waveform over a job window with and without smoothing, energy per step and per token,
+// coolant flow and PUE (docs/models/power.md).
+// Example: clustertwin power --cluster azure-ndv6-gb300 --model llama3.1-405b --tp 8 --pp 16
+//          --power-cap 1200W --smoothing floor=0.8,ramp-up=2000W/s --price 0.08 --tokens 15T
+
+#include <fmt/format.h>
+
+#include <iostream>
+
+#include "clustertwin/base/units_parse.h"
+#include "clustertwin/collective/calibration.h"
+#include "clustertwin/execution/collective_comm.h"
+#include "clustertwin/execution/training.h"
+#include "clustertwin/models/model_catalog.h"
+#include "clustertwin/power/training_power.h"
+#include "clustertwin/report/power.h"
+#include "clustertwin/report/training.h"
+#include "commands.h"
+
+namespace clustertwin::app {
+namespace {
+
+struct PowerOptions {
+  TrainOptions t;
+  std::string cap, clock_lock, node_policy, smoothing;
+  bool no_smoothing = false;
+  double pue = 0, supply_temp = -1000, delta_t = 0, price = 0, grid_intensity = 0;
+  std::string coolant;
+  double duration = 0, resolution = 0.01, start = 5, init = 10, stop = 0, checkpoint_every = 0,
+         checkpoint_time = 0;
+  bool no_feedback = false;
+};
+
+base::Result<double> parse_tokens(const std::string& t) {
+  // A plain number with an optional K/M/B/T suffix (15T), as `train --tokens`.
+  double mult = 1;
+  std::string num = t;
+  const char last = t.back();
+  if (last == 'K' || last == 'M' || last == 'B' || last == 'G' || last == 'T') {
+    mult = last == 'K' ? 1e3 : last == 'M' ? 1e6 : (last == 'B' || last == 'G') ? 1e9 : 1e12;
+    num = t.substr(0, t.size() - 1);
+  }
+  double v = -1;
+  try {
+    size_t used = 0;
+    v = std::stod(num, &used) * mult;
+    if (used != num.size()) v = -1;
+  } catch (...) {
+    v = -1;
+  }
+  if (!(v > 0))
+    return base::fail("--tokens: expected a token count like 15T or 2e12, got '" + t + "'");
+  return v;
+}
+
+// "1200", "1200W", "1.2 kW"
+base::Result<double> parse_watts(const std::string& s, const char* flag) {
+  try {
+    size_t used = 0;
+    const double v = std::stod(s, &used);
+    if (used == s.size()) return v;
+  } catch (...) {
+  }
+  auto w = base::parse<base::Watts>(s);
+  if (!w) return base::fail(std::string(flag) + ": " + w.error().message);
+  return w->base();
+}
+
+// "1500", "1500MHz", "1.5GHz"
+base::Result<double> parse_mhz(const std::string& s) {
+  std::string v = s;
+  double mult = 1;
+  if (v.size() > 3 && (v.ends_with("MHz") || v.ends_with("GHz"))) {
+    mult = v.ends_with("GHz") ? 1e3 : 1;
+    v = v.substr(0, v.size() - 3);
+  }
+  try {
+    size_t used = 0;
+    const double x = std::stod(v, &used);
+    if (used == v.size() && x > 0) return x * mult;
+  } catch (...) {
+  }
+  return base::fail("--clock-lock: expected a clock such as 1500MHz, got '" + s + "'");
+}
+
+int power(const Context& ctx, const PowerOptions& po) {
+  const auto& o = po.t;
+  auto cat = ctx.load_catalog();
+  if (!cat) return bad_input(cat.error());
+  auto pcat = power::PowerCatalog::load(*cat);
+  if (!pcat) return bad_input(pcat.error());
+  auto spec = hardware::resolve_cluster(*cat, o.cluster);
+  if (!spec) return bad_input(spec.error());
+  auto topo = topology::Topology::build(*cat, *spec);
+  if (!topo) return bad_input(topo.error());
+  base::Result<models::ModelSpec> model = base::fail("");
+  if (o.model == "gpt") {
+    if (o.layers <= 0 || o.hidden <= 0 || o.heads <= 0) {
+      return bad_input("--model gpt needs --layers, --hidden and --heads (> 0)");
+    }
+    model = models::gpt_model({.layers = o.layers,
+                               .hidden = o.hidden,
+                               .heads = o.heads,
+                               .kv_heads = o.kv_heads,
+                               .ffn = o.ffn,
+                               .vocab = o.vocab,
+                               .seq_len = o.seq_len > 0 ? o.seq_len : 2048});
+  } else {
+    model = models::load_model(*cat, o.model);
+  }
+  if (!model) return bad_input(model.error());
+  const auto& sys = **cat->system(spec->system);
+  const auto& gpu = **cat->gpu(sys.gpu);
+
+  workload::TrainingLayout l;
+  l.tp = o.tp;
+  l.pp = o.pp;
+  l.cp = o.cp;
+  l.ep = o.ep;
+  l.vpp = o.vpp;
+  l.zero = o.zero;
+  l.micro_batch = o.micro_batch;
+  l.seq_len = o.seq_len > 0
+                  ? o.seq_len
+                  : std::min<int64_t>(model->max_seq_len > 0 ? model->max_seq_len : 4096, 8192);
+  const int64_t gpus = o.gpus > 0 ? o.gpus : topo->gpus();
+  if (gpus > topo->gpus()) {
+    return bad_input("--gpus " + std::to_string(gpus) + " is more than cluster '" + spec->name +
+                     "' has (" + std::to_string(topo->gpus()) + ")");
+  }
+  const int64_t mp = static_cast<int64_t>(l.tp) * l.pp * l.cp;
+  if (o.dp > 0) {
+    l.dp = o.dp;
+  } else {
+    if (mp <= 0 || gpus % mp != 0) {
+      return bad_input("--gpus " + std::to_string(gpus) + " is not a multiple of tp*pp*cp = " +
+                       std::to_string(mp) + " (give --dp or change the layout)");
+    }
+    l.dp = static_cast<int>(gpus / mp);
+  }
+  l.global_batch =
+      o.global_batch > 0 ? o.global_batch : l.micro_batch * l.dp * std::max(1, 4 * l.pp);
+  auto dtype = compute::parse_dtype(o.precision);
+  if (!dtype) return bad_input("--precision: expected bf16, fp8 or fp4, got '" + o.precision + "'");
+  l.dtype = *dtype;
+  auto rc = models::parse_recompute(o.recompute);
+  if (!rc)
+    return bad_input("--recompute: expected none, selective or full, got '" + o.recompute + "'");
+  l.recompute = *rc;
+  l.sequence_parallel = !o.no_sp;
+  l.tp_comm_overlap = o.tp_overlap;
+  l.dp_overlap = !o.no_dp_overlap;
+  l.ep_overlap = o.ep_overlap;
+  l.flash_attention = o.attention == "flash";
+
+  power::TrainingPowerOptions opt;
+  if (!o.tokens.empty()) {
+    auto t = parse_tokens(o.tokens);
+    if (!t) return bad_input(t.error());
+    opt.token_budget = *t;
+  }
+  if (!po.cap.empty()) {
+    auto w = parse_watts(po.cap, "--power-cap");
+    if (!w) return bad_input(w.error());
+    if (!(*w > 0)) return bad_input("--power-cap: must be > 0 W");
+    opt.gpu.cap = base::watts(*w);
+  }
+  if (!po.clock_lock.empty()) {
+    auto f = parse_mhz(po.clock_lock);
+    if (!f) return bad_input(f.error());
+    opt.gpu.clock_lock_MHz = *f;
+  }
+  opt.node_policy = po.node_policy;
+  const auto sp = pcat->system(sys.name);
+  if (!sp) return bad_input(sp.error());
+  if (!po.smoothing.empty() && po.no_smoothing)
+    return bad_input("--smoothing and --no-smoothing exclude each other");
+  if (!po.smoothing.empty()) {
+    auto s = power::parse_smoothing(po.smoothing);
+    if (!s) return bad_input(s.error());
+    opt.smoothing = *s;
+  } else if (!po.no_smoothing && (*sp)->smoothing.supported) {
+    opt.smoothing = power::SmoothingRequest{};  // the system's profile: with and without smoothing
+  }
+  if (po.pue != 0) opt.cooling.pue = po.pue;
+  if (po.supply_temp > -999) opt.cooling.supply_C = po.supply_temp;
+  if (po.delta_t != 0) opt.cooling.delta_T_K = po.delta_t;
+  opt.cooling.coolant = po.coolant;
+  opt.price_per_kWh = po.price;
+  opt.grid_gCO2_per_kWh = po.grid_intensity;
+  opt.window = {.duration_s = po.duration,
+                .resolution_s = po.resolution,
+                .start_s = po.start,
+                .init_s = po.init,
+                .stop_s = po.stop,
+                .checkpoint_every_s = po.checkpoint_every,
+                .checkpoint_s = po.checkpoint_time};
+  if (po.duration < 0 || po.start < 0 || po.init < 0 || po.stop < 0 || po.checkpoint_every < 0 ||
+      po.checkpoint_time < 0) {
+    return bad_input(
+        "--duration, --start, --init, --stop, --checkpoint-every and --checkpoint-time must be >= "
+        "0 s");
+  }
+  if (po.duration > 0 && po.duration / po.resolution > 5e7) {
+    return bad_input("--duration / --resolution: more than 50 million samples");
+  }
+  opt.feedback = !po.no_feedback;
+
+  auto cm = compute::ComputeModel::for_gpu(gpu, *cat);
+  if (!cm) return bad_input(cm.error());
+  std::unique_ptr<execution::CommModel> comm;
+  if (o.comm == "analytical") {
+    comm = std::make_unique<execution::AnalyticalComm>(*topo);
+  } else {
+    auto calib = collective::Calibration::load(*cat);
+    if (!calib) return bad_input(calib.error());
+    collective::ModelOptions mo;
+    mo.network = o.comm == "flow" ? collective::NetworkModelKind::kFlow
+                                  : collective::NetworkModelKind::kAnalytical;
+    comm = std::make_unique<execution::CollectiveComm>(*cat, *topo, std::move(*calib), mo);
+  }
+  const auto peak_prec = compute::peak_precision(cm->effective(l.dtype));
+  execution::TrainingSetup setup{.model = &*model,
+                                 .layout = l,
+                                 .compute = &*cm,
+                                 .comm = comm.get(),
+                                 .memory_capacity = gpu.hbm_usable,
+                                 .peak = gpu.peak_for(peak_prec)->dense};
+  setup.gpus = gpus;
+  if (o.overhead >= 0) setup.framework_overhead = o.overhead;
+
+  power::TrainingPowerInput in{
+      .catalog = &*cat, .power = &*pcat, .cluster = &*spec, .topology = &*topo, .setup = setup};
+  auto r = power::analyze_training_power(in, opt);
+  if (!r) return bad_input(r.error());
+
+  report::TrainingContext tc{.cluster = spec->name,
+                             .model = model->name,
+                             .gpu = gpu.name,
+                             .gpus = gpus,
+                             .token_budget = opt.token_budget};
+  if (!o.json.empty()) {
+    report::Json j = {{"training", report::training_json(r->training, l, tc)},
+                      {"power", report::power_json(*r)}};
+    if (auto st = report::write_json(j, o.json); !st) return bad_input(st.error());
+  }
+  if (!o.trace.empty()) {
+    auto tw = report::training_trace(r->training, l);
+    report::add_power_counters(tw, *r);
+    if (auto st = tw.write(o.trace); !st) return bad_input(st.error());
+  }
+  if (o.json != "-") {
+    const auto& tr = r->training;
+    std::cout << fmt::format(
+        "{} on {} GPUs of {} ({}), TP{} PP{} DP{}: step {:.3f} s, MFU {:.1f}%\n", model->name, gpus,
+        spec->name, gpu.name, l.tp, l.pp, l.dp, tr.step_time_s, 100 * tr.mfu);
+    std::cout << report::power_text(*r);
+  }
+  return kExitOk;
+}
+
+}  // namespace
+
+Verb add_power(CLI::App& app, const Context& ctx) {
+  auto po = std::make_shared<PowerOptions>();
+  auto& o = po->t;
+  o.tp = 8;
+  o.pp = 16;
+  CLI::App* cmd = app.add_subcommand(
+      "power",
+      "Power of a training job: GPU, rack, cluster and facility power, the waveform over a job "
+      "window "
+      "(start, steps, checkpoints, stop) with and without power smoothing, its swings and "
+      "spectrum, energy "
+      "per step and per token, coolant flow per rack and PUE; a power cap or clock lock slows the "
+      "step.\n"
+      "Example: clustertwin power --cluster azure-ndv6-gb300 --model llama3.1-405b --tp 8 --pp 16 "
+      "--power-cap 1200W --smoothing floor=0.8,ramp-up=2000W/s --price 0.08 --tokens 15T");
+  cmd->add_option("--cluster", o.cluster, "catalog name, cluster file or SYSTEM*COUNT")
+      ->capture_default_str();
+  cmd->add_option("--gpus", o.gpus, "GPUs of the job (default: the whole cluster)")
+      ->check(CLI::PositiveNumber);
+  cmd->add_option(
+         "--model", o.model,
+         "catalog model, YAML file, HF config.json, or 'gpt' with --layers/--hidden/--heads")
+      ->capture_default_str();
+  cmd->add_option("--layers", o.layers, "custom GPT: layers")->check(CLI::PositiveNumber);
+  cmd->add_option("--hidden", o.hidden, "custom GPT: hidden size")->check(CLI::PositiveNumber);
+  cmd->add_option("--heads", o.heads, "custom GPT: attention heads")->check(CLI::PositiveNumber);
+  cmd->add_option("--kv-heads", o.kv_heads, "custom GPT: KV heads (default: heads)")
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--ffn", o.ffn, "custom GPT: MLP width (default: 4 x hidden)")
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--vocab", o.vocab, "custom GPT: vocabulary")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  cmd->add_option("--tp", o.tp, "tensor parallel")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  cmd->add_option("--pp", o.pp, "pipeline stages")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  cmd->add_option("--dp", o.dp, "data parallel (default: gpus / (tp*pp*cp))")
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--cp", o.cp, "context parallel")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  cmd->add_option("--ep", o.ep, "expert parallel (carved from dp*cp)")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  cmd->add_option("--vpp", o.vpp, "virtual pipeline stages per stage (interleaved 1F1B)")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  cmd->add_option("--micro-batch", o.micro_batch, "sequences per micro-batch")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  cmd->add_option("--global-batch", o.global_batch,
+                  "sequences per step (default: micro_batch*dp*4*pp)")
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--seq-len", o.seq_len, "sequence length (default: the model's, at most 8192)")
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--precision", o.precision, "bf16, fp8 or fp4")->capture_default_str();
+  cmd->add_option("--recompute", o.recompute, "none, selective or full")->capture_default_str();
+  cmd->add_option("--zero", o.zero, "0, 1 (distributed optimizer), 2 or 3 (FSDP)")
+      ->check(CLI::Range(0, 3))
+      ->capture_default_str();
+  cmd->add_flag("--no-sequence-parallel", o.no_sp,
+                "tensor parallelism without sequence parallelism");
+  cmd->add_flag("--tp-overlap", o.tp_overlap, "overlap TP collectives with GEMMs");
+  cmd->add_flag("--no-dp-overlap", o.no_dp_overlap, "do not overlap the DP gradient reduction");
+  cmd->add_flag("--ep-overlap", o.ep_overlap, "overlap EP all-to-all with compute (DualPipe)");
+  cmd->add_option("--attention", o.attention, "flash (fused) or unfused (2021-22 Megatron-LM)")
+      ->check(CLI::IsMember({"flash", "unfused"}))
+      ->capture_default_str();
+  cmd->add_option("--comm", o.comm,
+                  "communication model: analytical, collective or flow (as train)")
+      ->check(CLI::IsMember({"analytical", "collective", "flow"}))
+      ->capture_default_str();
+  cmd->add_option("--framework-overhead", o.overhead,
+                  "fraction of compute lost to launch gaps and host overhead")
+      ->check(CLI::Range(0.0, 10.0));
+  cmd->add_option(
+      "--tokens", o.tokens,
+      "token budget of the training run (e.g. 15T): energy, cost and carbon of the run");
+  cmd->add_option("--power-cap", po->cap,
+                  "GPU power limit (e.g. 1200W), within the GPU's settable range");
+  cmd->add_option("--clock-lock", po->clock_lock, "lock the SM clock (e.g. 1500MHz)");
+  cmd->add_option("--node-policy", po->node_policy,
+                  "a DPS node power policy of the system (e.g. GB300-Med)");
+  cmd->add_option(
+      "--smoothing", po->smoothing,
+      "power smoothing profile per GPU: floor=F (of TDP),ramp-up=W/s,ramp-down=W/s,hysteresis=s,"
+      "storage=J,efficiency=E; 'on' for the system's profile (default where supported)");
+  cmd->add_flag("--no-smoothing", po->no_smoothing, "no smoothing waveform");
+  cmd->add_option("--pue", po->pue, "use this PUE instead of the facility model (>= 1)");
+  cmd->add_option("--supply-temp", po->supply_temp, "coolant supply temperature, C (default: 25)");
+  cmd->add_option("--delta-t", po->delta_t,
+                  "coolant temperature rise across a rack, K (default: 10)");
+  cmd->add_option("--coolant", po->coolant, "pg25 or water (default: pg25)");
+  cmd->add_option("--price", po->price, "electricity price per kWh (cost of the --tokens run)")
+      ->check(CLI::NonNegativeNumber);
+  cmd->add_option("--grid-intensity", po->grid_intensity, "grid carbon intensity, gCO2/kWh")
+      ->check(CLI::NonNegativeNumber);
+  cmd->add_option("--duration", po->duration,
+                  "waveform window, s (default: start + init + max(10 steps, 60 s) + 20 s)");
+  cmd->add_option("--resolution", po->resolution, "waveform step, s")->capture_default_str();
+  cmd->add_option("--start", po->start, "job start in the window, s")->capture_default_str();
+  cmd->add_option("--init", po->init, "job initialisation before the first step, s")
+      ->capture_default_str();
+  cmd->add_option("--stop", po->stop, "job stop in the window, s (default: 20 s before its end)");
+  cmd->add_option("--checkpoint-every", po->checkpoint_every,
+                  "synchronous checkpoint period, s (0: none)");
+  cmd->add_option("--checkpoint-time", po->checkpoint_time, "checkpoint pause, s");
+  cmd->add_flag("--no-feedback", po->no_feedback,
+                "do not re-simulate the step when a cap slows compute");
+  cmd->add_option("--json", o.json, "write results JSON to FILE ('-' for stdout)");
+  cmd->add_option("--trace", o.trace,
+                  "write a Chrome trace of the step with power counters to FILE");
+  return {cmd, [&ctx, po] { return power(ctx, *po); }};
+}
+
+}  // namespace clustertwin::app

@@ -1,0 +1,25 @@
+# `clustertwin power`: bad input exits 2 with a message naming the limit; a small run works and
+# writes JSON with the documented unit keys and a valid trace (docs/models/power.md).
+set(POWER_JOB --cluster gb300-nvl72*2 --model llama3.1-8b --tp 2 --pp 2 --global-batch 288 --seq-len 4096
+    --comm analytical)
+ct_cli_test(NAME power.cap_below_minimum RC 2 ARGS power ${POWER_JOB} --power-cap 100W
+            STDERR "power cap 100 W is outside the settable range of gb300 (250-1400 W)")
+ct_cli_test(NAME power.cap_above_maximum RC 2 ARGS power ${POWER_JOB} --power-cap 1.5kW
+            STDERR "outside the settable range of gb300")
+ct_cli_test(NAME power.zero_ramp RC 2 ARGS power ${POWER_JOB} --smoothing floor=0.8,ramp-up=0
+            STDERR "ramp-up=0 W/s: a ramp limit must be > 0")
+ct_cli_test(NAME power.floor_out_of_range RC 2 ARGS power ${POWER_JOB} --smoothing floor=0.95
+            STDERR "expected 0 (off) or a fraction of TDP in 0.2-0.9")
+ct_cli_test(NAME power.unknown_smoothing_key RC 2 ARGS power ${POWER_JOB} --smoothing flor=0.8
+            STDERR "unknown key 'flor' (did you mean 'floor'")
+ct_cli_test(NAME power.pue_below_one RC 2 ARGS power ${POWER_JOB} --pue 0.95 STDERR "at least 1")
+ct_cli_test(NAME power.supply_temperature_out_of_range RC 2 ARGS power ${POWER_JOB} --supply-temp 60
+            STDERR "--supply-temp 60 C is outside the pg25 supply range 15-45 C")
+ct_cli_test(NAME power.clock_out_of_range RC 2 ARGS power ${POWER_JOB} --clock-lock 3GHz
+            STDERR "clock lock 3000 MHz is outside")
+ct_cli_test(NAME power.no_smoothing_on_hopper RC 2
+            ARGS power --cluster hgx-h100*8 --model llama3.1-8b --tp 8 --pp 1 --comm analytical --smoothing on
+            STDERR "has no power smoothing")
+ct_cli_test(NAME power.runs RC 0 ARGS power ${POWER_JOB} --power-cap 1200W --tokens 1T --price 0.08
+            --grid-intensity 400 --duration 60 --json power.json --trace power-trace.json
+            STDOUT "coolant flow per rack")
