@@ -26,29 +26,41 @@ base::Status check(const SmoothingSettings& s) {
   if (!(s.storage_efficiency > 0.5 && s.storage_efficiency <= 1)) {
     return base::fail("--smoothing efficiency: expected a value in (0.5, 1]");
   }
+  if (s.average_s < 0) return base::fail("--smoothing average: must be >= 0 s");
   return {};
 }
 
 Smoother::Smoother(double ramp_up_W_per_s, double ramp_down_W_per_s, double hysteresis_s,
-                   double storage_J, double efficiency)
+                   double storage_J, double efficiency, double average_s)
     : up_(ramp_up_W_per_s),
       down_(ramp_down_W_per_s),
       hyst_(hysteresis_s),
       cap_(storage_J),
       eff_(efficiency),
+      tau_(average_s),
       soc_(storage_J) {}
 
 double Smoother::step(double load_W, double dt_s) {
   const double prev = g_;
   if (!started_) {
     g_ = load_W;
+    ema_ = load_W;
     started_ = true;
-  } else if (load_W >= g_) {
-    below_for_ = 0;
-    g_ = std::min(load_W, g_ + up_ * dt_s);
   } else {
-    below_for_ += dt_s;
-    if (below_for_ > hyst_) g_ = std::max(load_W, g_ - down_ * dt_s);
+    double target = load_W;
+    if (tau_ > 0) {
+      ema_ += (load_W - ema_) * std::min(1.0, dt_s / tau_);
+      target = ema_;
+      // Steer to the average only while the store can carry the gap for this step.
+      if (load_W > target && soc_ * eff_ < (load_W - target) * dt_s) target = load_W;
+    }
+    if (target >= g_) {
+      below_for_ = 0;
+      g_ = std::min(target, g_ + up_ * dt_s);
+    } else {
+      below_for_ += dt_s;
+      if (below_for_ > hyst_) g_ = std::max(target, g_ - down_ * dt_s);
+    }
   }
   const double d = g_ - prev;
   if (d > 0) totals_.max_step_up_W = std::max(totals_.max_step_up_W, d);

@@ -11,6 +11,10 @@
 ///  3. PSU energy storage E in [0, E_max], full at the start: when the load L exceeds G the store
 ///     discharges (L - G) / eta; when G exceeds L the surplus charges it (x eta) and what does not
 ///     fit is burned (the "GPU burn" that holds the grid side up).
+///  4. Averaging (optional, `average_s` > 0): G steers towards an exponential moving average of
+///     the load instead of the load itself while the store can cover the difference, so the grid
+///     sees the mean of compute and communication phases (peak shaving); with an empty store G
+///     follows the load again.
 /// What neither the grid (ramp-limited) nor the store can supply is `unserved`: the GPUs run
 /// slower for it (the ramp-up limit throttles them), reported as a time cost.
 ///
@@ -32,6 +36,7 @@ struct SmoothingSettings {
   double hysteresis_s = 2;
   double storage_per_gpu_J = 65;
   double storage_efficiency = 0.95;  ///< one way (charge and discharge each)
+  double average_s = 0;              ///< time constant of the averaging target; 0 = follow the load
 };
 
 /// Floors outside 0.2-0.9 of TDP (other than 0), ramp limits <= 0, negative hysteresis or
@@ -52,7 +57,7 @@ class Smoother {
  public:
   /// Rates and storage for the whole unit (per-GPU figures x GPUs).
   Smoother(double ramp_up_W_per_s, double ramp_down_W_per_s, double hysteresis_s, double storage_J,
-           double efficiency);
+           double efficiency, double average_s = 0);
   /// Next grid-side power for a load of `load_W` held for `dt_s`.
   double step(double load_W, double dt_s);
   [[nodiscard]] double state_of_charge_J() const { return soc_; }
@@ -60,8 +65,8 @@ class Smoother {
   [[nodiscard]] const SmootherTotals& totals() const { return totals_; }
 
  private:
-  double up_, down_, hyst_, cap_, eff_;
-  double g_ = 0, soc_ = 0, below_for_ = 0;
+  double up_, down_, hyst_, cap_, eff_, tau_;
+  double g_ = 0, soc_ = 0, below_for_ = 0, ema_ = 0;
   bool started_ = false;
   SmootherTotals totals_;
 };

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <random>
 #include <vector>
@@ -33,7 +34,7 @@ TEST(Smoothing, PropertyRampLimitsHoldAndEnergyBalances) {
     const double dt = uniform(rng, 0.001, 0.05);
     const double up = uniform(rng, 1e3, 1e5), down = uniform(rng, 1e3, 1e5);
     const double storage = uniform(rng, 0, 1e4), eff = uniform(rng, 0.8, 1.0);
-    Smoother s(up, down, uniform(rng, 0, 3), storage, eff);
+    Smoother s(up, down, uniform(rng, 0, 3), storage, eff, seed % 2 ? 0.0 : uniform(rng, 0.1, 20));
     const auto load = random_load(rng, 5000, uniform(rng, 1e3, 3e4), uniform(rng, 5e4, 1.4e5));
     const auto g = smooth(load, dt, s);
     ASSERT_EQ(g.size(), load.size());
@@ -79,6 +80,21 @@ TEST(Smoothing, StorageCoversAShortSpike) {
   EXPECT_NEAR(s.totals().unserved_J, 0.0, 1e-9);
 }
 
+TEST(Smoothing, AveragingWithEnoughStorageShavesThePeak) {
+  // Square wave 100 kW / 20 kW at 0.5 Hz; a store of 100 kJ carries +-40 kW for over 2 s.
+  std::vector<double> load;
+  for (int i = 0; i < 6000; ++i) load.push_back((i / 100) % 2 ? 20e3 : 100e3);
+  Smoother follow(1e5, 1e5, 0, 1e5, 1.0);
+  Smoother avg(1e5, 1e5, 0, 1e5, 1.0, 5.0);
+  const auto g1 = smooth(load, 0.01, follow);
+  const auto g2 = smooth(load, 0.01, avg);
+  const double p1 = *std::max_element(g1.begin() + 3000, g1.end());
+  const double p2 = *std::max_element(g2.begin() + 3000, g2.end());
+  EXPECT_NEAR(p1, 100e3, 1.0);
+  EXPECT_LT(p2, 80e3);  // near the 60 kW mean
+  EXPECT_NEAR(avg.totals().unserved_J, 0.0, 1e-6);
+}
+
 TEST(Smoothing, BadSettingsAreErrors) {
   SmoothingSettings s;
   EXPECT_TRUE(check(s));
@@ -95,6 +111,9 @@ TEST(Smoothing, BadSettingsAreErrors) {
   s.floor = 0;
   EXPECT_TRUE(check(s));
   s.storage_efficiency = 0.2;
+  EXPECT_FALSE(check(s));
+  s = {};
+  s.average_s = -1;
   EXPECT_FALSE(check(s));
 }
 

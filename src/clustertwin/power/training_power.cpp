@@ -322,6 +322,7 @@ SmoothingSettings resolve_smoothing(const SmoothingRequest& r, const SmoothingDe
   s.hysteresis_s = r.hysteresis_s.value_or(d.hysteresis.base());
   s.storage_per_gpu_J = r.storage_per_gpu_J.value_or(d.storage_per_gpu.base());
   s.storage_efficiency = r.storage_efficiency.value_or(d.storage_efficiency);
+  s.average_s = r.average_s.value_or(0.0);
   return s;
 }
 
@@ -398,9 +399,12 @@ base::Result<SmoothingRequest> parse_smoothing(std::string_view text) {
     } else if (key == "efficiency") {
       v = number(0);
       if (v) r.storage_efficiency = *v;
+    } else if (key == "average") {
+      v = number(2);
+      if (v) r.average_s = *v;
     } else {
-      const std::vector<std::string> known = {"floor",      "ramp-up", "ramp-down",
-                                              "hysteresis", "storage", "efficiency"};
+      const std::vector<std::string> known = {"floor",   "ramp-up",    "ramp-down", "hysteresis",
+                                              "storage", "efficiency", "average"};
       return base::fail("--smoothing: unknown key '" + key + "'" + base::did_you_mean(key, known));
     }
     if (!v) return base::fail(v.error());
@@ -778,7 +782,8 @@ base::Result<TrainingPowerResult> analyze_training_power(const TrainingPowerInpu
       const double gpus_in = c.systems * sys.gpus();
       smoothers.emplace_back(smoothing->ramp_up_W_per_s * gpus_in,
                              smoothing->ramp_down_W_per_s * gpus_in, smoothing->hysteresis_s,
-                             smoothing->storage_per_gpu_J * gpus_in, smoothing->storage_efficiency);
+                             smoothing->storage_per_gpu_J * gpus_in, smoothing->storage_efficiency,
+                             smoothing->average_s);
       R.smoothing.storage_J += c.count * smoothing->storage_per_gpu_J * gpus_in;
     }
   }

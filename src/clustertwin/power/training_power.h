@@ -44,9 +44,10 @@ namespace clustertwin::power {
 /// A smoothing request: fields not given take the system's catalog profile.
 struct SmoothingRequest {
   std::optional<double> floor, ramp_up_W_per_s, ramp_down_W_per_s, hysteresis_s, storage_per_gpu_J,
-      storage_efficiency;
+      storage_efficiency, average_s;
 };
-/// Parses "floor=0.8,ramp-up=2000W/s,ramp-down=500,hysteresis=2s,storage=65J,efficiency=0.95"
+/// Parses "floor=0.8,ramp-up=2000W/s,ramp-down=500,hysteresis=2s,storage=65J,efficiency=0.95,
+/// average=10s"
 /// (also "on" or "default" for the catalog profile).
 base::Result<SmoothingRequest> parse_smoothing(std::string_view text);
 

@@ -147,6 +147,7 @@ Json power_json(const power::TrainingPowerResult& r, size_t max_points) {
                       {"ramp_down_W_per_s_per_gpu", r6(s.settings.ramp_down_W_per_s)},
                       {"hysteresis_s", r6(s.settings.hysteresis_s)},
                       {"storage_per_gpu_J", r6(s.settings.storage_per_gpu_J)},
+                      {"average_s", r6(s.settings.average_s)},
                       {"storage_J", r6(s.storage_J)},
                       {"floor_burn_J", r6(s.floor_burn_J)},
                       {"ramp_burn_J", r6(s.ramp_burn_J)},
@@ -270,11 +271,15 @@ std::string power_text(const power::TrainingPowerResult& r) {
   if (r.smoothing.enabled) {
     const auto& s = r.smoothing;
     Table t({"power smoothing", ""}, {true});
-    t.add({"profile (per GPU)", fmt::format("floor {:.0f}% TDP, ramp up {:g} W/s, down {:g} W/s, "
-                                            "hysteresis {:g} s, storage {:g} J",
-                                            100 * s.settings.floor, s.settings.ramp_up_W_per_s,
-                                            s.settings.ramp_down_W_per_s, s.settings.hysteresis_s,
-                                            s.settings.storage_per_gpu_J)});
+    t.add({"profile (per GPU)",
+           fmt::format("floor {:.0f}% TDP, ramp up {:g} W/s, down {:g} W/s, "
+                       "hysteresis {:g} s, storage {:g} J{}",
+                       100 * s.settings.floor, s.settings.ramp_up_W_per_s,
+                       s.settings.ramp_down_W_per_s, s.settings.hysteresis_s,
+                       s.settings.storage_per_gpu_J,
+                       s.settings.average_s > 0
+                           ? fmt::format(", averaging over {:g} s", s.settings.average_s)
+                           : "")});
     t.add({"grid peak reduction", fmt::format("{:.1f}%", 100 * s.peak_reduction)});
     t.add({"swing reduction in training", fmt::format("{:.1f}%", 100 * s.swing_reduction)});
     t.add({"energy to hold the floor", J(s.floor_burn_J)});
