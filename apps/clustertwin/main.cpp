@@ -61,6 +61,7 @@ int main(int argc, char** argv) {
   verbs.push_back(add_run(app, ctx));
   verbs.push_back(add_search(app, ctx));
   verbs.push_back(add_collective(app, ctx));
+  verbs.push_back(add_serve(app, ctx));
   verbs.push_back(add_power(app, ctx));
   verbs.push_back(add_cli_docs(app, ctx));
   try {

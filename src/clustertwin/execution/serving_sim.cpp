@@ -726,6 +726,8 @@ base::Result<SteadyEstimate> estimate_serving(const ServingSetup& s, const Lengt
     e.tpot_s = e.step.total / tps;
     e.ttft_s = (std::ceil(lm.input_p99 / tokens) + 0.5) * tp.total +
                p->pre.kv_transfer_s(static_cast<int64_t>(lm.input_p99), false);
+    e.prefill_instance_rps = pre_rate / lm.input;
+    e.decode_instance_rps = dec_rate / lm.output;
     e.prefill_replicas = l.prefill_replicas;
     e.decode_replicas = l.replicas;
   }

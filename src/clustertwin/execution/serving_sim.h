@@ -114,7 +114,10 @@ struct SteadyEstimate {
   int64_t batch = 0;          ///< decode sequences per rank
   bool kv_limited = false;
   StepTime step;
-  int prefill_replicas = 0, decode_replicas = 0;  ///< disaggregated: the split it chose
+  int prefill_replicas = 0, decode_replicas = 0;  ///< disaggregated: the layout's split
+  /// Disaggregated: requests/s one prefill instance feeds and one decode instance serves (for
+  /// choosing the split).
+  double prefill_instance_rps = 0, decode_instance_rps = 0;
 };
 /// Moments of a dataset the estimator uses (sampled once; pass to avoid resampling).
 struct LengthMoments {

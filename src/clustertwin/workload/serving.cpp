@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdio>
 
+#include "clustertwin/config/reader.h"
 #include "clustertwin/workload/memory.h"
 
 namespace clustertwin::workload {
@@ -237,6 +238,65 @@ base::Result<ServingMemory> check_serving_memory(const models::ModelSpec& m,
                 "-token sequence (larger tp/pp, FP8 KV or a smaller precision)");
   }
   return mem;
+}
+
+namespace {
+
+std::optional<InstanceLayout> read_instance(config::Reader& r) {
+  using Need = config::Reader::Need;
+  InstanceLayout l;
+  l.tp = static_cast<int>(r.integer("tp", Need::kOptional, 1, 4096).value_or(1));
+  l.pp = static_cast<int>(r.integer("pp", Need::kOptional, 1, 4096).value_or(1));
+  l.ep = static_cast<int>(r.integer("ep", Need::kOptional, 1, 4096).value_or(1));
+  l.dp_attention = r.boolean("dp_attention", Need::kOptional).value_or(false);
+  l.max_batch = r.integer("max_batch", Need::kOptional, 1, 1 << 20).value_or(256);
+  l.max_tokens = r.integer("max_tokens", Need::kOptional, 1, 1 << 24).value_or(8192);
+  l.chunked_prefill = r.boolean("chunked_prefill", Need::kOptional).value_or(true);
+  r.finish();
+  return l;
+}
+
+}  // namespace
+
+base::Result<ServingLayout> parse_serving_yaml(std::string_view text, const std::string& file) {
+  using Need = config::Reader::Need;
+  auto doc = config::parse_document(text, file);
+  if (!doc) return fail(doc.error());
+  config::ReadContext ctx{.file = doc->file};
+  config::Reader top(doc->root, ctx);
+  ServingLayout l;
+  l.replicas = 0;
+  auto r = top.child("serving");
+  if (!r) return fail(ctx.errors.combined());
+  if (auto p =
+          r->choice("precision", {"bf16", "fp8", "fp8_block", "fp4", "nvfp4"}, Need::kOptional)) {
+    l.weights = *compute::parse_dtype(*p);
+  }
+  if (auto k = r->choice("kv_cache", {"fp8", "bf16"}, Need::kOptional)) {
+    l.kv_bytes = *k == "fp8" ? 1.0 : 2.0;
+  }
+  if (auto i = r->child("instance")) l.instance = read_instance(*i).value_or(InstanceLayout{});
+  l.replicas = static_cast<int>(r->integer("replicas", Need::kOptional, 1, 1 << 20).value_or(0));
+  if (auto p = r->child("prefill", Need::kOptional)) {
+    l.disaggregated = true;
+    l.prefill = read_instance(*p).value_or(InstanceLayout{});
+    l.prefill_replicas =
+        static_cast<int>(r->integer("prefill_replicas", Need::kRequired, 1, 1 << 20).value_or(1));
+  }
+  if (auto m = r->child("mtp", Need::kOptional)) {
+    l.mtp = static_cast<int>(m->integer("draft_tokens", Need::kRequired, 0, 8).value_or(0));
+    l.mtp_acceptance = m->number("acceptance", Need::kRequired, 0.0, 1.0).value_or(0.0);
+    m->finish();
+  }
+  if (auto k = r->choice("kv_policy", {"preempt", "reserve"}, Need::kOptional)) {
+    l.kv_policy = *k == "preempt" ? KvPolicy::kPreempt : KvPolicy::kReserve;
+  }
+  l.kv_fraction = r->number("kv_fraction", Need::kOptional, 0.01, 1.0).value_or(l.kv_fraction);
+  l.tp_overlap = r->number("tp_overlap", Need::kOptional, 0.0, 1.0).value_or(l.tp_overlap);
+  r->finish();
+  top.finish();
+  if (!ctx.errors.empty()) return fail(ctx.errors.combined());
+  return l;
 }
 
 }  // namespace clustertwin::workload

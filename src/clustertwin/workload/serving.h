@@ -120,4 +120,20 @@ base::Result<ServingMemory> check_serving_memory(const models::ModelSpec& m,
                                                  const InstanceLayout& inst, const ServingLayout& l,
                                                  Bytes usable, int64_t max_sequence_tokens);
 
+/// A serving layout file (`--serving FILE`, YAML or JSON), read strictly (unknown keys, bad
+/// values: errors with file:line):
+///   serving:
+///     precision: fp4            # bf16 | fp8 | fp4 (weights)
+///     kv_cache: fp8             # fp8 | bf16
+///     instance: {tp: 8, ep: 8, dp_attention: true, pp: 1, max_batch: 512, max_tokens: 4608,
+///                chunked_prefill: false}
+///     replicas: 9               # optional: the GPUs / instance size
+///     prefill: {tp: 4, ...}     # optional: disaggregated, with prefill_replicas
+///     prefill_replicas: 14
+///     mtp: {draft_tokens: 3, acceptance: 0.7}
+///     kv_policy: preempt        # preempt | reserve
+///     tp_overlap: 0.5
+/// `replicas` 0 means "as many as the GPUs hold" (the caller fills it in).
+base::Result<ServingLayout> parse_serving_yaml(std::string_view text, const std::string& file);
+
 }  // namespace clustertwin::workload

@@ -165,5 +165,32 @@ TEST(ServingLayout, MtpTokensPerStep) {
   EXPECT_DOUBLE_EQ(l.tokens_per_step(), 1.0 + 0.5 + 0.25 + 0.125);
 }
 
+TEST(ServingFile, ReadsALayoutAndRejectsUnknownKeys) {
+  auto l = parse_serving_yaml(R"(serving:
+  precision: fp4
+  kv_cache: fp8
+  instance: {tp: 8, ep: 8, dp_attention: true, max_batch: 512, max_tokens: 4608,
+             chunked_prefill: false}
+  replicas: 9
+  mtp: {draft_tokens: 3, acceptance: 0.7}
+)",
+                              "r1.yaml");
+  ASSERT_TRUE(l) << l.error().to_string();
+  EXPECT_EQ(l->instance.label(), "DEP8");
+  EXPECT_EQ(l->replicas, 9);
+  EXPECT_FALSE(l->instance.chunked_prefill);
+  EXPECT_EQ(l->mtp, 3);
+  EXPECT_FALSE(l->disaggregated);
+  auto bad = parse_serving_yaml("serving:\n  instance: {tp: 8, tpp: 2}\n  kv_cache: fp6\n", "bad.yaml");
+  ASSERT_FALSE(bad);
+  EXPECT_NE(bad.error().message.find("tpp"), std::string::npos) << bad.error().message;
+  EXPECT_NE(bad.error().message.find("fp6"), std::string::npos) << bad.error().message;
+  auto dis = parse_serving_yaml(
+      "serving:\n  instance: {tp: 8}\n  prefill: {tp: 4}\n  prefill_replicas: 14\n", "d.yaml");
+  ASSERT_TRUE(dis) << dis.error().to_string();
+  EXPECT_TRUE(dis->disaggregated);
+  EXPECT_EQ(dis->prefill_replicas, 14);
+}
+
 }  // namespace
 }  // namespace clustertwin::workload

@@ -1,0 +1,98 @@
+#include "clustertwin/search/serving_search.h"
+
+#include <gtest/gtest.h>
+
+#include "clustertwin/models/model_catalog.h"
+
+namespace clustertwin::search {
+namespace {
+
+const hardware::Catalog& cat() {
+  static const hardware::Catalog c = *hardware::Catalog::load_embedded();
+  return c;
+}
+
+TEST(ServingSearch, InstanceLayoutsRespectTheModel) {
+  auto r1 = *models::load_model(cat(), "deepseek-r1");
+  auto ls = instance_layouts(r1, 72, 72);
+  bool dep64 = false, dep8 = false;
+  for (const auto& l : ls) {
+    EXPECT_LE(l.gpus(), 72);
+    if (l.dp_attention) {
+      EXPECT_EQ(l.ep, l.tp);
+      dep64 |= l.tp == 64;
+      dep8 |= l.tp == 8;
+    }
+  }
+  EXPECT_TRUE(dep64);
+  EXPECT_TRUE(dep8);
+  auto l2 = *models::load_model(cat(), "llama2-70b");
+  for (const auto& l : instance_layouts(l2, 8, 8)) {
+    EXPECT_FALSE(l.dp_attention);
+    EXPECT_EQ(l.ep, 1);
+  }
+}
+
+TEST(ServingSearch, FindsACompliantLayoutAndAFrontier) {
+  auto spec = *hardware::resolve_cluster(cat(), "hgx-h200*1");
+  const auto& gpu = **cat().gpu("h200");
+  auto cm = *compute::ComputeModel::for_gpu(gpu, cat());
+  auto model = *models::load_model(cat(), "llama2-70b");
+  execution::ServingSetup s;
+  s.model = &model;
+  s.compute = &cm;
+  s.fabric = *execution::serving_fabric(cat(), spec);
+  s.memory_capacity = gpu.hbm_usable;
+  s.dataset = *workload::dataset_for_model(cat(), "llama2-70b");
+  s.scenario = workload::ServingScenario::kServer;
+  s.limits = s.dataset.limits(s.scenario);
+  s.layout.weights = compute::DType::kFp8;
+  ServingSpace sp{.gpus = 8, .domain_size = 8, .verify = 1, .verify_requests = 3000};
+  auto one = search_serving(s, sp, 1);
+  ASSERT_TRUE(one) << one.error().to_string();
+  auto many = search_serving(s, sp, 4);
+  ASSERT_TRUE(many);
+  // Deterministic whatever the thread count.
+  ASSERT_EQ(one->points.size(), many->points.size());
+  for (size_t i = 0; i < one->points.size(); ++i) {
+    EXPECT_EQ(one->points[i].label(), many->points[i].label());
+    EXPECT_EQ(one->points[i].batch, many->points[i].batch);
+  }
+  ASSERT_GE(one->best, 0);
+  const auto& best = one->points[static_cast<size_t>(one->best)];
+  EXPECT_TRUE(one->found);
+  EXPECT_TRUE(best.verified);
+  EXPECT_GT(best.tokens_per_s_per_gpu, 1000);
+  ASSERT_TRUE(one->rate);
+  EXPECT_TRUE(one->rate->result.meets_limits);
+  int frontier = 0;
+  for (const auto& p : one->points) frontier += p.pareto ? 1 : 0;
+  EXPECT_GE(frontier, 2);
+  // Limits nothing meets: the closest point comes back with a note, not an error.
+  s.limits = workload::LatencyLimits{base::seconds(1e-4), base::seconds(1e-4)};
+  sp.verify = 0;
+  auto none = search_serving(s, sp, 2);
+  ASSERT_TRUE(none);
+  EXPECT_FALSE(none->found);
+  EXPECT_FALSE(none->notes.empty());
+}
+
+TEST(ServingSearch, ModelThatFitsNowhereIsAnError) {
+  auto spec = *hardware::resolve_cluster(cat(), "hgx-h100*1");
+  const auto& gpu = **cat().gpu("h100");
+  auto cm = *compute::ComputeModel::for_gpu(gpu, cat());
+  auto model = *models::load_model(cat(), "deepseek-r1");
+  execution::ServingSetup s;
+  s.model = &model;
+  s.compute = &cm;
+  s.fabric = *execution::serving_fabric(cat(), spec);
+  s.memory_capacity = gpu.hbm_usable;
+  s.dataset = *workload::dataset_for_model(cat(), "deepseek-r1");
+  s.layout.weights = compute::DType::kFp8;
+  auto r = search_serving(s, {.gpus = 8, .domain_size = 8, .verify = 0}, 2);
+  ASSERT_FALSE(r);
+  EXPECT_NE(r.error().message.find("does not fit"), std::string::npos) << r.error().message;
+}
+
+}  // namespace
+}  // namespace clustertwin::search

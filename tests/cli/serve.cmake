@@ -1,0 +1,37 @@
+# clustertwin serve: a run of each scenario, JSON and trace output, and bad input (exit 2 with
+# a message that says what is wrong).
+ct_cli_test(NAME cli.serve_offline_explicit_layout
+            ARGS serve --cluster hgx-h200*1 --model llama2-70b --scenario offline --precision fp8
+                 --tp 1 --max-batch 256 --requests 2000 --trace serve-trace.json
+            STDOUT "tokens/s")
+ct_cli_test(NAME cli.serve_json_keys_carry_units
+            ARGS serve --cluster hgx-h200*1 --model llama2-70b --scenario offline --precision fp8
+                 --tp 1 --requests 800 --json -
+            STDOUT "\"tokens_per_s_per_gpu\"")
+ct_cli_test(NAME cli.serve_server_reports_best_effort_when_nothing_meets
+            ARGS serve --cluster hgx-h200*1 --model llama2-70b --scenario server --precision fp8
+                 --tp 1 --requests 400 --ttft-limit 1ms --tpot-limit 1ms
+            STDOUT "no rate meets the limits")
+ct_cli_test(NAME cli.serve_auto_on_one_node
+            ARGS serve --cluster hgx-h200*1 --model llama2-70b --scenario server --precision fp8
+                 --serving auto --requests 1500 --threads 2
+            STDOUT "Pareto frontier")
+ct_cli_test(NAME bad.serve_model_does_not_fit RC 2
+            ARGS serve --cluster hgx-h100*1 --model llama3.1-405b --precision fp8 --tp 2
+                 --scenario offline
+            STDERR "exceed the 80.0 GB usable by")
+ct_cli_test(NAME bad.serve_layout_does_not_match_gpus RC 2
+            ARGS serve --cluster hgx-h200*1 --model llama2-70b --gpus 6 --tp 4 --scenario offline
+            STDERR "does not divide the 6 GPUs")
+ct_cli_test(NAME bad.serve_unknown_dataset RC 2
+            ARGS serve --cluster hgx-h200*1 --model llama2-70b --dataset mlperf-llama2-70c
+            STDERR "did you mean 'mlperf-llama2-70b'")
+ct_cli_test(NAME bad.serve_no_dataset_for_model RC 2
+            ARGS serve --cluster hgx-h200*1 --model gpt3-175b --scenario offline
+            STDERR "no dataset for model 'gpt3-175b'")
+ct_cli_test(NAME bad.serve_unknown_scenario RC 2
+            ARGS serve --scenario online
+            STDERR "expected offline, server or interactive")
+ct_cli_test(NAME bad.serve_bad_limit_unit RC 2
+            ARGS serve --cluster hgx-h200*1 --model llama2-70b --tp 1 --ttft-limit 2GB
+            STDERR "--ttft-limit")
