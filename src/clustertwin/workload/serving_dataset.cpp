@@ -221,7 +221,6 @@ base::Result<Dataset> find_dataset(const hardware::Catalog& catalog, std::string
     names.push_back(d.name);
   }
   return fail("unknown dataset '" + std::string(name) + "'" + base::did_you_mean(name, names) +
-              "; known datasets: " + base::join(names) +
               " (or give fixed lengths with --isl and --osl)");
 }
 

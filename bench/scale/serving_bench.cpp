@@ -1,0 +1,99 @@
+// Scale benchmark of the serving model (issue 5), DeepSeek-R1 FP4 on one GB300 NVL72 rack:
+//   1. an offline run of 10,000 requests (DEP8 x 9, NVIDIA's v5.1 layout)   target < 2 s
+//   2. the server-scenario search for the highest compliant rate             target < 20 s
+//   3. --serving auto (layouts x batches x aggregated/disaggregated)          target < 60 s
+// Prints wall time, events per second and the process's peak RSS after each.
+#include <sys/resource.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+
+#include "clustertwin/models/model_catalog.h"
+#include "clustertwin/search/serving_search.h"
+
+using namespace clustertwin;
+
+static double peak_rss_mib() {
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  return static_cast<double>(u.ru_maxrss) / 1024.0;
+}
+
+int main(int argc, char** argv) {
+  const int threads = argc > 1 ? std::atoi(argv[1]) : 0;
+  auto since = [](auto t) {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
+  };
+  auto cat = hardware::Catalog::load_embedded();
+  if (!cat) {
+    std::fprintf(stderr, "%s\n", cat.error().to_string().c_str());
+    return 1;
+  }
+  auto spec = *hardware::resolve_cluster(*cat, "gb300-nvl72*1");
+  const auto& gpu = **cat->gpu("gb300");
+  auto cm = *compute::ComputeModel::for_gpu(gpu, *cat);
+  auto model = *models::load_model(*cat, "deepseek-r1");
+  execution::ServingSetup s;
+  s.model = &model;
+  s.compute = &cm;
+  s.fabric = *execution::serving_fabric(*cat, spec);
+  s.memory_capacity = gpu.hbm_usable;
+  s.dataset = *workload::dataset_for_model(*cat, "deepseek-r1");
+  s.layout.weights = compute::DType::kNvfp4;
+  s.layout.instance = {.tp = 8,
+                       .ep = 8,
+                       .dp_attention = true,
+                       .max_batch = 1536,
+                       .max_tokens = 4608,
+                       .chunked_prefill = false};
+  s.layout.replicas = 9;
+
+  s.requests = 10000;
+  auto t0 = std::chrono::steady_clock::now();
+  auto off = execution::simulate_serving(s);
+  const double t_off = since(t0);
+  if (!off) {
+    std::fprintf(stderr, "%s\n", off.error().to_string().c_str());
+    return 1;
+  }
+  std::printf(
+      "offline 10,000 requests, DEP8 x9: %.3f s (target < 2 s), %lld events (%.2g/s), "
+      "%lld iterations, %.0f tokens/s per GPU, peak %.0f MiB\n",
+      t_off, static_cast<long long>(off->events), static_cast<double>(off->events) / t_off,
+      static_cast<long long>(off->iterations), off->tokens_per_s_per_gpu, peak_rss_mib());
+
+  s.requests = 0;
+  s.scenario = workload::ServingScenario::kServer;
+  s.limits = s.dataset.limits(s.scenario);
+  s.layout.instance.max_batch = 512;
+  s.layout.instance.max_tokens = 3456;
+  t0 = std::chrono::steady_clock::now();
+  auto rate = execution::find_max_rate(s);
+  const double t_rate = since(t0);
+  if (!rate) {
+    std::fprintf(stderr, "%s\n", rate.error().to_string().c_str());
+    return 1;
+  }
+  std::printf(
+      "server rate search, DEP8 x9 batch 512: %.2f s (target < 20 s), %zu probes, "
+      "%.4g requests/s, %.0f tokens/s per GPU, peak %.0f MiB\n",
+      t_rate, rate->probes.size(), rate->rate_qps, rate->result.tokens_per_s_per_gpu,
+      peak_rss_mib());
+
+  t0 = std::chrono::steady_clock::now();
+  auto found = search::search_serving(s, {.gpus = 72, .domain_size = 72}, threads);
+  const double t_auto = since(t0);
+  if (!found) {
+    std::fprintf(stderr, "%s\n", found.error().to_string().c_str());
+    return 1;
+  }
+  const auto& best = found->points[static_cast<size_t>(found->best)];
+  std::printf(
+      "--serving auto: %.2f s (target < 60 s), %zu points from %lld layouts, best %s "
+      "batch %lld: %.0f tokens/s per GPU (%s), peak %.0f MiB\n",
+      t_auto, found->points.size(), static_cast<long long>(found->layouts), best.label().c_str(),
+      static_cast<long long>(best.batch), best.tokens_per_s_per_gpu,
+      found->found ? "meets the limits" : "best effort", peak_rss_mib());
+  return 0;
+}
