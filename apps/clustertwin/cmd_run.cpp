@@ -35,6 +35,7 @@ workload:
     precision: fp8
     tp_comm_overlap: true
     tokens: 15T
+    power: true
 )";
 
 struct Scenario {
@@ -84,6 +85,7 @@ base::Result<Scenario> parse_scenario(const config::Document& doc) {
       o.no_sp = !t->boolean("sequence_parallel", Need::kOptional).value_or(true);
       o.no_dp_overlap = !t->boolean("dp_overlap", Need::kOptional).value_or(true);
       o.tokens = t->string("tokens", Need::kOptional).value_or("");
+      o.power = t->boolean("power", Need::kOptional).value_or(false);
       t->finish();
       s.training = o;
     }
@@ -139,6 +141,10 @@ int run_scenario(const Context& ctx, const config::Document& doc, const std::str
       summary += fmt::format("            time to train {:.3g} tokens: {:.1f} days\n",
                              t->json["token_budget"].get<double>(),
                              t->json["time_to_train_s"].get<double>() / 86400);
+    }
+    if (!t->power.is_null()) {
+      results["power"] = t->power;
+      summary += "  " + t->power_summary + "\n";
     }
   }
   if (!json_path.empty()) {

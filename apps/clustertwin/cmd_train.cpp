@@ -10,6 +10,8 @@
 #include "clustertwin/execution/collective_comm.h"
 #include "clustertwin/execution/training.h"
 #include "clustertwin/models/model_catalog.h"
+#include "clustertwin/power/training_power.h"
+#include "clustertwin/report/power.h"
 #include "clustertwin/report/training.h"
 #include "commands.h"
 
@@ -35,14 +37,19 @@ base::Result<models::ModelSpec> resolve_model(const hardware::Catalog& cat, cons
 
 }  // namespace
 
-base::Result<RunOutput> run_training(const Context& ctx, const TrainOptions& o) {
+base::Result<std::unique_ptr<TrainingJob>> prepare_training(const Context& ctx,
+                                                            const TrainOptions& o) {
+  auto job = std::make_unique<TrainingJob>();
   auto lc = ctx.load_cluster(o.cluster);
   if (!lc) return base::fail(lc.error());
-  const auto* cat = &lc->catalog;
-  const auto* spec = &lc->spec;
-  const auto* topo = &lc->topo;
-  auto model = resolve_model(*cat, o);
-  if (!model) return base::fail(model.error());
+  job->cluster = std::make_unique<LoadedCluster>(std::move(*lc));
+  const auto* cat = &job->cluster->catalog;
+  const auto* spec = &job->cluster->spec;
+  const auto* topo = &job->cluster->topo;
+  auto model_r = resolve_model(*cat, o);
+  if (!model_r) return base::fail(model_r.error());
+  job->model = std::move(*model_r);
+  const auto* model = &job->model;
   const auto& sys = **cat->system(spec->system);
   const auto& gpu = **cat->gpu(sys.gpu);
 
@@ -108,9 +115,11 @@ base::Result<RunOutput> run_training(const Context& ctx, const TrainOptions& o) 
     if (budget <= 0)
       return base::fail("--tokens: expected a token count like 15T or 2e12, got '" + t + "'");
   }
-  auto cm = compute::ComputeModel::for_gpu(gpu, *cat);
-  if (!cm) return base::fail(cm.error());
-  std::unique_ptr<execution::CommModel> comm;
+  auto cm_r = compute::ComputeModel::for_gpu(gpu, *cat);
+  if (!cm_r) return base::fail(cm_r.error());
+  job->compute.emplace(std::move(*cm_r));
+  const auto* cm = &*job->compute;
+  auto& comm = job->comm;
   if (o.comm == "analytical") {
     comm = std::make_unique<execution::AnalyticalComm>(*topo);
   } else {
@@ -122,7 +131,11 @@ base::Result<RunOutput> run_training(const Context& ctx, const TrainOptions& o) 
     comm = std::make_unique<execution::CollectiveComm>(*cat, *topo, std::move(*calib), mo);
   }
   const auto peak_prec = compute::peak_precision(cm->effective(l.dtype));
-  execution::TrainingSetup setup{.model = &*model,
+  job->layout = l;
+  job->gpus = gpus;
+  job->token_budget = budget;
+  auto& setup = job->setup;
+  setup = execution::TrainingSetup{.model = model,
                                  .layout = l,
                                  .compute = &*cm,
                                  .comm = comm.get(),
@@ -130,21 +143,53 @@ base::Result<RunOutput> run_training(const Context& ctx, const TrainOptions& o) 
                                  .peak = gpu.peak_for(peak_prec)->dense};
   setup.gpus = gpus;
   if (o.overhead >= 0) setup.framework_overhead = o.overhead;
-  auto r = execution::simulate_training_step(setup);
+  return job;
+}
+
+base::Result<RunOutput> run_training(const Context& ctx, const TrainOptions& o) {
+  auto job_r = prepare_training(ctx, o);
+  if (!job_r) return base::fail(job_r.error());
+  const TrainingJob& job = **job_r;
+  const auto& l = job.layout;
+  const auto& spec = job.cluster->spec;
+  const auto& gpu = job.cluster->gpu();
+  const int64_t gpus = job.gpus;
+  auto r = execution::simulate_training_step(job.setup);
   if (!r) return base::fail(r.error());
-  report::TrainingContext c{.cluster = spec->name,
-                            .model = model->name,
+  report::TrainingContext c{.cluster = spec.name,
+                            .model = job.model.name,
                             .gpu = gpu.name,
                             .gpus = gpus,
-                            .token_budget = budget};
+                            .token_budget = job.token_budget};
   RunOutput out;
   out.json = report::training_json(*r, l, c);
   out.text = report::training_text(*r, l, c);
   out.summary = fmt::format(
       "training  {} on {} GPUs ({}): step {:.2f} s, {:.0f} tokens/s per GPU, "
       "{:.0f} TFLOP/s per GPU, MFU {:.0f}%",
-      model->name, gpus, out.json["layout"]["summary"].get<std::string>(), r->step_time_s,
+      job.model.name, gpus, out.json["layout"]["summary"].get<std::string>(), r->step_time_s,
       r->tokens_per_s / static_cast<double>(gpus), r->model_tflops_per_gpu, 100 * r->mfu);
+  if (o.power) {
+    auto pcat = power::PowerCatalog::load(job.cluster->catalog);
+    if (!pcat) return base::fail(pcat.error());
+    power::TrainingPowerOptions opt;
+    opt.token_budget = job.token_budget;
+    const auto sp = pcat->system(job.cluster->spec.system);
+    if (sp && (*sp)->smoothing.supported) opt.smoothing = power::SmoothingRequest{};
+    power::TrainingPowerInput in{.catalog = &job.cluster->catalog, .power = &*pcat,
+                                 .cluster = &job.cluster->spec, .topology = &job.cluster->topo,
+                                 .setup = job.setup, .baseline = &*r};
+    auto pr = power::analyze_training_power(in, opt);
+    if (!pr) return base::fail(pr.error());
+    out.power = report::power_json(*pr);
+    out.power_summary = fmt::format(
+        "power     GPU {:.0f} W avg ({:.0f} W peak); rack {:.0f} kW avg, {:.0f} kW peak; cluster "
+        "{:.2f} MW IT, {:.2f} MW facility (PUE {:.2f}); {:.2f} J per token",
+        pr->gpu_avg_W, pr->gpu_peak_W, pr->rack_avg_W / 1e3, pr->rack_peak_W / 1e3,
+        pr->cluster_avg_W / 1e6, pr->facility.facility_W / 1e6, pr->facility.pue,
+        pr->energy_per_token_J);
+    out.text += "\n" + report::power_text(*pr);
+  }
   if (!o.trace.empty()) {
     if (auto st = report::training_trace(*r, l).write(o.trace); !st) return base::fail(st.error());
   }
@@ -157,8 +202,9 @@ int train(const Context& ctx, const TrainOptions& o) {
   auto r = run_training(ctx, o);
   if (!r) return bad_input(r.error());
   if (!o.json.empty()) {
-    if (auto st = report::write_json({{"training", r->json}}, o.json); !st)
-      return bad_input(st.error());
+    report::Json j = {{"training", r->json}};
+    if (!r->power.is_null()) j["power"] = r->power;
+    if (auto st = report::write_json(j, o.json); !st) return bad_input(st.error());
   }
   if (o.json != "-") std::cout << r->text;
   return kExitOk;
@@ -240,6 +286,7 @@ Verb add_train(CLI::App& app, const Context& ctx) {
                   "fraction of compute lost to launch gaps and host overhead")
       ->check(CLI::Range(0.0, 10.0));
   cmd->add_option("--tokens", o->tokens, "token budget for time-to-train (e.g. 15T)");
+  cmd->add_flag("--power", o->power, "add the power view (GPU, rack, cluster, facility, energy per token)");
   cmd->add_option("--json", o->json, "write results JSON to FILE ('-' for stdout)");
   cmd->add_option("--trace", o->trace, "write a Chrome trace of the step to FILE");
   return {cmd, [&ctx, o] { return train(ctx, *o); }};

@@ -7,12 +7,14 @@
 #include <nlohmann/json.hpp>
 
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "clustertwin/base/result.h"
 #include "clustertwin/hardware/catalog.h"
+#include "clustertwin/execution/training.h"
 #include "clustertwin/topology/topology.h"
 
 namespace clustertwin::app {
@@ -79,6 +81,8 @@ struct RunOutput {
   nlohmann::json json;
   std::string text;
   std::string summary;
+  nlohmann::json power;       ///< the power section when asked (null otherwise)
+  std::string power_summary;  ///< one or two lines for the flagship summary
 };
 
 /// `clustertwin train` options (also filled from a scenario's `workload.training`).
@@ -96,9 +100,26 @@ struct TrainOptions {
   double overhead = -1;
   std::string tokens;
   std::string json, trace;
+  bool power = false;  ///< add the power view (default settings of the system)
 };
 
-/// One training step as `train` runs it.
+/// Everything a training run needs, resolved from TrainOptions: the cluster, the model, the
+/// layout and the compute and communication models. `setup` points into this object, so it is
+/// handed out behind a unique_ptr and never moved.
+struct TrainingJob {
+  std::unique_ptr<LoadedCluster> cluster;
+  models::ModelSpec model;
+  workload::TrainingLayout layout;
+  int64_t gpus = 0;
+  double token_budget = 0;
+  std::optional<compute::ComputeModel> compute;
+  std::unique_ptr<execution::CommModel> comm;
+  execution::TrainingSetup setup;
+};
+base::Result<std::unique_ptr<TrainingJob>> prepare_training(const Context& ctx,
+                                                            const TrainOptions& o);
+
+/// One training step as `train` runs it (with the power view when `o.power`).
 base::Result<RunOutput> run_training(const Context& ctx, const TrainOptions& o);
 
 /// Runs the built-in flagship scenario (plain `clustertwin`).

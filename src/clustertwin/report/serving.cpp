@@ -249,9 +249,11 @@ std::string serving_text(const ServingReport& r) {
     const auto& s = *r.search;
     o += fmt::format(
         "\n  search: {} points from {} layouts ({} rejected: invalid or out of memory) "
-        "in {:.1f} s; Pareto frontier (tokens/s per GPU vs per user):\n",
+        "in {:.1f} s; Pareto frontier (tokens/s per GPU vs per user; estimates are steady-state "
+        "rates, simulations LoadGen figures with the tail):\n",
         s.points.size(), s.layouts, s.rejected, s.wall_s);
-    Table f({"layout", "batch", "tok/s/GPU", "tok/s/user", "TTFT", "TPOT", "limits"}, {true});
+    Table f({"layout", "batch", "tok/s/GPU", "tok/s/user", "TTFT", "TPOT", "limits", "from"},
+            {true});
     std::vector<const search::ServingPoint*> front;
     for (const auto& p : s.points) {
       if (p.pareto) front.push_back(&p);
@@ -261,7 +263,7 @@ std::string serving_text(const ServingReport& r) {
     for (const auto* p : front) {
       f.add({p->label(), std::to_string(p->batch), base::format_sig(p->tokens_per_s_per_gpu, 4),
              base::format_sig(p->tokens_per_s_per_user, 3), sec(p->ttft_s), ms(p->tpot_s),
-             p->meets ? "meets" : "misses"});
+             p->meets ? "meets" : "misses", p->verified ? "simulation" : "estimate"});
     }
     o += f.render(2);
   }

@@ -76,6 +76,25 @@ bool better(const ServingPoint& a, const ServingPoint& b) {
   return a.label() < b.label();
 }
 
+// Pareto frontier: no other point has both more tokens/s per GPU and more per user.
+void mark_pareto(std::vector<ServingPoint>& points) {
+  std::vector<size_t> order(points.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    const auto& x = points[a];
+    const auto& y = points[b];
+    if (x.tokens_per_s_per_user != y.tokens_per_s_per_user) {
+      return x.tokens_per_s_per_user > y.tokens_per_s_per_user;
+    }
+    return x.tokens_per_s_per_gpu > y.tokens_per_s_per_gpu;
+  });
+  double best_gpu = -1;
+  for (size_t i : order) {
+    points[i].pareto = points[i].tokens_per_s_per_gpu > best_gpu;
+    best_gpu = std::max(best_gpu, points[i].tokens_per_s_per_gpu);
+  }
+}
+
 }  // namespace
 
 std::vector<InstanceLayout> instance_layouts(const models::ModelSpec& m, int domain_size,
@@ -262,26 +281,6 @@ base::Result<ServingSearchResult> search_serving(
   }
   if (out.points.empty()) return base::fail("serving search: no configuration could be scored");
   std::sort(out.points.begin(), out.points.end(), better);
-  // Pareto frontier: no other point has both more tokens/s per GPU and per user.
-  {
-    std::vector<size_t> order(out.points.size());
-    for (size_t i = 0; i < order.size(); ++i) order[i] = i;
-    std::sort(order.begin(), order.end(), [&](size_t a, size_t b) {
-      const auto& x = out.points[a];
-      const auto& y = out.points[b];
-      if (x.tokens_per_s_per_user != y.tokens_per_s_per_user) {
-        return x.tokens_per_s_per_user > y.tokens_per_s_per_user;
-      }
-      return x.tokens_per_s_per_gpu > y.tokens_per_s_per_gpu;
-    });
-    double best_gpu = -1;
-    for (size_t i : order) {
-      if (out.points[i].tokens_per_s_per_gpu > best_gpu) {
-        out.points[i].pareto = true;
-        best_gpu = out.points[i].tokens_per_s_per_gpu;
-      }
-    }
-  }
   out.found = out.points.front().meets;
   if (!out.found) {
     // Best effort: the point closest to the limits.
@@ -355,6 +354,8 @@ base::Result<ServingSearchResult> search_serving(
     p.tokens_per_s_per_gpu = tps;
     p.verified = true;
   }
+  // After verification, so that simulated figures take their place on the frontier.
+  mark_pareto(out.points);
   if (best_index >= 0) {
     out.best = best_index;
     out.found = out.points[static_cast<size_t>(best_index)].meets;
