@@ -36,12 +36,21 @@ workload:
     tp_comm_overlap: true
     tokens: 15T
     power: true
+  inference:
+    model: deepseek-r1
+    gpus: 72
+    scenario: server
+    precision: fp4
+    tp: 1
+    ep: 72
+    dp_attention: true
 )";
 
 struct Scenario {
   std::string name;
   std::string cluster;  // a catalog name or a file; inline clusters are written to `cluster_file`
   std::optional<TrainOptions> training;
+  std::optional<ServeOptions> inference;
 };
 
 base::Result<Scenario> parse_scenario(const config::Document& doc) {
@@ -88,6 +97,25 @@ base::Result<Scenario> parse_scenario(const config::Document& doc) {
       o.power = t->boolean("power", Need::kOptional).value_or(false);
       t->finish();
       s.training = o;
+    }
+    if (auto i = w->child("inference", Need::kOptional)) {
+      ServeOptions o;
+      o.cluster = s.cluster;
+      o.model = i->string("model").value_or(o.model);
+      o.gpus = i->integer("gpus", Need::kOptional, 1).value_or(0);
+      o.scenario = i->choice("scenario", {"offline", "server", "interactive"}, Need::kOptional).value_or("server");
+      o.precision = i->choice("precision", {"bf16", "fp8", "fp4"}, Need::kOptional).value_or(o.precision);
+      o.serving = i->string("serving", Need::kOptional).value_or("");
+      o.tp = static_cast<int>(i->integer("tp", Need::kOptional, 1, 4096).value_or(0));
+      o.ep = static_cast<int>(i->integer("ep", Need::kOptional, 1, 4096).value_or(0));
+      o.pp = static_cast<int>(i->integer("pp", Need::kOptional, 1, 4096).value_or(0));
+      o.replicas = static_cast<int>(i->integer("replicas", Need::kOptional, 1, 100000).value_or(0));
+      o.dp_attention = i->boolean("dp_attention", Need::kOptional).value_or(false);
+      o.max_batch = i->integer("max_batch", Need::kOptional, 1).value_or(0);
+      o.requests = i->integer("requests", Need::kOptional, 1).value_or(0);
+      o.seed = static_cast<uint64_t>(i->integer("seed", Need::kOptional, 0).value_or(1));
+      i->finish();
+      s.inference = o;
     }
     w->finish();
   }
@@ -146,6 +174,12 @@ int run_scenario(const Context& ctx, const config::Document& doc, const std::str
       results["power"] = t->power;
       summary += "  " + t->power_summary + "\n";
     }
+  }
+  if (s->inference) {
+    auto r = run_serving(ctx, *s->inference);
+    if (!r) return bad_input(r.error());
+    results["inference"] = r->json;
+    summary += "  " + r->summary + "\n";
   }
   if (!json_path.empty()) {
     if (auto st = report::write_json(results, json_path); !st) return bad_input(st.error());

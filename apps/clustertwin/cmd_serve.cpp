@@ -21,32 +21,10 @@
 namespace clustertwin::app {
 namespace {
 
-struct ServeOptions {
-  std::string cluster = "azure-ndv6-gb300";
-  int64_t gpus = 0;
-  std::string model = "deepseek-r1";
-  std::string dataset;
-  int64_t isl = 0, osl = 0;
-  std::string scenario = "server";
-  std::string precision = "fp4", kv = "fp8";
-  std::string serving;  // "", "auto" or a file
-  std::string ttft_limit, tpot_limit;
-  int tp = 0, pp = 0, ep = 0, replicas = 0;
-  bool dp_attention = false, no_chunked = false, disaggregated = false;
-  int64_t max_batch = 0, max_tokens = 0;
-  int prefill_tp = 0, prefill_ep = 0, prefill_replicas = 0;
-  bool prefill_dp_attention = false;
-  int64_t prefill_max_tokens = 8192, prefill_max_batch = 16;
-  int mtp = 0;
-  double mtp_acceptance = 0.7;
-  std::string kv_policy = "preempt";
-  double tp_overlap = -1;
-  double rate = 0;
-  int64_t requests = 0;
-  uint64_t seed = 1;
-  int threads = 0;
-  std::string compare;
-  std::string json, trace, format = "text";
+
+struct ServeOutput {
+  report::Json json;
+  std::string text, csv;
 };
 
 bool layout_flags_given(const ServeOptions& o) {
@@ -142,41 +120,41 @@ base::Result<workload::LatencyLimits> limits_of(const ServeOptions& o, const wor
   return l;
 }
 
-int serve(const Context& ctx, const ServeOptions& o) {
+base::Status serve_impl(const Context& ctx, const ServeOptions& o, ServeOutput& out) {
   auto cat = ctx.load_catalog();
-  if (!cat) return bad_input(cat.error());
+  if (!cat) return base::fail(cat.error());
   auto spec = hardware::resolve_cluster(*cat, o.cluster);
-  if (!spec) return bad_input(spec.error());
+  if (!spec) return base::fail(spec.error());
   const auto& sys = **cat->system(spec->system);
   const auto& gpu = **cat->gpu(sys.gpu);
   const int64_t total = static_cast<int64_t>(spec->count) * sys.gpus();
   const int64_t gpus = o.gpus > 0 ? o.gpus : total;
   if (gpus > total) {
-    return bad_input(
+    return base::fail(
         fmt::format("--gpus {} is more than cluster '{}' has ({})", gpus, spec->name, total));
   }
   auto model = models::load_model(*cat, o.model);
-  if (!model) return bad_input(model.error());
+  if (!model) return base::fail(model.error());
   auto sc = workload::parse_scenario(o.scenario);
   if (!sc)
-    return bad_input("--scenario: expected offline, server or interactive, got '" + o.scenario +
+    return base::fail("--scenario: expected offline, server or interactive, got '" + o.scenario +
                      "'");
   base::Result<workload::Dataset> dataset = base::fail("");
   if (o.isl > 0 || o.osl > 0) {
-    if (o.isl <= 0 || o.osl <= 0) return bad_input("--isl and --osl go together (both > 0)");
+    if (o.isl <= 0 || o.osl <= 0) return base::fail("--isl and --osl go together (both > 0)");
     dataset = workload::fixed_dataset(o.isl, o.osl);
   } else if (!o.dataset.empty()) {
     dataset = workload::find_dataset(*cat, o.dataset);
   } else {
     dataset = workload::dataset_for_model(*cat, model->name);
   }
-  if (!dataset) return bad_input(dataset.error());
+  if (!dataset) return base::fail(dataset.error());
   auto cm = compute::ComputeModel::for_gpu(gpu, *cat);
-  if (!cm) return bad_input(cm.error());
+  if (!cm) return base::fail(cm.error());
   auto dtype = compute::parse_dtype(o.precision);
-  if (!dtype) return bad_input("--precision: expected bf16, fp8 or fp4, got '" + o.precision + "'");
+  if (!dtype) return base::fail("--precision: expected bf16, fp8 or fp4, got '" + o.precision + "'");
   if (o.kv != "fp8" && o.kv != "bf16")
-    return bad_input("--kv-precision: expected fp8 or bf16, got '" + o.kv + "'");
+    return base::fail("--kv-precision: expected fp8 or bf16, got '" + o.kv + "'");
   std::vector<std::string> notes;
   const compute::DType weights = cm->effective(*dtype);
   if (weights != *dtype) {
@@ -184,7 +162,7 @@ int serve(const Context& ctx, const ServeOptions& o) {
                                 compute::dtype_name(*dtype), compute::dtype_name(weights)));
   }
   auto fabric = execution::serving_fabric(*cat, *spec);
-  if (!fabric) return bad_input(fabric.error());
+  if (!fabric) return base::fail(fabric.error());
 
   execution::ServingSetup s;
   s.model = &*model;
@@ -202,7 +180,7 @@ int serve(const Context& ctx, const ServeOptions& o) {
   if (o.tp_overlap >= 0) s.layout.tp_overlap = o.tp_overlap;
   if (*sc != workload::ServingScenario::kOffline) {
     auto lim = limits_of(o, *dataset, *sc);
-    if (!lim) return bad_input(lim.error());
+    if (!lim) return base::fail(lim.error());
     s.limits = *lim;
   }
 
@@ -229,7 +207,7 @@ int serve(const Context& ctx, const ServeOptions& o) {
       bar->set(done);
     });
     if (bar) bar->finish();
-    if (!r) return bad_input(r.error());
+    if (!r) return base::fail(r.error());
     found = std::move(*r);
     const auto& best = found->points[static_cast<size_t>(found->best)];
     rep.layout = best.layout;
@@ -240,23 +218,23 @@ int serve(const Context& ctx, const ServeOptions& o) {
       // Nothing verified (e.g. --requests 0 with verify disabled): simulate the best once.
       s.layout = rep.layout;
       auto run = execution::simulate_serving(s);
-      if (!run) return bad_input(run.error());
+      if (!run) return base::fail(run.error());
       rep.result = *run;
     }
   } else {
     auto l = explicit_layout(o, gpus, weights, s.layout.kv_bytes);
-    if (!l) return bad_input(l.error());
-    if (auto st = workload::validate(*l, *model, gpus); !st) return bad_input(st.error());
+    if (!l) return base::fail(l.error());
+    if (auto st = workload::validate(*l, *model, gpus); !st) return base::fail(st.error());
     s.layout = *l;
     rep.layout = *l;
     if (*sc == workload::ServingScenario::kOffline || o.rate > 0) {
       s.rate_qps = o.rate;
       auto r = execution::simulate_serving(s);
-      if (!r) return bad_input(r.error());
+      if (!r) return base::fail(r.error());
       rep.result = *r;
     } else {
       auto r = execution::find_max_rate(s);
-      if (!r) return bad_input(r.error());
+      if (!r) return base::fail(r.error());
       rep.result = r->result;
       rep.rate = std::move(*r);
     }
@@ -273,18 +251,18 @@ int serve(const Context& ctx, const ServeOptions& o) {
     t.rate_qps = rep.result.rate_qps;
     t.trace_iterations = 20000;
     auto r = execution::simulate_serving(t);
-    if (!r) return bad_input(r.error());
+    if (!r) return base::fail(r.error());
     rep.result.trace = std::move(r->trace);
   }
   if (!o.compare.empty()) {
     auto other = hardware::resolve_cluster(*cat, o.compare);
-    if (!other) return bad_input(other.error());
+    if (!other) return base::fail(other.error());
     const auto& osys = **cat->system(other->system);
     const auto& ogpu = **cat->gpu(osys.gpu);
     auto ocm = compute::ComputeModel::for_gpu(ogpu, *cat);
-    if (!ocm) return bad_input(ocm.error());
+    if (!ocm) return base::fail(ocm.error());
     auto ofab = execution::serving_fabric(*cat, *other);
-    if (!ofab) return bad_input(ofab.error());
+    if (!ofab) return base::fail(ofab.error());
     const int64_t ogpus = static_cast<int64_t>(other->count) * osys.gpus();
     search::GenerationTarget from{.gpu = &ogpu,
                                   .compute = &*ocm,
@@ -297,7 +275,7 @@ int serve(const Context& ctx, const ServeOptions& o) {
                                 .gpus = std::min<int64_t>(gpus, fabric->domain_size),
                                 .weights = weights};
     auto steps = search::generation_breakdown(s, from, to, o.threads);
-    if (!steps) return bad_input(steps.error());
+    if (!steps) return base::fail(steps.error());
     rep.generation = *steps;
     rep.generation_title = fmt::format(
         "per-GPU {} {} throughput, {} ({} GPUs, {}) over {} ({} GPUs, {}), same software "
@@ -306,25 +284,54 @@ int serve(const Context& ctx, const ServeOptions& o) {
         compute::dtype_name(to.weights), other->name, ogpus, compute::dtype_name(from.weights));
   }
 
-  auto json = report::serving_json(rep);
-  if (!o.json.empty()) {
-    if (auto st = report::write_json({{"inference", json}}, o.json); !st)
-      return bad_input(st.error());
-  }
+  out.json = report::serving_json(rep);
+  out.text = report::serving_text(rep);
+  out.csv = report::serving_csv(rep);
   if (!o.trace.empty()) {
-    if (auto st = report::serving_trace(rep).write(o.trace); !st) return bad_input(st.error());
+    if (auto st = report::serving_trace(rep).write(o.trace); !st) return base::fail(st.error());
+  }
+  return {};
+}
+
+int serve(const Context& ctx, const ServeOptions& o) {
+  ServeOutput out;
+  if (auto st = serve_impl(ctx, o, out); !st) return bad_input(st.error());
+  if (!o.json.empty()) {
+    if (auto st = report::write_json({{"inference", out.json}}, o.json); !st)
+      return bad_input(st.error());
   }
   if (o.json != "-") {
     if (o.format == "json") {
-      std::cout << report::dump({{"inference", json}});
+      std::cout << report::dump({{"inference", out.json}});
     } else if (o.format == "csv") {
-      std::cout << report::serving_csv(rep);
+      std::cout << out.csv;
     } else {
-      std::cout << report::serving_text(rep);
+      std::cout << out.text;
     }
   }
   return kExitOk;
 }
+
+}  // namespace
+
+base::Result<RunOutput> run_serving(const Context& ctx, const ServeOptions& o) {
+  ServeOutput so;
+  if (auto st = serve_impl(ctx, o, so); !st) return base::fail(st.error());
+  RunOutput out;
+  out.json = so.json;
+  out.text = so.text;
+  const auto& j = so.json;
+  auto num = [&](const char* k) { return j.contains(k) && j[k].is_number() ? j[k].get<double>() : 0.0; };
+  out.summary = fmt::format(
+      "serving   {} on {} GPUs ({}), MLPerf {}: {:.0f} tokens/s per GPU, TTFT p99 {:.2f} s, TPOT p99 {:.0f} ms",
+      j.value("model", std::string("?")), j.value("gpus", 0),
+      j.contains("layout") && j["layout"].contains("summary") ? j["layout"]["summary"].get<std::string>() : std::string("?"),
+      j.value("scenario", std::string("?")), num("tokens_per_s_per_gpu"), num("ttft_p99_s"),
+      1e3 * num("tpot_p99_s"));
+  return out;
+}
+
+namespace {
 
 }  // namespace
 

@@ -122,6 +122,38 @@ base::Result<std::unique_ptr<TrainingJob>> prepare_training(const Context& ctx,
 /// One training step as `train` runs it (with the power view when `o.power`).
 base::Result<RunOutput> run_training(const Context& ctx, const TrainOptions& o);
 
+/// `clustertwin serve` options (also filled from a scenario's `workload.inference`).
+struct ServeOptions {
+  std::string cluster = "azure-ndv6-gb300";
+  int64_t gpus = 0;
+  std::string model = "deepseek-r1";
+  std::string dataset;
+  int64_t isl = 0, osl = 0;
+  std::string scenario = "server";
+  std::string precision = "fp4", kv = "fp8";
+  std::string serving;  // "", "auto" or a file
+  std::string ttft_limit, tpot_limit;
+  int tp = 0, pp = 0, ep = 0, replicas = 0;
+  bool dp_attention = false, no_chunked = false, disaggregated = false;
+  int64_t max_batch = 0, max_tokens = 0;
+  int prefill_tp = 0, prefill_ep = 0, prefill_replicas = 0;
+  bool prefill_dp_attention = false;
+  int64_t prefill_max_tokens = 8192, prefill_max_batch = 16;
+  int mtp = 0;
+  double mtp_acceptance = 0.7;
+  std::string kv_policy = "preempt";
+  double tp_overlap = -1;
+  double rate = 0;
+  int64_t requests = 0;
+  uint64_t seed = 1;
+  int threads = 0;
+  std::string compare;
+  std::string json, trace, format = "text";
+};
+
+/// One serving study as `serve` runs it.
+base::Result<RunOutput> run_serving(const Context& ctx, const ServeOptions& o);
+
 /// Runs the built-in flagship scenario (plain `clustertwin`).
 int run_flagship(const Context& ctx);
 
