@@ -23,3 +23,5 @@ ct_cli_test(NAME power.no_smoothing_on_hopper RC 2
 ct_cli_test(NAME power.runs RC 0 ARGS power ${POWER_JOB} --power-cap 1200W --tokens 1T --price 0.08
             --grid-intensity 400 --duration 60 --json power.json --trace power-trace.json
             STDOUT "coolant flow per rack")
+ct_cli_test(NAME power.checkpoint_period_too_short RC 2 ARGS power ${POWER_JOB} --checkpoint-every 5 --checkpoint-time 10
+            STDERR "more than the checkpoint pause")

@@ -491,6 +491,13 @@ base::Result<TrainingPowerResult> analyze_training_power(const TrainingPowerInpu
   auto plan = plan_cooling(facility_params, o.cooling);
   if (!plan) return base::fail(plan.error());
   R.cooling_plan = *plan;
+  if (o.window.checkpoint_every_s > 0 &&
+      (o.window.checkpoint_every_s < 1 || o.window.checkpoint_every_s <= o.window.checkpoint_s)) {
+    return base::fail(
+        fmt::format("--checkpoint-every {:g} s: expected at least 1 s and more than the "
+                    "checkpoint pause ({:g} s)",
+                    o.window.checkpoint_every_s, o.window.checkpoint_s));
+  }
   if (o.window.resolution_s <= 0 || o.window.resolution_s > 10) {
     return base::fail(fmt::format("--resolution {:g} s: expected a positive step of at most 10 s",
                                   o.window.resolution_s));
@@ -498,14 +505,14 @@ base::Result<TrainingPowerResult> analyze_training_power(const TrainingPowerInpu
 
   // The step at the default settings.
   execution::TrainingSetup setup = in.setup;
-  execution::TrainingResult base_run;
-  if (in.baseline) {
-    base_run = *in.baseline;
-  } else {
+  // The baseline is only read (copied once into the result when nothing slows the step).
+  execution::TrainingResult own_run;
+  if (!in.baseline) {
     auto r = execution::simulate_training_step(setup);
     if (!r) return base::fail(r.error());
-    base_run = std::move(*r);
+    own_run = std::move(*r);
   }
+  const execution::TrainingResult& base_run = in.baseline ? *in.baseline : own_run;
   R.baseline_step_time_s = base_run.step_time_s;
   const auto prof = build_profiles(gm, setup);
   const double overhead0 = setup.framework_overhead;
@@ -735,9 +742,8 @@ base::Result<TrainingPowerResult> analyze_training_power(const TrainingPowerInpu
   // Energy.
   R.energy_per_step_J = job_e;
   R.facility_energy_per_step_J = job_e * R.facility.pue;
-  R.energy_per_token_J =
-      tr.tokens_per_step > 0 ? R.facility_energy_per_step_J / tr.tokens_per_step : 0;
-  R.it_energy_per_token_J = tr.tokens_per_step > 0 ? job_e / tr.tokens_per_step : 0;
+  R.energy_per_token_J = tr.tokens_per_step > 0 ? job_e / tr.tokens_per_step : 0;
+  R.facility_energy_per_token_J = R.energy_per_token_J * R.facility.pue;
   if (o.token_budget > 0 && tr.tokens_per_step > 0) {
     R.run_steps = o.token_budget / tr.tokens_per_step;
     R.run_time_s = R.run_steps * tr.step_time_s;

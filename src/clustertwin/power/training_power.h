@@ -145,11 +145,11 @@ struct TrainingPowerResult {
   // Energy
   double step_time_s = 0;
   double tokens_per_step = 0;
-  double gpu_energy_per_step_J = 0;       ///< the job's GPUs
-  double energy_per_step_J = 0;           ///< the job's IT share (its racks + fabric share)
-  double facility_energy_per_step_J = 0;  ///< x PUE
-  double energy_per_token_J = 0;          ///< facility basis
-  double it_energy_per_token_J = 0;
+  double gpu_energy_per_step_J = 0;        ///< the job's GPUs
+  double energy_per_step_J = 0;            ///< the job's IT share (its racks + fabric share)
+  double facility_energy_per_step_J = 0;   ///< x PUE
+  double energy_per_token_J = 0;           ///< the job's IT share, like energy_per_step_J
+  double facility_energy_per_token_J = 0;  ///< x PUE
   double run_steps = 0, run_time_s = 0, run_energy_J = 0, run_cost = 0, run_carbon_kg = 0;
   double run_tdp_energy_J = 0;  ///< GPU-hours x TGP (how Meta and BLOOM report)
   double price_per_kWh = 0, grid_gCO2_per_kWh = 0, token_budget = 0;

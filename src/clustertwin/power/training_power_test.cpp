@@ -70,7 +70,7 @@ TEST(TrainingPower, FiguresAreConsistentAndEnergyIsTheIntegralOfPower) {
   // waveform's energy differs from the step's by the curve's curvature only (< 0.1%).
   const double expect = covered / r->step_time_s * r->cluster_avg_W * r->step_time_s;
   EXPECT_NEAR(wave_e, expect, 1e-3 * expect);
-  EXPECT_GT(r->energy_per_token_J, r->it_energy_per_token_J);
+  EXPECT_GT(r->facility_energy_per_token_J, r->energy_per_token_J);
   EXPECT_NEAR(r->facility_energy_per_step_J, r->energy_per_step_J * r->facility.pue, 1e-6);
 }
 

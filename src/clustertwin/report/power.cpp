@@ -16,6 +16,17 @@ double r6(double v) { return round_sig(v); }
 std::string W(double w) { return base::format_quantity(w, base::Dimension::kWatts, 3); }
 std::string J(double j) { return base::format_quantity(j, base::Dimension::kJoules, 3); }
 
+// 15T, 2.5B, 300M tokens.
+std::string count(double n) {
+  const char* suffix[] = {"", "K", "M", "B", "T"};
+  int k = 0;
+  while (k < 4 && n >= 1000) {
+    n /= 1000;
+    ++k;
+  }
+  return fmt::format("{:.3g}{}", n, suffix[k]);
+}
+
 Json stats_json(const power::WaveformStats& s, bool spectrum) {
   Json j = {{"mean_W", r6(s.mean_W)},
             {"peak_W", r6(s.peak_W)},
@@ -109,6 +120,10 @@ Json power_json(const power::TrainingPowerResult& r, size_t max_points) {
                    {"cdus", f.cdus},
                    {"cdu_load", r6(f.cdu_load)}};
   const auto& c = r.rack_cooling;
+  // Also flat, for tables that show scalars only (the HTML report's power card).
+  j["rack_coolant_flow_L_per_min"] = r6(c.flow_L_per_min);
+  j["rack_return_peak_C"] = r6(c.return_peak_C);
+  j["coolant_supply_C"] = r6(r.cooling_plan.supply_C);
   j["cooling"] = {{"coolant", r.cooling_plan.coolant.name},
                   {"supply_C", r6(r.cooling_plan.supply_C)},
                   {"delta_T_K", r6(r.cooling_plan.delta_T_K)},
@@ -122,7 +137,7 @@ Json power_json(const power::TrainingPowerResult& r, size_t max_points) {
   j["energy_per_step_J"] = r6(r.energy_per_step_J);
   j["facility_energy_per_step_J"] = r6(r.facility_energy_per_step_J);
   j["energy_per_token_J"] = r6(r.energy_per_token_J);
-  j["it_energy_per_token_J"] = r6(r.it_energy_per_token_J);
+  j["facility_energy_per_token_J"] = r6(r.facility_energy_per_token_J);
   if (r.token_budget > 0) {
     Json run = {{"tokens", r6(r.token_budget)},
                 {"steps", r6(r.run_steps)},
@@ -253,11 +268,11 @@ std::string power_text(const power::TrainingPowerResult& r) {
   e.add({"per step (IT, the job)", J(r.energy_per_step_J)});
   e.add({"per step (facility)", J(r.facility_energy_per_step_J)});
   e.add({"per token (facility / IT)",
-         fmt::format("{:.3g} J / {:.3g} J", r.energy_per_token_J, r.it_energy_per_token_J)});
+         fmt::format("{:.3g} J / {:.3g} J", r.facility_energy_per_token_J, r.energy_per_token_J)});
   if (r.token_budget > 0) {
-    e.add({"training run",
-           fmt::format("{} tokens in {:.1f} days: {:.3g} MWh", base::format_sig(r.token_budget, 3),
-                       r.run_time_s / 86400, r.run_energy_J / 3.6e9)});
+    e.add(
+        {"training run", fmt::format("{} tokens in {:.1f} days: {:.3g} MWh", count(r.token_budget),
+                                     r.run_time_s / 86400, r.run_energy_J / 3.6e9)});
     e.add({"  TDP accounting (GPU-hours x TGP)",
            fmt::format("{:.3g} MWh", r.run_tdp_energy_J / 3.6e9)});
     if (r.price_per_kWh > 0)
