@@ -67,6 +67,9 @@ Verb add_search(CLI::App& app, const Context& ctx);
 Verb add_model(CLI::App& app, const Context& ctx);
 Verb add_collective(CLI::App& app, const Context& ctx);
 Verb add_serve(CLI::App& app, const Context& ctx);
+Verb add_schedule(CLI::App& app, const Context& ctx);
+Verb add_goodput(CLI::App& app, const Context& ctx);
+Verb add_export(CLI::App& app, const Context& ctx);
 Verb add_power(CLI::App& app, const Context& ctx);
 
 /// `describe` of a cluster argument (name, file or SYSTEM*COUNT): JSON and text.

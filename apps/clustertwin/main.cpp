@@ -62,6 +62,9 @@ int main(int argc, char** argv) {
   verbs.push_back(add_search(app, ctx));
   verbs.push_back(add_collective(app, ctx));
   verbs.push_back(add_serve(app, ctx));
+  verbs.push_back(add_schedule(app, ctx));
+  verbs.push_back(add_goodput(app, ctx));
+  verbs.push_back(add_export(app, ctx));
   verbs.push_back(add_power(app, ctx));
   verbs.push_back(add_cli_docs(app, ctx));
   try {

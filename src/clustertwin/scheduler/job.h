@@ -42,6 +42,9 @@ struct JobSpec {
   /// Save stall and restore time from the storage model (checkpoint bytes over bandwidth);
   /// false keeps checkpoint.save and checkpoint.restore as given.
   bool checkpoint_from_storage = true;
+  /// A serving replica: an interruption loses no work, only the restart (requests are
+  /// retried elsewhere); its run time is how long it serves.
+  bool stateless = false;
   int source_row = 0;  ///< line of the trace file (0 = generated)
 };
 

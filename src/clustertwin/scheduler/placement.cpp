@@ -128,8 +128,13 @@ bool place_block(const PlacementIndex& idx, const PlacementConfig& cfg, const Fr
   const int B = idx.blocks();
   if (B == 0 || seg <= 0) return false;
   const int m = (n + seg - 1) / seg;  // segments
-  std::vector<int> fnodes(static_cast<size_t>(B)), cap(static_cast<size_t>(B));
-  std::vector<int64_t> pcap(static_cast<size_t>(B) + 1, 0), pfree(static_cast<size_t>(B) + 1, 0);
+  // Scratch reused across calls (placement runs millions of times in a month of backfill).
+  thread_local std::vector<int> fnodes, cap;
+  thread_local std::vector<int64_t> pcap, pfree;
+  fnodes.assign(static_cast<size_t>(B), 0);
+  cap.assign(static_cast<size_t>(B), 0);
+  pcap.assign(static_cast<size_t>(B) + 1, 0);
+  pfree.assign(static_cast<size_t>(B) + 1, 0);
   for (int b = 0; b < B; ++b) {
     fnodes[static_cast<size_t>(b)] = sum_range(free.nodes, idx.block_cells(b));
     cap[static_cast<size_t>(b)] = fnodes[static_cast<size_t>(b)] / seg;
@@ -161,11 +166,13 @@ bool place_block(const PlacementIndex& idx, const PlacementConfig& cfg, const Fr
   }
   if (level < 0) return false;
   // Descend: choose base blocks inside the chosen group.
-  std::vector<std::pair<int, int>> picks;  // (block, segments)
+  thread_local std::vector<std::pair<int, int>> picks;  // (block, segments)
+  picks.clear();
   auto cap_of = [&](int k, int j) { return group_sum(pcap, k, j); };
   auto free_of = [&](int k, int j) { return group_sum(pfree, k, j); };
   // Iterative descent with an explicit stack of (level, index, segments).
-  std::vector<std::tuple<int, int, int>> stack{{level, group, m}};
+  thread_local std::vector<std::tuple<int, int, int>> stack;
+  stack.assign(1, {level, group, m});
   while (!stack.empty()) {
     auto [k, j, need] = stack.back();
     stack.pop_back();

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <map>
 #include <numeric>
+#include <tuple>
 
 #include "clustertwin/base/check.h"
 #include "clustertwin/engine/engine.h"
@@ -112,7 +113,7 @@ class Sim {
  private:
   // --- cluster state -------------------------------------------------------------------
   void contrib(int n, int sign) {
-    if (node_down_[static_cast<size_t>(n)] > 0) return;
+    if (node_down_[static_cast<size_t>(n)] > 0 || spare_[static_cast<size_t>(n)]) return;
     const int cell = c_.cell_of(n);
     const int f = node_free_[static_cast<size_t>(n)];
     cell_gpus_[static_cast<size_t>(cell)] += sign * f;
@@ -141,11 +142,28 @@ class Sim {
     if (node_down_[static_cast<size_t>(n)] == 0) {
       contrib(n, +1);
       down_gpus_ -= gpn_;
+      refill_spare(n);
       dirty_ = true;
       request_pass();
     }
   }
   [[nodiscard]] bool up(int n) const { return node_down_[static_cast<size_t>(n)] == 0; }
+
+  // Reserved hot spares: free nodes withheld from placement, `spares` per base block.
+  void set_spare(int n, bool on) {
+    contrib(n, -1);
+    spare_[static_cast<size_t>(n)] = on ? 1 : 0;
+    block_spares_[static_cast<size_t>(index_.block_of_cell(c_.cell_of(n)))] += on ? 1 : -1;
+    contrib(n, +1);
+  }
+  void refill_spare(int n) {
+    if (!cfg_.reserve_spares || cfg_.spares <= 0 || spare_[static_cast<size_t>(n)] || !up(n) ||
+        node_free_[static_cast<size_t>(n)] != gpn_) {
+      return;
+    }
+    if (block_spares_[static_cast<size_t>(index_.block_of_cell(c_.cell_of(n)))] < cfg_.spares)
+      set_spare(n, true);
+  }
   FreeView view() const { return {cell_nodes_, cell_gpus_, cell_hist_}; }
 
   void integrate() {
@@ -255,6 +273,7 @@ class Sim {
         v.erase(v.begin() + static_cast<long>(k));
         set_free(n, node_free_[static_cast<size_t>(n)] + g);
         alloc_gpus_ -= g;
+        refill_spare(n);
         return;
       }
     }
@@ -302,7 +321,8 @@ class Sim {
         const NodeRange r = c_.cells()[static_cast<size_t>(t.cell)];
         int want = t.nodes;
         for (int n = r.first; n < r.end() && want > 0; ++n) {
-          if (up(n) && node_free_[static_cast<size_t>(n)] == gpn_) {
+          if (up(n) && node_free_[static_cast<size_t>(n)] == gpn_ &&
+              !spare_[static_cast<size_t>(n)]) {
             nodes.push_back(n);
             --want;
           }
@@ -336,7 +356,7 @@ class Sim {
     int best = -1;
     for (int n = r.first; n < r.end(); ++n) {
       const int f = node_free_[static_cast<size_t>(n)];
-      if (!up(n) || f < g) continue;
+      if (!up(n) || f < g || spare_[static_cast<size_t>(n)]) continue;
       if (best < 0 || f < node_free_[static_cast<size_t>(best)]) best = n;
       if (f == g) break;
     }
@@ -493,9 +513,17 @@ class Sim {
     return false;
   }
 
+  // A stateless job (a serving replica) keeps what it did: nothing to recompute.
+  static void keep_if_stateless(Job& j) {
+    if (!j.spec->stateless) return;
+    j.rs.saved = j.rs.computed;
+    j.rs.compute_since_save = 0;
+  }
+
   void preempt(int id) {
     Job& j = jobs_[static_cast<size_t>(id)];
     advance_job(j);
+    keep_if_stateless(j);
     Tick lost = 0;
     const double lw = interrupt(j.rs, j.ck, &lost);
     (void)lw;
@@ -577,11 +605,12 @@ class Sim {
     plan_.insert(it, d);
   }
 
-  // Earliest start of `j` on the plan; fills `pl` and `at`.
-  bool earliest(const Job& j, Tick* at, Placement* pl) {
+  // Earliest start of `j` on the plan, not before `from`; fills `pl` and `at`. With
+  // `now_only`, only the present is tried (a job that would get no reservation anyway).
+  bool earliest(const Job& j, Tick from, bool now_only, Tick* at, Placement* pl) {
     const Tick now = sim_.now();
     const Tick limit = std::max<Tick>(j.spec->time_limit, 1);
-    const Tick window_end = now + cfg_.backfill.window;
+    const Tick window_end = now_only ? now : now + cfg_.backfill.window;
     const size_t C = plan_n_.size();
     cur_n_ = plan_n_;
     cur_g_ = plan_g_;
@@ -606,7 +635,7 @@ class Sim {
         total_n += d.dn;
         total_g += d.dg;
       }
-      if (total_n >= need_n && total_g >= need_g) {
+      if (t >= from && total_n >= need_n && total_g >= need_g) {
         avail_n_ = cur_n_;
         avail_g_ = cur_g_;
         ++stamp_id_;
@@ -663,6 +692,24 @@ class Sim {
     }
   }
 
+  // A job the pass just started: take what it actually got out of the plan until its limit.
+  void reserve_started(const Job& j) {
+    const Tick end = round_up(sim_.now() + std::max<Tick>(j.spec->time_limit, 1));
+    auto take = [&](int cell, int dn, int dg) {
+      plan_n_[static_cast<size_t>(cell)] -= dn;
+      plan_g_[static_cast<size_t>(cell)] -= dg;
+      plan_add({end, cell, dn, dg});
+    };
+    if (j.nodes_needed > 0) {
+      for (const auto& ct : j.cells) take(ct.cell, ct.nodes, ct.nodes * gpn_);
+    } else {
+      for (int n : j.nodes) {
+        const bool was_whole = node_free_[static_cast<size_t>(n)] + j.sub_gpus == gpn_;
+        take(c_.cell_of(n), was_whole ? 1 : 0, j.sub_gpus);
+      }
+    }
+  }
+
   void backfill_pass() {
     sim_.schedule_in(cfg_.backfill.interval, [this](engine::Simulator&) { backfill_pass(); });
     if (!dirty_ || pending_.empty()) return;
@@ -675,22 +722,40 @@ class Sim {
     int reserved = 0, tested = 0, started = 0;
     Placement pl;
     const std::vector<int> order = pending_;
+    // Jobs of one shape (nodes, segment, GPUs, limit) cannot start earlier than the previous one
+    // of that shape did on the same plan: the plan only fills up as the pass goes. Slurm skips
+    // such jobs the same way; here the search starts from the earlier job's time.
+    shape_from_.clear();
     for (int id : order) {
       if (tested >= cfg_.backfill.max_job_test) break;
       Job& j = jobs_[static_cast<size_t>(id)];
       if (j.state != State::kPending || limited(j)) continue;
       ++tested;
+      const bool now_only = reserved >= reserve_limit;
+      const Shape shape{j.nodes_needed, j.segment, j.sub_gpus, j.spec->time_limit};
+      auto known = shape_from_.find(shape);
+      if (known != shape_from_.end() &&
+          (known->second == kNever || (known->second > sim_.now() && now_only))) {
+        continue;
+      }
+      const Tick from = known == shape_from_.end() ? sim_.now() : known->second;
       Tick at = 0;
-      if (!earliest(j, &at, &pl)) continue;
+      if (!earliest(j, from, now_only, &at, &pl)) {
+        shape_from_[shape] = kNever;
+        continue;
+      }
       if (at == sim_.now()) {
         if (cfg_.backfill.max_job_start > 0 && started >= cfg_.backfill.max_job_start) continue;
         if (start(id, pl)) {
           ++started;
-          reserve_in_plan(j, pl, at);
+          reserve_started(j);
         }
-      } else if (reserved < reserve_limit) {
-        reserve_in_plan(j, pl, at);
-        ++reserved;
+      } else {
+        shape_from_[shape] = at;
+        if (reserved < reserve_limit) {
+          reserve_in_plan(j, pl, at);
+          ++reserved;
+        }
       }
     }
     if (started > 0) erase_started();
@@ -716,6 +781,7 @@ class Sim {
     Job& j = jobs_[static_cast<size_t>(id)];
     if (j.state != State::kRunning) return;
     advance_job(j);
+    keep_if_stateless(j);
     Tick lost = 0;
     interrupt(j.rs, j.ck, &lost);
     j.lost_ticks += lost;
@@ -741,6 +807,9 @@ class Sim {
       }
       if (repl.size() == failed.size()) {
         integrate();
+        for (int n : repl) {
+          if (spare_[static_cast<size_t>(n)]) set_spare(n, false);
+        }
         for (int n : failed) {
           release_node(id, n);
           j.nodes.erase(std::find(j.nodes.begin(), j.nodes.end(), n));
@@ -772,16 +841,20 @@ class Sim {
              !std::binary_search(j.nodes.begin(), j.nodes.end(), n);
     };
     const NodeRange d = c_.domains()[static_cast<size_t>(c_.domain_of(failed))];
-    for (int n = d.first; n < d.end(); ++n) {
-      if (ok(n)) return n;
+    for (int pass = 0; pass < 2; ++pass) {  // reserved spares first, then any free node
+      for (int n = d.first; n < d.end(); ++n) {
+        if ((pass == 1 || spare_[static_cast<size_t>(n)]) && ok(n)) return n;
+      }
     }
     const bool domain_bound =
         c_.max_domain_nodes() > 1 &&
         (pcfg_.policy == PlacementPolicy::kBlock || pcfg_.policy == PlacementPolicy::kKueue);
     if (domain_bound) return -1;
     const NodeRange l = c_.leaves()[static_cast<size_t>(c_.leaf_of(failed))];
-    for (int n = l.first; n < l.end(); ++n) {
-      if (ok(n)) return n;
+    for (int pass = 0; pass < 2; ++pass) {
+      for (int n = l.first; n < l.end(); ++n) {
+        if ((pass == 1 || spare_[static_cast<size_t>(n)]) && ok(n)) return n;
+      }
     }
     for (size_t cell = 0; cell < c_.cells().size(); ++cell) {
       if (cell_gpus_[cell] < need_free) continue;
@@ -1013,7 +1086,8 @@ class Sim {
   std::vector<std::vector<std::pair<int, int>>> node_jobs_;
   std::vector<int> cell_nodes_, cell_gpus_, cell_hist_;
   std::vector<double> domain_speed_;
-  std::vector<char> is_lemon_;
+  std::vector<char> is_lemon_, spare_;
+  std::vector<int> block_spares_;
   std::vector<int> lemons_;
   std::vector<int> pending_, running_, requeue_;
   std::vector<size_t> running_pos_;
@@ -1026,6 +1100,8 @@ class Sim {
   // scratch for earliest()
   std::vector<int> cur_n_, cur_g_, avail_n_, avail_g_, tmp_n_, tmp_g_;
   std::vector<uint32_t> stamp_;
+  using Shape = std::tuple<int, int, int, Tick>;
+  std::map<Shape, Tick> shape_from_;
   uint32_t stamp_id_ = 0;
   // accounting
   int64_t alloc_gpus_ = 0, down_gpus_ = 0;
@@ -1044,11 +1120,18 @@ ScheduleResult Sim::run() {
   node_free_.assign(static_cast<size_t>(N), gpn_);
   node_down_.assign(static_cast<size_t>(N), 0);
   node_jobs_.assign(static_cast<size_t>(N), {});
+  spare_.assign(static_cast<size_t>(N), 0);
+  block_spares_.assign(static_cast<size_t>(index_.blocks()), 0);
   const size_t C = c_.cells().size();
   cell_nodes_.assign(C, 0);
   cell_gpus_.assign(C, 0);
   cell_hist_.assign(C * static_cast<size_t>(gpn_ + 1), 0);
   for (int n = 0; n < N; ++n) contrib(n, +1);
+  if (cfg_.reserve_spares && cfg_.spares > 0) {
+    for (const auto& b : c_.blocks()) {
+      for (int k = 0; k < cfg_.spares && k < b.count; ++k) set_spare(b.end() - 1 - k, true);
+    }
+  }
   domain_speed_.assign(c_.domains().size(), 1.0);
   account_used_.assign(w_.accounts.size() + 1, 0);
   user_running_.assign(w_.users.size() + 1, 0);
@@ -1201,7 +1284,9 @@ ScheduleResult Sim::results() {
           secs(j.requeue_wait + (j.state == State::kPending ? end - j.pending_since : 0));
       const double useful = std::min(done, secs(j.rs.compute_ticks - j.lost_ticks));
       e.useful_gpu_h += useful * gh;
-      e.slowdown_gpu_h += std::max(0.0, secs(j.rs.compute_ticks - j.lost_ticks) - useful) * gh;
+      double excess = secs(j.rs.compute_ticks - j.lost_ticks) - useful;
+      if (excess < 1e-6 * std::max(1.0, useful)) excess = 0;  // rounding of ticks vs seconds
+      e.slowdown_gpu_h += excess * gh;
       e.checkpoint_gpu_h += secs(j.rs.save_ticks) * gh;
       e.lost_gpu_h += secs(j.lost_ticks) * gh;
       e.restore_gpu_h += secs(j.rs.restore_ticks) * gh;

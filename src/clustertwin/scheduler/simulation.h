@@ -97,6 +97,10 @@ struct SimConfig {
   QueuePolicy policy = QueuePolicy::kEasy;
   PlacementConfig placement;
   int spares = 0;  ///< nodes per base block kept out of gang segments (block, kueue)
+  /// false (Slurm BlockSizes semantics): the spare nodes of a block serve small jobs too, and
+  /// are hot spares only while free. true: each block keeps `spares` free nodes that no job
+  /// is placed on, only swapped in for a failed node (a freed or repaired node refills them).
+  bool reserve_spares = false;
   BackfillConfig backfill;
   PriorityConfig priority;
   PreemptConfig preempt;

@@ -256,6 +256,7 @@ base::Result<Workload> generate(const SyntheticSpec& spec, const ClusterModel& c
         j.time_limit = ticks(j.work_s);
         j.kind = JobKind::kInference;
         j.qos = Qos::kHigh;
+        j.stateless = true;
         j.account = w.account_id("serving-" + std::to_string(i % kServices));
         j.user = w.user_id("serving");
         (void)r;

@@ -13,7 +13,7 @@
 /// - inference services: 4 services of 64-GPU replicas, at most `inference` of the cluster at the
 ///   14:00 peak and 40% of that at night (a cosine daily cycle, hourly steps), QOS high.
 /// Arrival rates follow from the offered `load` (GPU-hours asked / GPU-hours left by inference)
-/// split 60/25/15 between pretrain, finetune and dev; `jobs=N` instead fixes the job count
+/// split 65/30/5 between pretrain, finetune and dev; `jobs=N` instead fixes the job count
 /// (the dev rate absorbs the difference). Time limits are the run time x U(1.2, 3), rounded up
 /// to 10 minutes (users over-ask).
 /// `philly-like`: Philly's size mix (76,627 of 82,247 jobs on 1 GPU, ..., up to 128) and run
@@ -36,7 +36,7 @@ struct SyntheticSpec {
   double load = 0.85;
   int64_t jobs = 0;
   double inference = 0.15;
-  double pretrain = 0.60, finetune = 0.25, dev = 0.15;
+  double pretrain = 0.65, finetune = 0.30, dev = 0.05;
   int accounts = 8;
 };
 

@@ -218,6 +218,7 @@ struct RowReader {
         return "kind: expected batch, pretrain, finetune, inference or dev, got '" + *k + "'";
       }
       j.kind = it->second;
+      j.stateless = j.kind == JobKind::kInference;
     }
     if (auto* m = get("model")) {
       TrainingWork t;

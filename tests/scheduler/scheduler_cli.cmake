@@ -1,0 +1,41 @@
+# clustertwin schedule / goodput / export: runs, bad input (exit 2 with a clear message), and the
+# Slurm tree export checked by Debian's real slurmctld (skipped when it is not installed).
+set(SCHED ${CMAKE_CURRENT_SOURCE_DIR}/scheduler)
+ct_cli_test(NAME sched.flagship_two_placements
+            ARGS schedule --cluster gb300-nvl72*8 --synthetic llm:jobs=2000 --days 3 --compare block,first-fit --spares 2 -q
+            STDOUT "first-fit")
+ct_cli_test(NAME sched.philly_week_fifo
+            ARGS schedule --cluster hgx-h100*352 --trace ${SCHED}/data/philly_week.csv --vc-quotas ${SCHED}/data/philly_vc.csv --days 7 --policy fifo --placement tree --failures off -q
+            STDOUT "jobs finished")
+ct_cli_test(NAME sched.goodput_llama3
+            ARGS goodput --cluster meta-llama3-h100 --gpus 16384 --model llama3.1-405b --tp 8 --pp 16 --vpp 4 --global-batch 2048 --days 54 --no-sweep
+            STDOUT "ETTR")
+ct_cli_test(NAME sched.export_block ARGS export slurm --cluster azure-ndv6-gb300 --format block --spares 2
+            STDOUT "BlockSizes=16,32,64,128,256,512,1024")
+ct_cli_test(NAME sched.export_kueue ARGS export kueue --cluster gb300-nvl72*2
+            STDOUT "nvidia.com/gpu.clique")
+ct_cli_test(NAME bad.sched_unknown_policy RC 2 ARGS schedule --policy lifo --days 1
+            STDERR "--policy: unknown queue policy 'lifo' (expected fifo, easy or conservative)")
+ct_cli_test(NAME bad.sched_unknown_placement RC 2 ARGS schedule --compare block,worst-fit --days 1
+            STDERR "--compare: unknown placement policy 'worst-fit'")
+ct_cli_test(NAME bad.sched_malformed_rows RC 2 ARGS schedule --trace ${SCHED}/bad/malformed.csv --days 1
+            STDERR "malformed.csv:3: gpus: expected a whole number >= 1, got 'eight'")
+ct_cli_test(NAME bad.sched_malformed_rows_skipped ARGS schedule --cluster gb300-nvl72*2 --trace ${SCHED}/bad/malformed.csv --days 1 --bad-rows skip -q
+            STDOUT "jobs submitted")
+ct_cli_test(NAME bad.sched_job_too_big RC 2 ARGS schedule --cluster gb300-nvl72*2 --trace ${SCHED}/bad/too-big.csv --days 1
+            STDERR "job 1 (row 3) asks for 9000 GPUs; the cluster has 144")
+ct_cli_test(NAME bad.sched_spares_leave_nothing RC 2 ARGS schedule --cluster gb300-nvl72*2 --synthetic llm:jobs=10 --days 1 --spares 18
+            STDERR "--spares 18 leaves no capacity: base blocks (NVLink domains) have 18 nodes")
+ct_cli_test(NAME bad.sched_unknown_synthetic RC 2 ARGS schedule --synthetic lmm --days 1
+            STDERR "unknown preset 'lmm' (did you mean 'llm'")
+ct_cli_test(NAME bad.goodput_bad_interval RC 2 ARGS goodput --gpus 72 --tp 4 --pp 2 --checkpoint soon
+            STDERR "--checkpoint: expected auto or an interval")
+ct_cli_test(NAME bad.export_unknown_target RC 2 ARGS export pbs STDERR "export: expected slurm or kueue, got 'pbs'")
+ct_cli_test(NAME bad.export_unknown_format RC 2 ARGS export slurm --format torus
+            STDERR "--format: expected block, tree or yaml, got 'torus'")
+
+# Debian's Slurm (22.05) reads the tree export: slurmctld on loopback, then scontrol show topology.
+add_test(NAME slurm.tree_export_accepted_by_slurmctld
+         COMMAND ${SCHED}/slurm_tree_test.sh $<TARGET_FILE:clustertwin> ${CMAKE_CURRENT_BINARY_DIR}/slurm-tree)
+set_tests_properties(slurm.tree_export_accepted_by_slurmctld PROPERTIES LABELS "cli;slurm" TIMEOUT 120
+                     SKIP_RETURN_CODE 77 RUN_SERIAL TRUE)
