@@ -41,8 +41,8 @@ workload:
     gpus: 72
     scenario: server
     precision: fp4
-    tp: 1
-    ep: 72
+    tp: 8
+    ep: 8
     dp_attention: true
 )";
 
