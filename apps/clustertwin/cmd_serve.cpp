@@ -21,7 +21,6 @@
 namespace clustertwin::app {
 namespace {
 
-
 struct ServeOutput {
   report::Json json;
   std::string text, csv;
@@ -138,7 +137,7 @@ base::Status serve_impl(const Context& ctx, const ServeOptions& o, ServeOutput& 
   auto sc = workload::parse_scenario(o.scenario);
   if (!sc)
     return base::fail("--scenario: expected offline, server or interactive, got '" + o.scenario +
-                     "'");
+                      "'");
   base::Result<workload::Dataset> dataset = base::fail("");
   if (o.isl > 0 || o.osl > 0) {
     if (o.isl <= 0 || o.osl <= 0) return base::fail("--isl and --osl go together (both > 0)");
@@ -152,7 +151,8 @@ base::Status serve_impl(const Context& ctx, const ServeOptions& o, ServeOutput& 
   auto cm = compute::ComputeModel::for_gpu(gpu, *cat);
   if (!cm) return base::fail(cm.error());
   auto dtype = compute::parse_dtype(o.precision);
-  if (!dtype) return base::fail("--precision: expected bf16, fp8 or fp4, got '" + o.precision + "'");
+  if (!dtype)
+    return base::fail("--precision: expected bf16, fp8 or fp4, got '" + o.precision + "'");
   if (o.kv != "fp8" && o.kv != "bf16")
     return base::fail("--kv-precision: expected fp8 or bf16, got '" + o.kv + "'");
   std::vector<std::string> notes;
@@ -321,19 +321,22 @@ base::Result<RunOutput> run_serving(const Context& ctx, const ServeOptions& o) {
   out.json = so.json;
   out.text = so.text;
   const auto& j = so.json;
-  auto num = [&](const char* k) { return j.contains(k) && j[k].is_number() ? j[k].get<double>() : 0.0; };
+  auto num = [&](const char* k) {
+    return j.contains(k) && j[k].is_number() ? j[k].get<double>() : 0.0;
+  };
   out.summary = fmt::format(
-      "serving   {} on {} GPUs ({}), MLPerf {}: {:.0f} tokens/s per GPU, TTFT p99 {:.2f} s, TPOT p99 {:.0f} ms",
+      "serving   {} on {} GPUs ({}), MLPerf {}: {:.0f} tokens/s per GPU, TTFT p99 {:.2f} s, TPOT "
+      "p99 {:.0f} ms",
       j.value("model", std::string("?")), j.value("gpus", 0),
-      j.contains("layout") && j["layout"].contains("summary") ? j["layout"]["summary"].get<std::string>() : std::string("?"),
+      j.contains("layout") && j["layout"].contains("summary")
+          ? j["layout"]["summary"].get<std::string>()
+          : std::string("?"),
       j.value("scenario", std::string("?")), num("tokens_per_s_per_gpu"), num("ttft_p99_s"),
       1e3 * num("tpot_p99_s"));
   return out;
 }
 
-namespace {
-
-}  // namespace
+namespace {}  // namespace
 
 Verb add_serve(CLI::App& app, const Context& ctx) {
   auto o = std::make_shared<ServeOptions>();

@@ -181,7 +181,8 @@ TEST(ServingFile, ReadsALayoutAndRejectsUnknownKeys) {
   EXPECT_FALSE(l->instance.chunked_prefill);
   EXPECT_EQ(l->mtp, 3);
   EXPECT_FALSE(l->disaggregated);
-  auto bad = parse_serving_yaml("serving:\n  instance: {tp: 8, tpp: 2}\n  kv_cache: fp6\n", "bad.yaml");
+  auto bad =
+      parse_serving_yaml("serving:\n  instance: {tp: 8, tpp: 2}\n  kv_cache: fp6\n", "bad.yaml");
   ASSERT_FALSE(bad);
   EXPECT_NE(bad.error().message.find("tpp"), std::string::npos) << bad.error().message;
   EXPECT_NE(bad.error().message.find("fp6"), std::string::npos) << bad.error().message;
