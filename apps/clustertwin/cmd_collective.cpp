@@ -71,7 +71,8 @@ int run(const Context& ctx, const CollectiveOptions& o) {
   auto r = collective::run_sweep(*cat, s);
   if (!r) return bad_input(r.error());
   if (!o.json.empty()) {
-    if (auto st = report::write_json(collective::to_json(*r), o.json); !st) return bad_input(st.error());
+    if (auto st = report::write_json(collective::to_json(*r), o.json); !st)
+      return bad_input(st.error());
   }
   if (o.json != "-") {
     if (o.format == "json") {
@@ -100,14 +101,18 @@ Verb add_collective(CLI::App& app, const Context& ctx) {
   cmd->add_option("--cluster", o->cluster,
                   "catalog cluster name, a cluster YAML file, or SYSTEM*COUNT (e.g. gb300-nvl72*8)")
       ->capture_default_str();
-  cmd->add_option("--gpus", o->gpus, "GPUs in the communicator (default: all), packed in NVLink domains");
+  cmd->add_option("--gpus", o->gpus,
+                  "GPUs in the communicator (default: all), packed in NVLink domains");
   cmd->add_option("--gpus-per-domain", o->gpus_per_domain,
                   "GPUs taken from each NVLink domain (default: fill each domain)");
-  cmd->add_option("--op", o->op,
-                  "all_reduce, all_gather, reduce_scatter, all_to_all, broadcast, reduce or sendrecv")
+  cmd->add_option(
+         "--op", o->op,
+         "all_reduce, all_gather, reduce_scatter, all_to_all, broadcast, reduce or sendrecv")
       ->capture_default_str();
-  cmd->add_option("--min-bytes,-b", o->min_bytes, "smallest size (nccl-tests -b)")->capture_default_str();
-  cmd->add_option("--max-bytes,-e", o->max_bytes, "largest size (nccl-tests -e)")->capture_default_str();
+  cmd->add_option("--min-bytes,-b", o->min_bytes, "smallest size (nccl-tests -b)")
+      ->capture_default_str();
+  cmd->add_option("--max-bytes,-e", o->max_bytes, "largest size (nccl-tests -e)")
+      ->capture_default_str();
   cmd->add_option("--step-factor,-f", o->step_factor, "multiply the size by this (nccl-tests -f)")
       ->capture_default_str();
   cmd->add_option("--step-bytes,-i", o->step_bytes, "add this to the size instead (nccl-tests -i)");
@@ -115,14 +120,16 @@ Verb add_collective(CLI::App& app, const Context& ctx) {
                   "auto, ring, tree, nvls, nvls_tree, collnet, pat, hierarchical or direct")
       ->capture_default_str();
   cmd->add_option("--protocol", o->protocol, "auto, simple, ll or ll128")->capture_default_str();
-  cmd->add_option("--model", o->model,
-                  "network model: flow (max-min sharing: contention, oversubscription) or analytical")
+  cmd->add_option(
+         "--model", o->model,
+         "network model: flow (max-min sharing: contention, oversubscription) or analytical")
       ->check(CLI::IsMember({"analytical", "flow"}))
       ->capture_default_str();
   cmd->add_option("--routing", o->routing, "flow model routing across the fabric")
       ->check(CLI::IsMember({"adaptive", "ecmp"}))
       ->capture_default_str();
-  cmd->add_option("--dtype,-d", o->dtype, "element type (nccl-tests names: float, half, bfloat16, int8, ...)")
+  cmd->add_option("--dtype,-d", o->dtype,
+                  "element type (nccl-tests names: float, half, bfloat16, int8, ...)")
       ->capture_default_str();
   cmd->add_option("--channels", o->channels, "ring/tree channels (default: the GPU's calibration)");
   cmd->add_option("--json", o->json, "write the results as JSON to FILE ('-' for stdout)");

@@ -17,10 +17,14 @@ double Line::nvlink_efficiency(int p) const {
 
 Op line_family(Op op) {
   switch (op) {
-    case Op::kBroadcast: return Op::kAllGather;
-    case Op::kReduce: return Op::kReduceScatter;
-    case Op::kSendRecv: return Op::kAllToAll;
-    default: return op;
+    case Op::kBroadcast:
+      return Op::kAllGather;
+    case Op::kReduce:
+      return Op::kReduceScatter;
+    case Op::kSendRecv:
+      return Op::kAllToAll;
+    default:
+      return op;
   }
 }
 
@@ -83,8 +87,10 @@ std::optional<CalibrationFile> read_file(const hardware::CatalogFile& f, base::E
     r->allow("fit");
     r->allow("note");
     if (auto ch = r->child("channels", Need::kOptional)) {
-      if (auto v = ch->integer("ring", Need::kOptional, 1, 64)) out.ring_channels = static_cast<int>(*v);
-      if (auto v = ch->integer("nvls", Need::kOptional, 1, 64)) out.nvls_channels = static_cast<int>(*v);
+      if (auto v = ch->integer("ring", Need::kOptional, 1, 64))
+        out.ring_channels = static_cast<int>(*v);
+      if (auto v = ch->integer("nvls", Need::kOptional, 1, 64))
+        out.nvls_channels = static_cast<int>(*v);
       ch->finish();
     }
     std::vector<std::string> ops;
@@ -163,7 +169,8 @@ base::Result<Calibration> Calibration::from_files(std::span<const hardware::Cata
       have_defaults = true;
     } else {
       if (file->gpus.empty()) {
-        errors.add({"collectives '" + file->name + "': expected a non-empty 'gpus' list", file->path, 0});
+        errors.add(
+            {"collectives '" + file->name + "': expected a non-empty 'gpus' list", file->path, 0});
         continue;
       }
       cal.files_.push_back(std::move(*file));
@@ -176,9 +183,11 @@ base::Result<Calibration> Calibration::from_files(std::span<const hardware::Cata
   for (size_t i = 0; i < cal.files_.size(); ++i) {
     for (size_t j = i + 1; j < cal.files_.size(); ++j) {
       for (const auto& g : cal.files_[i].gpus) {
-        if (std::find(cal.files_[j].gpus.begin(), cal.files_[j].gpus.end(), g) != cal.files_[j].gpus.end()) {
+        if (std::find(cal.files_[j].gpus.begin(), cal.files_[j].gpus.end(), g) !=
+            cal.files_[j].gpus.end()) {
           errors.add({"GPU '" + g + "' is calibrated twice (" + cal.files_[i].path + " and " +
-                          cal.files_[j].path + ")", cal.files_[j].path, 0});
+                          cal.files_[j].path + ")",
+                      cal.files_[j].path, 0});
         }
       }
     }
@@ -205,7 +214,8 @@ bool Calibration::has_line(Op op, Algorithm a, Protocol p) const {
 Line Calibration::line(std::string_view gpu, Op op, Algorithm a, Protocol p) const {
   const std::string key = line_key(line_family(op), a, p);
   auto it = defaults_.lines.find(key);
-  CT_CHECK(it != defaults_.lines.end(), "catalog/collectives/defaults.yaml lacks a line the model needs");
+  CT_CHECK(it != defaults_.lines.end(),
+           "catalog/collectives/defaults.yaml lacks a line the model needs");
   Line l;
   apply(l, it->second, false);
   if (const auto* f = for_gpu(gpu)) {

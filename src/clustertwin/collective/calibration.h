@@ -46,7 +46,8 @@ struct Line {
 
 /// What a file says about one line; absent fields inherit from defaults.yaml.
 struct LinePatch {
-  std::optional<double> base_us, hop_us, net_hop_us, efficiency, small_n, net_efficiency, ramp, fill_us;
+  std::optional<double> base_us, hop_us, net_hop_us, efficiency, small_n, net_efficiency, ramp,
+      fill_us;
   std::string source;
 };
 

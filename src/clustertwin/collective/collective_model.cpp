@@ -95,19 +95,24 @@ std::vector<Protocol> CollectiveModel::protocols(Algorithm a, Op op) {
   (void)op;
   switch (a) {
     case Algorithm::kRing:
-    case Algorithm::kTree: return {Protocol::kLL, Protocol::kLL128, Protocol::kSimple};
-    case Algorithm::kDirect: return {Protocol::kLL, Protocol::kSimple};
-    default: return {Protocol::kSimple};
+    case Algorithm::kTree:
+      return {Protocol::kLL, Protocol::kLL128, Protocol::kSimple};
+    case Algorithm::kDirect:
+      return {Protocol::kLL, Protocol::kSimple};
+    default:
+      return {Protocol::kSimple};
   }
 }
 
-std::string CollectiveModel::unavailable(const Group& g, Op op, const Dtype& dt, Algorithm a) const {
+std::string CollectiveModel::unavailable(const Group& g, Op op, const Dtype& dt,
+                                         Algorithm a) const {
   const int D = g.domains();
   const int p = g.per_domain();
   const bool p2p = op == Op::kAllToAll || op == Op::kSendRecv;
   const std::string opn = op_name(op);
   switch (a) {
-    case Algorithm::kAuto: return {};
+    case Algorithm::kAuto:
+      return {};
     case Algorithm::kDirect:
       if (!p2p) return "direct runs all_to_all and sendrecv only";
       return {};
@@ -121,29 +126,37 @@ std::string CollectiveModel::unavailable(const Group& g, Op op, const Dtype& dt,
     case Algorithm::kNvlsTree: {
       const char* name = algorithm_name(a);
       if (!nvls_hw_) {
-        return std::string(name) + " needs NVLink SHARP (in-network reduction in the NVLink switch, "
+        return std::string(name) +
+               " needs NVLink SHARP (in-network reduction in the NVLink switch, "
                "Hopper or later); this cluster's NVLink switch is " +
                (nvswitch_.empty() ? std::string("unknown") : nvswitch_) + " without it";
       }
-      if (a == Algorithm::kNvls && op != Op::kAllReduce && op != Op::kAllGather && op != Op::kReduceScatter) {
+      if (a == Algorithm::kNvls && op != Op::kAllReduce && op != Op::kAllGather &&
+          op != Op::kReduceScatter) {
         return "nvls runs all_reduce, all_gather and reduce_scatter only";
       }
-      if (a == Algorithm::kNvlsTree && op != Op::kAllReduce) return "nvls_tree runs all_reduce only";
+      if (a == Algorithm::kNvlsTree && op != Op::kAllReduce)
+        return "nvls_tree runs all_reduce only";
       if (reduces(op) && !dt.nvls_reducible) {
         return std::string(name) + " cannot reduce " + dt.name +
                " (NVLink SHARP reduces 16/32/64-bit floats and 32/64-bit integers)";
       }
       if (p < 2) return std::string(name) + " needs at least 2 GPUs in an NVLink domain";
-      if (a == Algorithm::kNvlsTree && D < 2) return "nvls_tree needs at least 2 NVLink domains (use nvls inside one)";
+      if (a == Algorithm::kNvlsTree && D < 2)
+        return "nvls_tree needs at least 2 NVLink domains (use nvls inside one)";
       if (a == Algorithm::kNvls && D > 1) {
         if (op != Op::kAllReduce) return "nvls across NVLink domains runs all_reduce only";
         if (!sharp_hw_) {
-          return "nvls across NVLink domains needs SHARP in the scale-out switches (NCCL pairs it with "
-                 "CollNet); " + scale_out_switch_ + " has none: use nvls_tree";
+          return "nvls across NVLink domains needs SHARP in the scale-out switches (NCCL pairs it "
+                 "with "
+                 "CollNet); " +
+                 scale_out_switch_ + " has none: use nvls_tree";
         }
-        if (!g.uniform()) return "nvls across NVLink domains needs the same number of GPUs in every domain";
+        if (!g.uniform())
+          return "nvls across NVLink domains needs the same number of GPUs in every domain";
       }
-      if (a == Algorithm::kNvlsTree && !g.uniform()) return "nvls_tree needs the same number of GPUs in every domain";
+      if (a == Algorithm::kNvlsTree && !g.uniform())
+        return "nvls_tree needs the same number of GPUs in every domain";
       return {};
     }
     case Algorithm::kCollNet:
@@ -156,8 +169,11 @@ std::string CollectiveModel::unavailable(const Group& g, Op op, const Dtype& dt,
       if (!g.uniform()) return "collnet needs the same number of GPUs in every domain";
       return {};
     case Algorithm::kPat:
-      if (op != Op::kAllGather && op != Op::kReduceScatter) return "pat runs all_gather and reduce_scatter only";
-      if (p != 1) return "pat needs one GPU per NVLink domain (NCCL: 'PAT only supports 1 GPU per node'); use --gpus-per-domain 1";
+      if (op != Op::kAllGather && op != Op::kReduceScatter)
+        return "pat runs all_gather and reduce_scatter only";
+      if (p != 1)
+        return "pat needs one GPU per NVLink domain (NCCL: 'PAT only supports 1 GPU per node'); "
+               "use --gpus-per-domain 1";
       return {};
     case Algorithm::kHierarchical:
       if (op != Op::kAllReduce) return "hierarchical runs all_reduce only";
@@ -168,18 +184,22 @@ std::string CollectiveModel::unavailable(const Group& g, Op op, const Dtype& dt,
   return "unknown algorithm";
 }
 
-std::vector<Availability> CollectiveModel::availability(const Group& g, Op op, const Dtype& dt) const {
+std::vector<Availability> CollectiveModel::availability(const Group& g, Op op,
+                                                        const Dtype& dt) const {
   std::vector<Availability> out;
-  for (Algorithm a : {Algorithm::kRing, Algorithm::kTree, Algorithm::kNvls, Algorithm::kNvlsTree,
-                      Algorithm::kCollNet, Algorithm::kPat, Algorithm::kHierarchical, Algorithm::kDirect}) {
+  for (Algorithm a :
+       {Algorithm::kRing, Algorithm::kTree, Algorithm::kNvls, Algorithm::kNvlsTree,
+        Algorithm::kCollNet, Algorithm::kPat, Algorithm::kHierarchical, Algorithm::kDirect}) {
     auto why = unavailable(g, op, dt, a);
     out.push_back({a, why.empty(), why});
   }
   return out;
 }
 
-base::Status CollectiveModel::check(const Group& g, Op op, const Dtype& dt, Algorithm a, Protocol p) const {
-  if (g.ranks() < 2) return fail("a collective needs at least 2 GPUs, got " + std::to_string(g.ranks()));
+base::Status CollectiveModel::check(const Group& g, Op op, const Dtype& dt, Algorithm a,
+                                    Protocol p) const {
+  if (g.ranks() < 2)
+    return fail("a collective needs at least 2 GPUs, got " + std::to_string(g.ranks()));
   if (auto why = unavailable(g, op, dt, a); !why.empty()) {
     return fail(std::string("--algo ") + algorithm_name(a) + " cannot run here: " + why);
   }
@@ -235,7 +255,8 @@ double CollectiveModel::latency_us(const Group& g, Op op, Algorithm a, const Lin
     case Algorithm::kDirect:
       if (op == Op::kSendRecv) return l.base_us + l.hop_us + net;
       return l.base_us + (n - 1) * l.hop_us + net;
-    default: return 0;
+    default:
+      return 0;
   }
 }
 
@@ -308,7 +329,8 @@ double CollectiveModel::analytical_unit(const Group& g, Op op, Algorithm a, cons
         inter = (n - p) * 1.0 / n / bn;
       }
       break;
-    default: break;
+    default:
+      break;
   }
   if (bottleneck) *bottleneck = inter > intra ? "network" : "nvlink";
   return std::max(intra, inter);
@@ -329,11 +351,11 @@ namespace {
 /// Solves a flow set phase by phase; per coupling group, the sum over phases of the slowest
 /// transfer's bytes / rate (seconds for the set's byte counts). `slowest` gets the transfer that
 /// set group 0's time in its last phase.
-std::vector<double> solve_phases(const topology::Topology& topo, const FlowSet& fs, int groups,
-                                 network::Routing routing,
-                                 const std::vector<std::pair<topology::LinkId, BytesPerSecond>>& overrides,
-                                 network::SteadyOptions so, bool couple, network::FlowSimStats& stats,
-                                 int64_t& solves, size_t* slowest) {
+std::vector<double> solve_phases(
+    const topology::Topology& topo, const FlowSet& fs, int groups, network::Routing routing,
+    const std::vector<std::pair<topology::LinkId, BytesPerSecond>>& overrides,
+    network::SteadyOptions so, bool couple, network::FlowSimStats& stats, int64_t& solves,
+    size_t* slowest) {
   std::vector<double> total(static_cast<size_t>(groups), 0.0);
   int32_t phases = 0;
   for (int32_t ph : fs.phase) phases = std::max(phases, ph + 1);
@@ -375,17 +397,20 @@ std::vector<double> solve_phases(const topology::Topology& topo, const FlowSet& 
 base::Result<double> CollectiveModel::flow_unit(const Group& g, Op op, Algorithm a, const Line& l,
                                                 std::string* bottleneck) {
   FlowSet fs;
-  PatternOptions po{.channels = channels_, .representative = representative_ok(), .bytes = kRefBytes,
+  PatternOptions po{.channels = channels_,
+                    .representative = representative_ok(),
+                    .bytes = kRefBytes,
                     .merge_channels = opt_.routing == network::Routing::kAdaptive};
   if (auto st = add_flows(fs, *topo_, g, op, a, po); !st) return fail(st.error());
   if (fs.transfers.empty()) return 0.0;
   size_t slowest = 0;
-  auto times = solve_phases(*topo_, fs, 1, opt_.routing, opt_.capacity_overrides, steady_options(l, g.per_domain()),
-                            false, stats_, solves_, &slowest);
+  auto times = solve_phases(*topo_, fs, 1, opt_.routing, opt_.capacity_overrides,
+                            steady_options(l, g.per_domain()), false, stats_, solves_, &slowest);
   const double t = times[0];
   if (!std::isfinite(t)) {
-    return fail(std::string(algorithm_name(a)) +
-                ": a transfer of the collective has no working path (every path crosses a failed link)");
+    return fail(
+        std::string(algorithm_name(a)) +
+        ": a transfer of the collective has no working path (every path crosses a failed link)");
   }
   if (bottleneck) {
     const auto& tr = fs.transfers[slowest];
@@ -416,7 +441,8 @@ base::Result<double> CollectiveModel::unit_wire(const Group& g, Op op, Algorithm
   return unit;
 }
 
-base::Result<Estimate> CollectiveModel::evaluate(const Group& g, const Request& r, Algorithm a, Protocol p) {
+base::Result<Estimate> CollectiveModel::evaluate(const Group& g, const Request& r, Algorithm a,
+                                                 Protocol p) {
   if (a == Algorithm::kHierarchical) return hierarchical(g, r);
   const Line l = cal_->line(gpu_, r.op, a, p);
   Estimate e;
@@ -517,7 +543,9 @@ base::Result<Estimate> CollectiveModel::estimate(const Group& g, const Request& 
       auto ps = protocols(av.algorithm, r.op);
       any = any || std::find(ps.begin(), ps.end(), r.protocol) != ps.end();
     }
-    if (!any) return fail(std::string("--protocol ") + protocol_name(r.protocol) + ": no algorithm runs it for " + op_name(r.op));
+    if (!any)
+      return fail(std::string("--protocol ") + protocol_name(r.protocol) +
+                  ": no algorithm runs it for " + op_name(r.op));
   }
   return best(g, r);
 }
@@ -560,7 +588,8 @@ base::Result<Estimate> CollectiveModel::hierarchical(const Group& g, const Reque
   std::vector<Group> rails;
   for (int k = 0; k < p; ++k) {
     std::vector<int> ids;
-    for (int d = 0; d < D; ++d) ids.push_back(g.by_domain[static_cast<size_t>(d)][static_cast<size_t>(k)]);
+    for (int d = 0; d < D; ++d)
+      ids.push_back(g.by_domain[static_cast<size_t>(d)][static_cast<size_t>(k)]);
     auto rg = make_group(*topo_, ids);
     if (!rg) return fail(rg.error());
     rails.push_back(std::move(*rg));
@@ -592,7 +621,8 @@ base::Result<Estimate> CollectiveModel::hierarchical(const Group& g, const Reque
   return finish_estimate(e, r.op, r.bytes, g.ranks());
 }
 
-base::Result<ConcurrentResult> CollectiveModel::concurrent(std::span<const Group> groups, const Request& r) {
+base::Result<ConcurrentResult> CollectiveModel::concurrent(std::span<const Group> groups,
+                                                           const Request& r) {
   ConcurrentResult out;
   if (groups.empty()) return out;
   // Each group alone first: its algorithm choice and its reference time.
@@ -621,18 +651,21 @@ base::Result<ConcurrentResult> CollectiveModel::concurrent(std::span<const Group
   FlowSet fs;
   const bool rep = representative_ok();
   for (size_t i = 0; i < groups.size(); ++i) {
-    PatternOptions po{.channels = channels_, .representative = rep, .bytes = kRefBytes,
+    PatternOptions po{.channels = channels_,
+                      .representative = rep,
+                      .bytes = kRefBytes,
                       .group_id = static_cast<int32_t>(i),
                       .merge_channels = opt_.routing == network::Routing::kAdaptive};
-    if (auto st = add_flows(fs, *topo_, groups[i], r.op, alone[i].algorithm, po); !st) return fail(st.error());
+    if (auto st = add_flows(fs, *topo_, groups[i], r.op, alone[i].algorithm, po); !st)
+      return fail(st.error());
   }
   out.flows = static_cast<int64_t>(fs.transfers.size());
   // One solve; efficiencies of the first group's line (groups of one request share the GPU type
   // and, when symmetric, the algorithm).
   const Line l = cal_->line(gpu_, r.op, alone[0].algorithm, alone[0].protocol);
   auto times = solve_phases(*topo_, fs, static_cast<int>(groups.size()), opt_.routing,
-                            opt_.capacity_overrides, steady_options(l, groups[0].per_domain()), true, stats_, solves_,
-                            nullptr);
+                            opt_.capacity_overrides, steady_options(l, groups[0].per_domain()),
+                            true, stats_, solves_, nullptr);
   for (size_t i = 0; i < groups.size(); ++i) {
     const Line li = cal_->line(gpu_, r.op, alone[i].algorithm, alone[i].protocol);
     Estimate e = alone[i];

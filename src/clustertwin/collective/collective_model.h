@@ -57,12 +57,12 @@ struct Estimate {
   Algorithm algorithm = Algorithm::kRing;
   Protocol protocol = Protocol::kSimple;
   Seconds time;
-  Seconds latency;       ///< the latency terms
-  Seconds wire;          ///< x: the bandwidth term
-  Seconds fill;          ///< min(ramp * x, fill)
-  BytesPerSecond algbw;  ///< size / time
-  BytesPerSecond busbw;  ///< algbw * nccl-tests factor
-  std::string bottleneck;  ///< "nvlink", "network" or "" (latency bound)
+  Seconds latency;          ///< the latency terms
+  Seconds wire;             ///< x: the bandwidth term
+  Seconds fill;             ///< min(ramp * x, fill)
+  BytesPerSecond algbw;     ///< size / time
+  BytesPerSecond busbw;     ///< algbw * nccl-tests factor
+  std::string bottleneck;   ///< "nvlink", "network" or "" (latency bound)
   bool calibrated = false;  ///< the line was fitted to measurements for this GPU
 };
 
@@ -96,13 +96,15 @@ class CollectiveModel {
   /// One collective of one group.
   base::Result<Estimate> estimate(const Group& g, const Request& r);
   /// The same request at many sizes (bandwidth terms are solved once per algorithm/protocol).
-  base::Result<std::vector<Estimate>> sweep(const Group& g, Request r, std::span<const int64_t> sizes);
+  base::Result<std::vector<Estimate>> sweep(const Group& g, Request r,
+                                            std::span<const int64_t> sizes);
   /// Many groups running the same collective at once, sharing the fabric (e.g. all data-parallel
   /// groups' reduce-scatter over the spine). Identical groups on link-disjoint GPUs cost one.
   base::Result<ConcurrentResult> concurrent(std::span<const Group> groups, const Request& r);
 
   /// Every algorithm of NCCL (and hierarchical) for this op: can it run here, and if not, why.
-  [[nodiscard]] std::vector<Availability> availability(const Group& g, Op op, const Dtype& dt) const;
+  [[nodiscard]] std::vector<Availability> availability(const Group& g, Op op,
+                                                       const Dtype& dt) const;
   /// Protocols an algorithm runs (NVLS, NVLS-tree, CollNet and PAT: simple only).
   static std::vector<Protocol> protocols(Algorithm a, Op op);
 
@@ -119,10 +121,12 @@ class CollectiveModel {
     auto operator<=>(const Key&) const = default;
   };
   /// Seconds of bandwidth term per byte of S for one group (memoised per group in `memo_`).
-  base::Result<double> unit_wire(const Group& g, Op op, Algorithm a, Protocol p, std::string* bottleneck);
+  base::Result<double> unit_wire(const Group& g, Op op, Algorithm a, Protocol p,
+                                 std::string* bottleneck);
   [[nodiscard]] double analytical_unit(const Group& g, Op op, Algorithm a, const Line& l,
                                        std::string* bottleneck) const;
-  base::Result<double> flow_unit(const Group& g, Op op, Algorithm a, const Line& l, std::string* bottleneck);
+  base::Result<double> flow_unit(const Group& g, Op op, Algorithm a, const Line& l,
+                                 std::string* bottleneck);
   [[nodiscard]] double latency_us(const Group& g, Op op, Algorithm a, const Line& l) const;
   [[nodiscard]] double inter_path_us(const Group& g) const;
   base::Status check(const Group& g, Op op, const Dtype& dt, Algorithm a, Protocol p) const;
@@ -138,8 +142,8 @@ class CollectiveModel {
   const Calibration* cal_;
   ModelOptions opt_;
   std::string gpu_;
-  bool nvls_hw_ = false;     // NVLink switch with in-network reduction, Hopper or later
-  bool sharp_hw_ = false;    // scale-out switch with SHARP
+  bool nvls_hw_ = false;   // NVLink switch with in-network reduction, Hopper or later
+  bool sharp_hw_ = false;  // scale-out switch with SHARP
   std::string nvswitch_, scale_out_switch_;
   int channels_ = 16;
   std::map<std::pair<uint64_t, Key>, std::pair<double, std::string>> memo_;  // by group fingerprint

@@ -62,8 +62,12 @@ TEST(Calibration, DefaultsCoverEveryLineTheModelAsks) {
       // Only combinations the model can run need a line.
       const bool p2p = op == Op::kAllToAll || op == Op::kSendRecv;
       if (p2p != (a == Algorithm::kDirect)) continue;
-      if ((a == Algorithm::kTree || a == Algorithm::kNvlsTree || a == Algorithm::kCollNet) && op != Op::kAllReduce) continue;
-      if (a == Algorithm::kNvls && op != Op::kAllReduce && op != Op::kAllGather && op != Op::kReduceScatter) continue;
+      if ((a == Algorithm::kTree || a == Algorithm::kNvlsTree || a == Algorithm::kCollNet) &&
+          op != Op::kAllReduce)
+        continue;
+      if (a == Algorithm::kNvls && op != Op::kAllReduce && op != Op::kAllGather &&
+          op != Op::kReduceScatter)
+        continue;
       if (a == Algorithm::kPat && op != Op::kAllGather && op != Op::kReduceScatter) continue;
       for (Protocol p : CollectiveModel::protocols(a, op)) {
         EXPECT_TRUE(cal.has_line(op, a, p)) << line_key(line_family(op), a, p);
@@ -77,8 +81,10 @@ TEST(Calibration, EveryMeasuredGpuHasAFile) {
     EXPECT_NE(calibration().for_gpu(gpu), nullptr) << gpu;
   }
   EXPECT_EQ(calibration().for_gpu("a100"), nullptr);
-  EXPECT_TRUE(calibration().line("h100", Op::kAllReduce, Algorithm::kRing, Protocol::kSimple).calibrated);
-  EXPECT_FALSE(calibration().line("a100", Op::kAllReduce, Algorithm::kRing, Protocol::kSimple).calibrated);
+  EXPECT_TRUE(
+      calibration().line("h100", Op::kAllReduce, Algorithm::kRing, Protocol::kSimple).calibrated);
+  EXPECT_FALSE(
+      calibration().line("a100", Op::kAllReduce, Algorithm::kRing, Protocol::kSimple).calibrated);
 }
 
 TEST(Calibration, ErrorsNameFileAndLine) {
@@ -95,7 +101,8 @@ sources:
 )"}};
   auto c = Calibration::from_files(files);
   ASSERT_FALSE(c);
-  EXPECT_NE(c.error().message.find("unknown algorithm 'rign'"), std::string::npos) << c.error().message;
+  EXPECT_NE(c.error().message.find("unknown algorithm 'rign'"), std::string::npos)
+      << c.error().message;
   EXPECT_NE(c.error().message.find("defaults.yaml:8"), std::string::npos) << c.error().message;
 }
 
@@ -110,8 +117,10 @@ TEST(CollectiveModel, RingAllReduceClosedFormInsideOneNode) {
   const double expect = 10e-6 + 14 * 1e-6 + 2.0 * 7 / 8 * S / 450e9;
   for (auto kind : {NetworkModelKind::kAnalytical, NetworkModelKind::kFlow}) {
     CollectiveModel m(catalog(), topo, cal, {.network = kind});
-    auto e = m.estimate(*g, {.op = Op::kAllReduce, .bytes = static_cast<int64_t>(S),
-                             .algorithm = Algorithm::kRing, .protocol = Protocol::kSimple});
+    auto e = m.estimate(*g, {.op = Op::kAllReduce,
+                             .bytes = static_cast<int64_t>(S),
+                             .algorithm = Algorithm::kRing,
+                             .protocol = Protocol::kSimple});
     ASSERT_TRUE(e) << e.error().message;
     EXPECT_NEAR(e->time.base(), expect, expect * 1e-12);
     EXPECT_NEAR(e->busbw.base(), 2.0 * 7 / 8 * S / expect, 1e-3);
@@ -133,10 +142,13 @@ TEST(CollectiveModel, RingAllReduceClosedFormAcrossNodes) {
   const double x = 2.0 * 15 / 16 * S / 400e9;
   for (auto kind : {NetworkModelKind::kAnalytical, NetworkModelKind::kFlow}) {
     CollectiveModel m(catalog(), topo, cal, {.network = kind});
-    auto e = m.estimate(*g, {.op = Op::kAllReduce, .bytes = static_cast<int64_t>(S),
-                             .algorithm = Algorithm::kRing, .protocol = Protocol::kSimple});
+    auto e = m.estimate(*g, {.op = Op::kAllReduce,
+                             .bytes = static_cast<int64_t>(S),
+                             .algorithm = Algorithm::kRing,
+                             .protocol = Protocol::kSimple});
     ASSERT_TRUE(e) << e.error().message;
-    EXPECT_NEAR(e->time.base(), lat + x, (lat + x) * 1e-9) << (kind == NetworkModelKind::kFlow ? "flow" : "analytical");
+    EXPECT_NEAR(e->time.base(), lat + x, (lat + x) * 1e-9)
+        << (kind == NetworkModelKind::kFlow ? "flow" : "analytical");
     EXPECT_EQ(e->bottleneck, "network");
   }
 }
@@ -153,15 +165,18 @@ TEST(CollectiveModel, FlowAndAnalyticalAgreeOnAnIdleFabric) {
     Op op;
     Algorithm a;
   };
-  for (auto c : {Case{Op::kAllReduce, Algorithm::kRing}, Case{Op::kAllReduce, Algorithm::kTree},
-                 Case{Op::kAllReduce, Algorithm::kNvlsTree}, Case{Op::kAllReduce, Algorithm::kCollNet},
-                 Case{Op::kAllGather, Algorithm::kRing}, Case{Op::kAllToAll, Algorithm::kDirect},
-                 Case{Op::kBroadcast, Algorithm::kRing}, Case{Op::kSendRecv, Algorithm::kDirect}}) {
-    Request r{.op = c.op, .bytes = int64_t{1} << 30, .algorithm = c.a, .protocol = Protocol::kSimple};
+  for (auto c :
+       {Case{Op::kAllReduce, Algorithm::kRing}, Case{Op::kAllReduce, Algorithm::kTree},
+        Case{Op::kAllReduce, Algorithm::kNvlsTree}, Case{Op::kAllReduce, Algorithm::kCollNet},
+        Case{Op::kAllGather, Algorithm::kRing}, Case{Op::kAllToAll, Algorithm::kDirect},
+        Case{Op::kBroadcast, Algorithm::kRing}, Case{Op::kSendRecv, Algorithm::kDirect}}) {
+    Request r{
+        .op = c.op, .bytes = int64_t{1} << 30, .algorithm = c.a, .protocol = Protocol::kSimple};
     auto a = ana.estimate(*g, r);
     auto f = flow.estimate(*g, r);
     ASSERT_TRUE(a && f) << op_name(c.op) << " " << algorithm_name(c.a);
-    EXPECT_NEAR(f->time.base() / a->time.base(), 1.0, 0.01) << op_name(c.op) << " " << algorithm_name(c.a);
+    EXPECT_NEAR(f->time.base() / a->time.base(), 1.0, 0.01)
+        << op_name(c.op) << " " << algorithm_name(c.a);
   }
 }
 
@@ -169,9 +184,14 @@ TEST(CollectiveModel, SymmetryReductionGivesTheSameAnswer) {
   const auto topo = build("gb300-nvl72*4");
   auto g = place_first(topo, 288);
   for (Algorithm a : {Algorithm::kRing, Algorithm::kTree, Algorithm::kNvlsTree}) {
-    CollectiveModel full(catalog(), topo, calibration(), {.network = NetworkModelKind::kFlow, .symmetry = false});
-    CollectiveModel rep(catalog(), topo, calibration(), {.network = NetworkModelKind::kFlow, .symmetry = true});
-    Request r{.op = Op::kAllReduce, .bytes = int64_t{1} << 30, .algorithm = a, .protocol = Protocol::kSimple};
+    CollectiveModel full(catalog(), topo, calibration(),
+                         {.network = NetworkModelKind::kFlow, .symmetry = false});
+    CollectiveModel rep(catalog(), topo, calibration(),
+                        {.network = NetworkModelKind::kFlow, .symmetry = true});
+    Request r{.op = Op::kAllReduce,
+              .bytes = int64_t{1} << 30,
+              .algorithm = a,
+              .protocol = Protocol::kSimple};
     auto x = full.estimate(*g, r), y = rep.estimate(*g, r);
     ASSERT_TRUE(x && y);
     EXPECT_NEAR(x->time.base(), y->time.base(), x->time.base() * 1e-9) << algorithm_name(a);
@@ -191,10 +211,13 @@ TEST(CollectiveModel, AutoNeverPicksWhatTheHardwareLacks) {
     EXPECT_NE(e.algorithm, Algorithm::kNvlsTree);
     EXPECT_NE(e.algorithm, Algorithm::kCollNet);
   }
-  auto bad = m.estimate(*g, {.op = Op::kAllReduce, .bytes = 1 << 20, .algorithm = Algorithm::kNvls});
+  auto bad =
+      m.estimate(*g, {.op = Op::kAllReduce, .bytes = 1 << 20, .algorithm = Algorithm::kNvls});
   ASSERT_FALSE(bad);
-  EXPECT_NE(bad.error().message.find("needs NVLink SHARP"), std::string::npos) << bad.error().message;
-  auto bad2 = m.estimate(*g, {.op = Op::kAllReduce, .bytes = 1 << 20, .algorithm = Algorithm::kCollNet});
+  EXPECT_NE(bad.error().message.find("needs NVLink SHARP"), std::string::npos)
+      << bad.error().message;
+  auto bad2 =
+      m.estimate(*g, {.op = Op::kAllReduce, .bytes = 1 << 20, .algorithm = Algorithm::kCollNet});
   ASSERT_FALSE(bad2);
   EXPECT_NE(bad2.error().message.find("SHARP"), std::string::npos) << bad2.error().message;
 }
@@ -205,18 +228,23 @@ TEST(CollectiveModel, ImpossibleChoicesSayWhy) {
   auto g8 = place_first(topo, 8);
   auto g16 = place_first(topo, 16);
   auto int8 = *parse_dtype("int8");
-  auto e = m.estimate(*g8, {.op = Op::kAllReduce, .bytes = 1 << 20, .dtype = int8, .algorithm = Algorithm::kNvls});
+  auto e = m.estimate(
+      *g8, {.op = Op::kAllReduce, .bytes = 1 << 20, .dtype = int8, .algorithm = Algorithm::kNvls});
   ASSERT_FALSE(e);
   EXPECT_NE(e.error().message.find("cannot reduce int8"), std::string::npos);
   e = m.estimate(*g16, {.op = Op::kAllGather, .bytes = 1 << 20, .algorithm = Algorithm::kPat});
   ASSERT_FALSE(e);
   EXPECT_NE(e.error().message.find("one GPU per NVLink domain"), std::string::npos);
-  e = m.estimate(*g8, {.op = Op::kAllReduce, .bytes = 1 << 20, .algorithm = Algorithm::kNvls, .protocol = Protocol::kLL});
+  e = m.estimate(*g8, {.op = Op::kAllReduce,
+                       .bytes = 1 << 20,
+                       .algorithm = Algorithm::kNvls,
+                       .protocol = Protocol::kLL});
   ASSERT_FALSE(e);
   EXPECT_NE(e.error().message.find("runs simple"), std::string::npos) << e.error().message;
   e = m.estimate(*g8, {.op = Op::kAllToAll, .bytes = 1 << 20, .algorithm = Algorithm::kRing});
   ASSERT_FALSE(e);
-  e = m.estimate(*g8, {.op = Op::kAllReduce, .bytes = 1 << 20, .algorithm = Algorithm::kHierarchical});
+  e = m.estimate(*g8,
+                 {.op = Op::kAllReduce, .bytes = 1 << 20, .algorithm = Algorithm::kHierarchical});
   ASSERT_FALSE(e);
   EXPECT_NE(e.error().message.find("at least 2 NVLink domains"), std::string::npos);
   // int8 all-reduce on auto: never NVLS; float: NVLS for large messages on H100.
@@ -232,8 +260,10 @@ TEST(CollectiveModel, ProtocolsSwitchWithSize) {
   const auto topo = build("hgx-h100*1");
   CollectiveModel m(catalog(), topo, calibration());
   auto g = place_first(topo, 8);
-  auto small = m.estimate(*g, {.op = Op::kAllGather, .bytes = 4096});
-  auto large = m.estimate(*g, {.op = Op::kAllGather, .bytes = int64_t{4} << 30});
+  // int8 all-reduce cannot use NVLS: the ring's protocols alone, LL small and Simple/LL128 large.
+  const auto int8 = *parse_dtype("int8");
+  auto small = m.estimate(*g, {.op = Op::kAllReduce, .bytes = 4096, .dtype = int8});
+  auto large = m.estimate(*g, {.op = Op::kAllReduce, .bytes = int64_t{4} << 30, .dtype = int8});
   ASSERT_TRUE(small && large);
   EXPECT_EQ(small->protocol, Protocol::kLL);
   EXPECT_NE(large->protocol, Protocol::kLL);
@@ -246,13 +276,19 @@ TEST(CollectiveModel, PatWithOneGpuPerNode) {
   auto g = place_first(topo, 16, 1);
   ASSERT_TRUE(g);
   EXPECT_EQ(g->domains(), 16);
-  auto pat = m.estimate(*g, {.op = Op::kAllGather, .bytes = int64_t{1} << 30, .algorithm = Algorithm::kPat});
-  auto ring = m.estimate(*g, {.op = Op::kAllGather, .bytes = int64_t{1} << 30, .algorithm = Algorithm::kRing});
+  auto pat = m.estimate(
+      *g, {.op = Op::kAllGather, .bytes = int64_t{1} << 30, .algorithm = Algorithm::kPat});
+  auto ring = m.estimate(
+      *g, {.op = Op::kAllGather, .bytes = int64_t{1} << 30, .algorithm = Algorithm::kRing});
   ASSERT_TRUE(pat && ring) << (pat ? "" : pat.error().message);
-  // Same bytes per NIC; PAT's log-depth latency wins small messages, its 0.75 efficiency loses large.
+  // Same bytes per NIC; PAT's log-depth latency wins small messages, its 0.75 efficiency loses
+  // large.
   EXPECT_GT(pat->time, ring->time);
-  auto pat_small = m.estimate(*g, {.op = Op::kAllGather, .bytes = 1 << 12, .algorithm = Algorithm::kPat});
-  auto ring_small = m.estimate(*g, {.op = Op::kAllGather, .bytes = 1 << 12, .algorithm = Algorithm::kRing,
+  auto pat_small =
+      m.estimate(*g, {.op = Op::kAllGather, .bytes = 1 << 12, .algorithm = Algorithm::kPat});
+  auto ring_small = m.estimate(*g, {.op = Op::kAllGather,
+                                    .bytes = 1 << 12,
+                                    .algorithm = Algorithm::kRing,
                                     .protocol = Protocol::kSimple});
   ASSERT_TRUE(pat_small && ring_small);
   EXPECT_LT(pat_small->time, ring_small->time);
@@ -263,7 +299,8 @@ TEST(CollectiveModel, HierarchicalIsTheSumOfItsPhases) {
   CollectiveModel m(catalog(), topo, calibration());
   auto g = place_first(topo, 32);
   const int64_t S = int64_t{1} << 30;
-  auto h = m.estimate(*g, {.op = Op::kAllReduce, .bytes = S, .algorithm = Algorithm::kHierarchical});
+  auto h =
+      m.estimate(*g, {.op = Op::kAllReduce, .bytes = S, .algorithm = Algorithm::kHierarchical});
   ASSERT_TRUE(h) << h.error().message;
   auto node = place_first(topo, 8);
   auto rs = m.estimate(*node, {.op = Op::kReduceScatter, .bytes = S});
@@ -308,15 +345,20 @@ TEST(CollectiveModel, ConcurrentGroups) {
 TEST(CollectiveModel, DegradedAndFailedLinks) {
   const auto topo = build("hgx-h100*2");
   auto g = place_first(topo, 16);
-  Request r{.op = Op::kAllReduce, .bytes = int64_t{1} << 30, .algorithm = Algorithm::kRing, .protocol = Protocol::kSimple};
+  Request r{.op = Op::kAllReduce,
+            .bytes = int64_t{1} << 30,
+            .algorithm = Algorithm::kRing,
+            .protocol = Protocol::kSimple};
   CollectiveModel healthy(catalog(), topo, calibration(), {.network = NetworkModelKind::kFlow});
   // GPU 7 is an exit of some ring channels: halve its NIC.
-  CollectiveModel slow(catalog(), topo, calibration(),
-                       {.network = NetworkModelKind::kFlow,
-                        .capacity_overrides = {{topo.nic_up(topo.nic_of(7), 0), base::gigabytes_per_s(25)}}});
-  CollectiveModel dead(catalog(), topo, calibration(),
-                       {.network = NetworkModelKind::kFlow,
-                        .capacity_overrides = {{topo.nic_up(topo.nic_of(7), 0), base::BytesPerSecond{}}}});
+  CollectiveModel slow(
+      catalog(), topo, calibration(),
+      {.network = NetworkModelKind::kFlow,
+       .capacity_overrides = {{topo.nic_up(topo.nic_of(7), 0), base::gigabytes_per_s(25)}}});
+  CollectiveModel dead(
+      catalog(), topo, calibration(),
+      {.network = NetworkModelKind::kFlow,
+       .capacity_overrides = {{topo.nic_up(topo.nic_of(7), 0), base::BytesPerSecond{}}}});
   auto a = healthy.estimate(*g, r), b = slow.estimate(*g, r), c = dead.estimate(*g, r);
   ASSERT_TRUE(a && b);
   EXPECT_GT(b->time.base(), a->time.base() * 1.5);
@@ -349,7 +391,8 @@ TEST(Sweep, TableJsonAndErrors) {
   ASSERT_TRUE(r) << r.error().message;
   ASSERT_EQ(r->rows.size(), 3u);
   const auto table = render_table(*r);
-  EXPECT_NE(table.find("     1048576        262144     float     sum      -1"), std::string::npos) << table;
+  EXPECT_NE(table.find("     1048576        262144     float     sum      -1"), std::string::npos)
+      << table;
   EXPECT_NE(table.find("# Avg bus bandwidth"), std::string::npos);
   const auto j = to_json(*r);
   EXPECT_EQ(j["results"][0]["size_bytes"], 1048576);
@@ -358,7 +401,8 @@ TEST(Sweep, TableJsonAndErrors) {
   s.gpus = 9;
   auto bad = run_sweep(catalog(), s);
   ASSERT_FALSE(bad);
-  EXPECT_NE(bad.error().message.find("more than the cluster's 8 GPUs"), std::string::npos) << bad.error().message;
+  EXPECT_NE(bad.error().message.find("more than the cluster's 8 GPUs"), std::string::npos)
+      << bad.error().message;
 }
 
 }  // namespace

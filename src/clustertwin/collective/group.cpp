@@ -15,9 +15,11 @@ base::Result<Group> make_group(const topology::Topology& topo, std::span<const i
   for (int gpu : gpus) {
     if (gpu < 0 || gpu >= topo.gpus()) {
       return fail("GPU " + std::to_string(gpu) + " is not in the cluster (it has " +
-                  std::to_string(topo.gpus()) + " GPUs, ids 0.." + std::to_string(topo.gpus() - 1) + ")");
+                  std::to_string(topo.gpus()) + " GPUs, ids 0.." + std::to_string(topo.gpus() - 1) +
+                  ")");
     }
-    if (seen[static_cast<size_t>(gpu)]) return fail("GPU " + std::to_string(gpu) + " appears twice in the group");
+    if (seen[static_cast<size_t>(gpu)])
+      return fail("GPU " + std::to_string(gpu) + " appears twice in the group");
     seen[static_cast<size_t>(gpu)] = 1;
     g.gpus.push_back(gpu);
     const int d = topo.domain_of(gpu);
@@ -39,8 +41,8 @@ base::Result<Group> place_first(const topology::Topology& topo, int n, int per_d
   if (n < 1) return fail("--gpus: expected at least 1 GPU, got " + std::to_string(n));
   const int ds = topo.domain_size();
   if (per_domain < 0 || per_domain > ds) {
-    return fail("--gpus-per-domain: expected 1.." + std::to_string(ds) + " (the NVLink domain size), got " +
-                std::to_string(per_domain));
+    return fail("--gpus-per-domain: expected 1.." + std::to_string(ds) +
+                " (the NVLink domain size), got " + std::to_string(per_domain));
   }
   const int k = per_domain == 0 ? ds : per_domain;
   const long capacity = static_cast<long>(topo.domains()) * k;
@@ -77,7 +79,8 @@ base::Result<std::vector<Group>> place_groups(const topology::Topology& topo, in
       // Group g takes local rank (g % ds) of `size` consecutive domains.
       if (size > topo.domains()) {
         return fail("a group of " + std::to_string(size) + " GPUs, one per NVLink domain, needs " +
-                    std::to_string(size) + " domains; the cluster has " + std::to_string(topo.domains()));
+                    std::to_string(size) + " domains; the cluster has " +
+                    std::to_string(topo.domains()));
       }
       const int block = g / ds;
       for (int i = 0; i < size; ++i) {

@@ -11,9 +11,9 @@
 namespace clustertwin::collective {
 
 struct Group {
-  std::vector<int> gpus;             ///< rank r runs on gpus[r]
+  std::vector<int> gpus;                    ///< rank r runs on gpus[r]
   std::vector<std::vector<int>> by_domain;  ///< GPUs of each domain the group uses, in rank order
-  std::vector<int> domain_ids;       ///< topology domain index of each by_domain entry
+  std::vector<int> domain_ids;              ///< topology domain index of each by_domain entry
 
   [[nodiscard]] int ranks() const { return static_cast<int>(gpus.size()); }
   /// NCCL's nNodes: NVLink domains the group spans.

@@ -12,34 +12,37 @@ using base::fail;
 double ring_edge_factor(Op op, int n) {
   const double dn = n;
   switch (op) {
-    case Op::kAllReduce: return 2.0 * (dn - 1) / dn;
+    case Op::kAllReduce:
+      return 2.0 * (dn - 1) / dn;
     case Op::kAllGather:
-    case Op::kReduceScatter: return (dn - 1) / dn;
-    default: return 1.0;
+    case Op::kReduceScatter:
+      return (dn - 1) / dn;
+    default:
+      return 1.0;
   }
 }
 
-double nvls_port_factor(Op op, int n) {
-  return op == Op::kAllReduce ? 1.0 + 1.0 / n : 1.0;
-}
+double nvls_port_factor(Op op, int n) { return op == Op::kAllReduce ? 1.0 + 1.0 / n : 1.0; }
 
 namespace {
 
 /// Merges flows with the same endpoints, routing key and group into one weighted flow.
 class Builder {
  public:
-  Builder(FlowSet& out, int32_t group, int64_t max_flows) : out_(out), group_(group), max_(max_flows) {}
+  Builder(FlowSet& out, int32_t group, int64_t max_flows)
+      : out_(out), group_(group), max_(max_flows) {}
 
   void set_phase(int32_t phase) { phase_ = phase; }
   void add(int src, int dst, double bytes, uint64_t key = 0, double weight = 1.0) {
     if (src == dst || bytes <= 0) return;
     ++out_.flows_before_merge;
-    const Key k{(static_cast<uint64_t>(static_cast<uint32_t>(src)) << 32) | static_cast<uint32_t>(dst),
-                key ^ (static_cast<uint64_t>(phase_) << 48)};
+    const Key k{
+        (static_cast<uint64_t>(static_cast<uint32_t>(src)) << 32) | static_cast<uint32_t>(dst),
+        key ^ (static_cast<uint64_t>(phase_) << 48)};
     auto [it, fresh] = index_.try_emplace(k, out_.transfers.size());
     if (fresh) {
-      out_.transfers.push_back({.src = src, .dst = dst, .bytes = base::bytes(bytes),
-                                .weight = weight, .key = key});
+      out_.transfers.push_back(
+          {.src = src, .dst = dst, .bytes = base::bytes(bytes), .weight = weight, .key = key});
       out_.group.push_back(group_);
       out_.phase.push_back(phase_);
       return;
@@ -88,7 +91,8 @@ void ring(Builder& b, const Group& g, const PatternOptions& o, double edge_bytes
   if (D == 1) {
     const auto& L = g.by_domain[0];
     const int p = static_cast<int>(L.size());
-    for (int i = 0; i < p; ++i) b.add(L[static_cast<size_t>(i)], L[static_cast<size_t>((i + 1) % p)], per_channel, 0, C);
+    for (int i = 0; i < p; ++i)
+      b.add(L[static_cast<size_t>(i)], L[static_cast<size_t>((i + 1) % p)], per_channel, 0, C);
     return;
   }
   for (int c = 0; c < C; ++c) {
@@ -99,7 +103,8 @@ void ring(Builder& b, const Group& g, const PatternOptions& o, double edge_bytes
       const int e = mod(c * stride, p);
       if (build_intra(g, o, static_cast<size_t>(d))) {
         for (int i = 0; i + 1 < p; ++i) {
-          b.add(L[static_cast<size_t>(mod(e + i, p))], L[static_cast<size_t>(mod(e + i + 1, p))], per_channel);
+          b.add(L[static_cast<size_t>(mod(e + i, p))], L[static_cast<size_t>(mod(e + i + 1, p))],
+                per_channel);
         }
       }
       const auto& N = g.by_domain[static_cast<size_t>((d + 1) % D)];
@@ -115,9 +120,12 @@ void ring(Builder& b, const Group& g, const PatternOptions& o, double edge_bytes
 /// heap over positions 0..count-1, tree 1 the same over the mirrored order, so that the leaves
 /// of one tree are the inner nodes of the other (Sanders et al., "Two-tree algorithms for full
 /// bandwidth broadcast, reduction and scan", 2009; NCCL 2.4 blog).
-int tree_node(int position, int tree, int count) { return tree == 0 ? position : count - 1 - position; }
+int tree_node(int position, int tree, int count) {
+  return tree == 0 ? position : count - 1 - position;
+}
 
-void double_tree(Builder& b, const std::vector<int>& heads, double bytes_per_tree, uint64_t key_base) {
+void double_tree(Builder& b, const std::vector<int>& heads, double bytes_per_tree,
+                 uint64_t key_base) {
   const int D = static_cast<int>(heads.size());
   for (int t = 0; t < 2; ++t) {
     for (int i = 1; i < D; ++i) {
@@ -145,7 +153,8 @@ void tree(Builder& b, const Group& g, const PatternOptions& o) {
       heads.push_back(L[static_cast<size_t>(e)]);
       if (!build_intra(g, o, static_cast<size_t>(d))) continue;
       for (int i = 0; i + 1 < p; ++i) {
-        const int a = L[static_cast<size_t>(mod(e + i, p))], c = L[static_cast<size_t>(mod(e + i + 1, p))];
+        const int a = L[static_cast<size_t>(mod(e + i, p))],
+                  c = L[static_cast<size_t>(mod(e + i + 1, p))];
         // Two channels (one per tree) each reduce up and broadcast down the chain.
         b.add(a, c, per_channel, 0, 2);
         b.add(c, a, per_channel, 0, 2);
@@ -157,8 +166,9 @@ void tree(Builder& b, const Group& g, const PatternOptions& o) {
         for (int i = 1; i < D; ++i) {
           const int child = heads[static_cast<size_t>(tree_node(i, t, D))];
           const int parent = heads[static_cast<size_t>(tree_node((i - 1) / 2, t, D))];
-          const uint64_t key = o.merge_channels ? 1000 + static_cast<uint64_t>(t)
-                                                : 1000 + static_cast<uint64_t>(q) * 2 + static_cast<uint64_t>(t);
+          const uint64_t key = o.merge_channels
+                                   ? 1000 + static_cast<uint64_t>(t)
+                                   : 1000 + static_cast<uint64_t>(q) * 2 + static_cast<uint64_t>(t);
           b.add(child, parent, per_channel, key);
           b.add(parent, child, per_channel, key);
         }
@@ -176,7 +186,8 @@ void nvls_intra(Builder& b, const Group& g, const PatternOptions& o, double port
     const auto& L = g.by_domain[d];
     const int p = static_cast<int>(L.size());
     if (p < 2) continue;
-    for (int i = 0; i < p; ++i) b.add(L[static_cast<size_t>(i)], L[static_cast<size_t>((i + 1) % p)], port_bytes);
+    for (int i = 0; i < p; ++i)
+      b.add(L[static_cast<size_t>(i)], L[static_cast<size_t>((i + 1) % p)], port_bytes);
   }
 }
 
@@ -237,7 +248,8 @@ base::Status add_flows(FlowSet& out, const topology::Topology& topo, const Group
         const auto& L = g.by_domain[d];
         const int pl = static_cast<int>(L.size());
         for (int i = 0; i < pl && pl > 1; ++i) {
-          b.add(L[static_cast<size_t>(i)], L[static_cast<size_t>((i + 1) % pl)], ring_edge_factor(op, pl) * S);
+          b.add(L[static_cast<size_t>(i)], L[static_cast<size_t>((i + 1) % pl)],
+                ring_edge_factor(op, pl) * S);
         }
       }
       rail_rings(b, g, S / p);
@@ -298,7 +310,8 @@ base::Status add_flows(FlowSet& out, const topology::Topology& topo, const Group
               if (e == d) continue;
               const auto& L = g.by_domain[static_cast<size_t>(d)];
               const auto& N = g.by_domain[static_cast<size_t>(e)];
-              for (size_t r = 0; r < L.size(); ++r) b.add(L[r], N[r], share * static_cast<double>(N.size()), 1);
+              for (size_t r = 0; r < L.size(); ++r)
+                b.add(L[r], N[r], share * static_cast<double>(N.size()), 1);
             }
           }
         } else {

@@ -27,10 +27,10 @@ struct FlowSet {
 };
 
 struct PatternOptions {
-  int channels = 16;            ///< ring/tree channels (NCCL nChannels)
-  bool representative = true;   ///< intra-domain flows of the first domain only (see above)
-  double bytes = 1e9;           ///< the collective's size S (nccl-tests convention)
-  int32_t group_id = 0;         ///< coupling group of the flows added
+  int channels = 16;              ///< ring/tree channels (NCCL nChannels)
+  bool representative = true;     ///< intra-domain flows of the first domain only (see above)
+  double bytes = 1e9;             ///< the collective's size S (nccl-tests convention)
+  int32_t group_id = 0;           ///< coupling group of the flows added
   int64_t max_flows = 8'000'000;  ///< beyond this the pattern is refused (all-to-all at scale)
   /// Channels between the same two GPUs become one weighted flow. Right for adaptive routing,
   /// which spreads every flow over several paths anyway; with ECMP each channel keeps its own

@@ -18,13 +18,15 @@ base::Result<std::vector<int64_t>> sweep_sizes(int64_t min_bytes, int64_t max_by
   }
   if (step_bytes < 0) return fail("--step-bytes: expected a size >= 0");
   if (step_bytes == 0 && !(factor > 1.0)) {
-    return fail("--step-factor: expected a factor > 1 (or --step-bytes > 0), got " + std::to_string(factor));
+    return fail("--step-factor: expected a factor > 1 (or --step-bytes > 0), got " +
+                std::to_string(factor));
   }
   std::vector<int64_t> out;
   for (double s = static_cast<double>(min_bytes); s <= static_cast<double>(max_bytes);) {
     out.push_back(static_cast<int64_t>(s));
     if (out.size() > 100000) return fail("the sweep has more than 100000 sizes");
-    const double next = step_bytes > 0 ? s + static_cast<double>(step_bytes) : (s == 0 ? 1 : s * factor);
+    const double next =
+        step_bytes > 0 ? s + static_cast<double>(step_bytes) : (s == 0 ? 1 : s * factor);
     s = std::floor(next);
   }
   return out;
@@ -42,7 +44,9 @@ base::Result<SweepResult> run_sweep(const hardware::Catalog& catalog, const Swee
   const int n = spec.gpus > 0 ? spec.gpus : topo->gpus();
   auto group = place_first(*topo, n, spec.gpus_per_domain);
   if (!group) return fail(group.error());
-  if (group->ranks() < 2) return fail("--gpus: a collective needs at least 2 GPUs, got " + std::to_string(group->ranks()));
+  if (group->ranks() < 2)
+    return fail("--gpus: a collective needs at least 2 GPUs, got " +
+                std::to_string(group->ranks()));
   ModelOptions mo{.network = spec.model, .routing = spec.routing, .channels = spec.channels};
   CollectiveModel model(catalog, *topo, *cal, mo);
 
@@ -57,7 +61,8 @@ base::Result<SweepResult> run_sweep(const hardware::Catalog& catalog, const Swee
   out.domain_size = topo->domain_size();
   out.calibrated = cal->for_gpu(out.gpu) != nullptr;
   out.availability = model.availability(*group, spec.op, spec.dtype);
-  Request req{.op = spec.op, .dtype = spec.dtype, .algorithm = spec.algorithm, .protocol = spec.protocol};
+  Request req{
+      .op = spec.op, .dtype = spec.dtype, .algorithm = spec.algorithm, .protocol = spec.protocol};
   double bus_sum = 0;
   for (int64_t want : *sizes) {
     const int64_t size = nccl_size(spec.op, want, spec.dtype.bytes, out.ranks);
@@ -81,20 +86,26 @@ std::string nccl_float(double v, int width) {
   int digits = 0;
   for (double p = 1; v >= p && digits < 30; p *= 10) ++digits;
   char buf[64];
-  if (digits < width - 2) std::snprintf(buf, sizeof buf, "%*.2f", width, v);
-  else if (digits < width - 1) std::snprintf(buf, sizeof buf, "%*.1f", width, v);
-  else if (digits < width + 1) std::snprintf(buf, sizeof buf, "%*.0f", width, v);
-  else std::snprintf(buf, sizeof buf, "%*.1e", width, v);
+  if (digits < width - 2)
+    std::snprintf(buf, sizeof buf, "%*.2f", width, v);
+  else if (digits < width - 1)
+    std::snprintf(buf, sizeof buf, "%*.1f", width, v);
+  else if (digits < width + 1)
+    std::snprintf(buf, sizeof buf, "%*.0f", width, v);
+  else
+    std::snprintf(buf, sizeof buf, "%*.1e", width, v);
   return buf;
 }
 
-const char* model_name(NetworkModelKind k) { return k == NetworkModelKind::kFlow ? "flow" : "analytical"; }
+const char* model_name(NetworkModelKind k) {
+  return k == NetworkModelKind::kFlow ? "flow" : "analytical";
+}
 
 std::string describe(const SweepResult& r) {
   std::ostringstream os;
   os << op_name(r.spec.op) << " on " << r.ranks << " GPUs of " << r.cluster_name << " (" << r.gpu
-     << "; " << r.domains << " NVLink domain" << (r.domains == 1 ? "" : "s") << " of " << r.domain_size
-     << ", " << r.per_domain << " GPUs used per domain)";
+     << "; " << r.domains << " NVLink domain" << (r.domains == 1 ? "" : "s") << " of "
+     << r.domain_size << ", " << r.per_domain << " GPUs used per domain)";
   return os.str();
 }
 
@@ -105,41 +116,48 @@ std::string render_table(const SweepResult& r) {
   char line[512];
   os << "# clustertwin collective: " << describe(r) << "\n";
   os << "# model: " << model_name(r.spec.model) << " network, "
-     << (r.calibrated ? "calibrated on measured nccl-tests tables" : "NCCL default constants (no measured calibration for this GPU)")
-     << "; algorithm " << algorithm_name(r.spec.algorithm) << ", protocol " << protocol_name(r.spec.protocol)
-     << "; GB/s = 1e9 B/s\n";
+     << (r.calibrated ? "calibrated on measured nccl-tests tables"
+                      : "NCCL default constants (no measured calibration for this GPU)")
+     << "; algorithm " << algorithm_name(r.spec.algorithm) << ", protocol "
+     << protocol_name(r.spec.protocol) << "; GB/s = 1e9 B/s\n";
   os << "#\n";
-  std::snprintf(line, sizeof line, "# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s  %-12s  %-8s\n", "size", "count",
-                "type", "redop", "root", "time", "algbw", "busbw", "algorithm", "protocol");
+  std::snprintf(line, sizeof line, "# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s  %-12s  %-8s\n",
+                "size", "count", "type", "redop", "root", "time", "algbw", "busbw", "algorithm",
+                "protocol");
   os << line;
-  std::snprintf(line, sizeof line, "# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s\n", "(B)", "(elements)", "", "",
-                "", "(us)", "(GB/s)", "(GB/s)");
+  std::snprintf(line, sizeof line, "# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s\n", "(B)",
+                "(elements)", "", "", "", "(us)", "(GB/s)", "(GB/s)");
   os << line;
   for (const auto& row : r.rows) {
     const auto& e = row.estimate;
     std::snprintf(line, sizeof line, "%12lld  %12lld  %8s  %6s  %6d  %7s  %6s  %6s  %-12s  %-8s\n",
-                  static_cast<long long>(row.size), static_cast<long long>(row.count), r.spec.dtype.name.c_str(),
-                  nccl_redop(r.spec.op), nccl_root(r.spec.op), nccl_float(e.time.base() * 1e6, 7).c_str(),
-                  nccl_float(e.algbw.base() / 1e9, 6).c_str(), nccl_float(e.busbw.base() / 1e9, 6).c_str(),
-                  algorithm_name(e.algorithm), protocol_name(e.protocol));
+                  static_cast<long long>(row.size), static_cast<long long>(row.count),
+                  r.spec.dtype.name.c_str(), nccl_redop(r.spec.op), nccl_root(r.spec.op),
+                  nccl_float(e.time.base() * 1e6, 7).c_str(),
+                  nccl_float(e.algbw.base() / 1e9, 6).c_str(),
+                  nccl_float(e.busbw.base() / 1e9, 6).c_str(), algorithm_name(e.algorithm),
+                  protocol_name(e.protocol));
     os << line;
   }
-  std::snprintf(line, sizeof line, "# Avg bus bandwidth    : %g\n", std::round(r.avg_busbw_GBps * 1000) / 1000);
+  std::snprintf(line, sizeof line, "# Avg bus bandwidth    : %g\n",
+                std::round(r.avg_busbw_GBps * 1000) / 1000);
   os << line;
   return os.str();
 }
 
 std::string render_csv(const SweepResult& r) {
   std::ostringstream os;
-  os << "size_bytes,count,type,redop,root,time_us,algbw_GBps,busbw_GBps,algorithm,protocol,latency_us,bottleneck\n";
+  os << "size_bytes,count,type,redop,root,time_us,algbw_GBps,busbw_GBps,algorithm,protocol,latency_"
+        "us,bottleneck\n";
   char line[512];
   for (const auto& row : r.rows) {
     const auto& e = row.estimate;
     std::snprintf(line, sizeof line, "%lld,%lld,%s,%s,%d,%.6g,%.6g,%.6g,%s,%s,%.6g,%s\n",
-                  static_cast<long long>(row.size), static_cast<long long>(row.count), r.spec.dtype.name.c_str(),
-                  nccl_redop(r.spec.op), nccl_root(r.spec.op), e.time.base() * 1e6, e.algbw.base() / 1e9,
-                  e.busbw.base() / 1e9, algorithm_name(e.algorithm), protocol_name(e.protocol),
-                  e.latency.base() * 1e6, e.bottleneck.c_str());
+                  static_cast<long long>(row.size), static_cast<long long>(row.count),
+                  r.spec.dtype.name.c_str(), nccl_redop(r.spec.op), nccl_root(r.spec.op),
+                  e.time.base() * 1e6, e.algbw.base() / 1e9, e.busbw.base() / 1e9,
+                  algorithm_name(e.algorithm), protocol_name(e.protocol), e.latency.base() * 1e6,
+                  e.bottleneck.c_str());
     os << line;
   }
   return os.str();
@@ -148,7 +166,8 @@ std::string render_csv(const SweepResult& r) {
 namespace {
 double sig(double v, int digits = 6) {
   if (v == 0 || !std::isfinite(v)) return v;
-  const double scale = std::pow(10.0, digits - 1 - static_cast<int>(std::floor(std::log10(std::fabs(v)))));
+  const double scale =
+      std::pow(10.0, digits - 1 - static_cast<int>(std::floor(std::log10(std::fabs(v)))));
   return std::round(v * scale) / scale;
 }
 }  // namespace
@@ -207,7 +226,8 @@ std::optional<SweepSpec> read_sweep_spec(config::Reader& r) {
   };
   if (auto v = r.string("cluster", Need::kOptional)) s.cluster = *v;
   if (auto v = r.integer("gpus", Need::kOptional, 2, 100'000'000)) s.gpus = static_cast<int>(*v);
-  if (auto v = r.integer("gpus_per_domain", Need::kOptional, 1, 1'000'000)) s.gpus_per_domain = static_cast<int>(*v);
+  if (auto v = r.integer("gpus_per_domain", Need::kOptional, 1, 1'000'000))
+    s.gpus_per_domain = static_cast<int>(*v);
   text("op", parse_op, s.op);
   text("min_bytes", parse_size, s.min_bytes);
   text("max_bytes", parse_size, s.max_bytes);

@@ -4,7 +4,6 @@
 /// (`workload: {collective: ...}`) both build a SweepSpec and call run_sweep().
 
 #include <nlohmann/json.hpp>
-
 #include <string>
 #include <vector>
 
@@ -17,19 +16,19 @@ namespace clustertwin::collective {
 
 struct SweepSpec {
   std::string cluster = "azure-ndv6-gb300";  ///< catalog name, YAML file or SYSTEM*COUNT
-  int gpus = 0;                ///< 0: every GPU of the cluster
-  int gpus_per_domain = 0;     ///< 0: fill each NVLink domain
+  int gpus = 0;                              ///< 0: every GPU of the cluster
+  int gpus_per_domain = 0;                   ///< 0: fill each NVLink domain
   Op op = Op::kAllReduce;
   int64_t min_bytes = 8;
   int64_t max_bytes = int64_t{16} << 30;
-  double step_factor = 2;      ///< multiply (nccl-tests -f); used when step_bytes == 0
-  int64_t step_bytes = 0;      ///< add (nccl-tests -i)
+  double step_factor = 2;  ///< multiply (nccl-tests -f); used when step_bytes == 0
+  int64_t step_bytes = 0;  ///< add (nccl-tests -i)
   Dtype dtype{"float", 4, true};
   Algorithm algorithm = Algorithm::kAuto;
   Protocol protocol = Protocol::kAuto;
   NetworkModelKind model = NetworkModelKind::kAnalytical;
   network::Routing routing = network::Routing::kAdaptive;
-  int channels = 0;            ///< 0: the calibration's
+  int channels = 0;  ///< 0: the calibration's
 };
 
 struct SweepRow {

@@ -17,10 +17,9 @@ namespace {
 
 constexpr std::array kOps = {Op::kAllReduce, Op::kAllGather, Op::kReduceScatter, Op::kAllToAll,
                              Op::kBroadcast, Op::kReduce,    Op::kSendRecv};
-constexpr std::array kAlgorithms = {Algorithm::kAuto,     Algorithm::kRing,    Algorithm::kTree,
-                                    Algorithm::kNvls,     Algorithm::kNvlsTree, Algorithm::kCollNet,
-                                    Algorithm::kPat,      Algorithm::kHierarchical,
-                                    Algorithm::kDirect};
+constexpr std::array kAlgorithms = {Algorithm::kAuto, Algorithm::kRing,         Algorithm::kTree,
+                                    Algorithm::kNvls, Algorithm::kNvlsTree,     Algorithm::kCollNet,
+                                    Algorithm::kPat,  Algorithm::kHierarchical, Algorithm::kDirect};
 constexpr std::array kProtocols = {Protocol::kAuto, Protocol::kLL, Protocol::kLL128,
                                    Protocol::kSimple};
 
@@ -42,38 +41,58 @@ base::Result<E> parse_enum(std::string_view s, const std::array<E, N>& all, cons
 
 const char* op_name(Op op) {
   switch (op) {
-    case Op::kAllReduce: return "all_reduce";
-    case Op::kAllGather: return "all_gather";
-    case Op::kReduceScatter: return "reduce_scatter";
-    case Op::kAllToAll: return "all_to_all";
-    case Op::kBroadcast: return "broadcast";
-    case Op::kReduce: return "reduce";
-    case Op::kSendRecv: return "sendrecv";
+    case Op::kAllReduce:
+      return "all_reduce";
+    case Op::kAllGather:
+      return "all_gather";
+    case Op::kReduceScatter:
+      return "reduce_scatter";
+    case Op::kAllToAll:
+      return "all_to_all";
+    case Op::kBroadcast:
+      return "broadcast";
+    case Op::kReduce:
+      return "reduce";
+    case Op::kSendRecv:
+      return "sendrecv";
   }
   return "?";
 }
 
 const char* algorithm_name(Algorithm a) {
   switch (a) {
-    case Algorithm::kAuto: return "auto";
-    case Algorithm::kRing: return "ring";
-    case Algorithm::kTree: return "tree";
-    case Algorithm::kNvls: return "nvls";
-    case Algorithm::kNvlsTree: return "nvls_tree";
-    case Algorithm::kCollNet: return "collnet";
-    case Algorithm::kPat: return "pat";
-    case Algorithm::kHierarchical: return "hierarchical";
-    case Algorithm::kDirect: return "direct";
+    case Algorithm::kAuto:
+      return "auto";
+    case Algorithm::kRing:
+      return "ring";
+    case Algorithm::kTree:
+      return "tree";
+    case Algorithm::kNvls:
+      return "nvls";
+    case Algorithm::kNvlsTree:
+      return "nvls_tree";
+    case Algorithm::kCollNet:
+      return "collnet";
+    case Algorithm::kPat:
+      return "pat";
+    case Algorithm::kHierarchical:
+      return "hierarchical";
+    case Algorithm::kDirect:
+      return "direct";
   }
   return "?";
 }
 
 const char* protocol_name(Protocol p) {
   switch (p) {
-    case Protocol::kAuto: return "auto";
-    case Protocol::kLL: return "ll";
-    case Protocol::kLL128: return "ll128";
-    case Protocol::kSimple: return "simple";
+    case Protocol::kAuto:
+      return "auto";
+    case Protocol::kLL:
+      return "ll";
+    case Protocol::kLL128:
+      return "ll128";
+    case Protocol::kSimple:
+      return "simple";
   }
   return "?";
 }
@@ -103,10 +122,9 @@ base::Result<Dtype> parse_dtype(std::string_view s) {
     bool nvls;
   };
   static const Entry kTypes[] = {
-      {"int8", 1, false},      {"uint8", 1, false},    {"int32", 4, true},   {"uint32", 4, true},
-      {"int64", 8, true},      {"uint64", 8, true},    {"half", 2, true},    {"float", 4, true},
-      {"double", 8, true},     {"bfloat16", 2, true},  {"fp8_e4m3", 1, false},
-      {"fp8_e5m2", 1, false}};
+      {"int8", 1, false},  {"uint8", 1, false},   {"int32", 4, true},     {"uint32", 4, true},
+      {"int64", 8, true},  {"uint64", 8, true},   {"half", 2, true},      {"float", 4, true},
+      {"double", 8, true}, {"bfloat16", 2, true}, {"fp8_e4m3", 1, false}, {"fp8_e5m2", 1, false}};
   std::string name(s);
   if (name == "fp16" || name == "float16") name = "half";
   if (name == "bf16") name = "bfloat16";
@@ -130,13 +148,16 @@ bool reduces(Op op) {
 double busbw_factor(Op op, int ranks) {
   const double n = ranks;
   switch (op) {
-    case Op::kAllReduce: return 2.0 * (n - 1) / n;
+    case Op::kAllReduce:
+      return 2.0 * (n - 1) / n;
     case Op::kAllGather:
     case Op::kReduceScatter:
-    case Op::kAllToAll: return (n - 1) / n;
+    case Op::kAllToAll:
+      return (n - 1) / n;
     case Op::kBroadcast:
     case Op::kReduce:
-    case Op::kSendRecv: return 1.0;
+    case Op::kSendRecv:
+      return 1.0;
   }
   return 1.0;
 }
@@ -161,22 +182,30 @@ int nccl_root(Op op) { return op == Op::kBroadcast || op == Op::kReduce ? 0 : -1
 base::Result<int64_t> parse_size(std::string_view s) {
   const std::string text(s);
   auto bad = [&](const std::string& why) {
-    return fail("expected a size like 8, 1K, 16M, 16G (nccl-tests: K/M/G = 2^10/2^20/2^30 bytes) "
-                "or '1 GB', got '" + text + "'" + (why.empty() ? "" : ": " + why));
+    return fail(
+        "expected a size like 8, 1K, 16M, 16G (nccl-tests: K/M/G = 2^10/2^20/2^30 bytes) "
+        "or '1 GB', got '" +
+        text + "'" + (why.empty() ? "" : ": " + why));
   };
   if (text.empty()) return bad("");
   // nccl-tests form: digits (optionally a decimal point) and one optional K/M/G suffix.
   size_t i = 0;
-  while (i < text.size() && (std::isdigit(static_cast<unsigned char>(text[i])) || text[i] == '.')) ++i;
+  while (i < text.size() && (std::isdigit(static_cast<unsigned char>(text[i])) || text[i] == '.'))
+    ++i;
   if (i > 0) {
     const std::string number = text.substr(0, i);
     std::string suffix = text.substr(i);
     double mult = 0;
-    if (suffix.empty()) mult = 1;
-    else if (suffix == "K" || suffix == "k") mult = 1024.0;
-    else if (suffix == "M" || suffix == "m") mult = 1048576.0;
-    else if (suffix == "G" || suffix == "g") mult = 1073741824.0;
-    else if (suffix == "T" || suffix == "t") mult = 1099511627776.0;
+    if (suffix.empty())
+      mult = 1;
+    else if (suffix == "K" || suffix == "k")
+      mult = 1024.0;
+    else if (suffix == "M" || suffix == "m")
+      mult = 1048576.0;
+    else if (suffix == "G" || suffix == "g")
+      mult = 1073741824.0;
+    else if (suffix == "T" || suffix == "t")
+      mult = 1099511627776.0;
     if (mult > 0) {
       double v = 0;
       auto [p, ec] = std::from_chars(number.data(), number.data() + number.size(), v);

@@ -20,21 +20,31 @@ enum class Op { kAllReduce, kAllGather, kReduceScatter, kAllToAll, kBroadcast, k
 
 /// NCCL's algorithms (src/include/device.h NCCL_ALGO_*), plus `hierarchical` (an explicit
 /// three-phase composition) and `direct` (all-to-all and send/recv as concurrent point-to-point).
-enum class Algorithm { kAuto, kRing, kTree, kNvls, kNvlsTree, kCollNet, kPat, kHierarchical, kDirect };
+enum class Algorithm {
+  kAuto,
+  kRing,
+  kTree,
+  kNvls,
+  kNvlsTree,
+  kCollNet,
+  kPat,
+  kHierarchical,
+  kDirect
+};
 
 /// NCCL's protocols (src/include/device.h NCCL_PROTO_*).
 enum class Protocol { kAuto, kLL, kLL128, kSimple };
 
 /// An element type as nccl-tests names it.
 struct Dtype {
-  std::string name;    ///< nccl-tests spelling: "float", "half", "bfloat16", "int8", ...
+  std::string name;  ///< nccl-tests spelling: "float", "half", "bfloat16", "int8", ...
   int bytes = 4;
   /// NVLink SHARP can reduce it (NCCL's ncclNvlsSupported(): 16/32/64-bit floats and 32/64-bit
   /// integers; not int8/uint8/fp8).
   bool nvls_reducible = true;
 };
 
-const char* op_name(Op op);                ///< "all_reduce", ...
+const char* op_name(Op op);               ///< "all_reduce", ...
 const char* algorithm_name(Algorithm a);  ///< "ring", "nvls_tree", ...
 const char* protocol_name(Protocol p);    ///< "simple", "ll", "ll128"
 base::Result<Op> parse_op(std::string_view s);

@@ -112,7 +112,8 @@ SteadyState FlowSimulator::solve_steady(const SteadyOptions& options) {
       if (g < 0) continue;
       const double need = transfers_[t].bytes.base();
       const double time = need <= 0 ? 0.0 : (out.rate[t] > 0 ? need / out.rate[t] : kInf);
-      out.group_time[static_cast<size_t>(g)] = std::max(out.group_time[static_cast<size_t>(g)], time);
+      out.group_time[static_cast<size_t>(g)] =
+          std::max(out.group_time[static_cast<size_t>(g)], time);
     }
     if (round + 1 == rounds) break;
     // Cap every coupled sub-flow at the rate that finishes it with its group; the capacity a
@@ -128,7 +129,8 @@ SteadyState FlowSimulator::solve_steady(const SteadyOptions& options) {
           // Only stages faster than their group are held back; the group's bottleneck stays
           // free to grow when another group leaves capacity.
           const double need = transfers_[t].bytes.base() / tg;
-          if (need > 0 && sub_rate[s] > need * (1 + 1e-9)) cap = cap > 0 ? std::min(cap, need) : need;
+          if (need > 0 && sub_rate[s] > need * (1 + 1e-9))
+            cap = cap > 0 ? std::min(cap, need) : need;
         }
       }
       if (cap != ex.paths.caps[s]) {
@@ -171,7 +173,8 @@ void FlowSimulator::run() {
   std::vector<size_t> by_start(ns);
   for (size_t s = 0; s < ns; ++s) by_start[s] = s;
   std::stable_sort(by_start.begin(), by_start.end(), [&](size_t a, size_t b) {
-    return transfers_[static_cast<size_t>(owner[a])].start < transfers_[static_cast<size_t>(owner[b])].start;
+    return transfers_[static_cast<size_t>(owner[a])].start <
+           transfers_[static_cast<size_t>(owner[b])].start;
   });
   std::stable_sort(changes_.begin(), changes_.end(),
                    [](const CapacityChange& a, const CapacityChange& b) { return a.at < b.at; });
@@ -222,7 +225,8 @@ void FlowSimulator::run() {
       if (rate[s] > 0) t_next = std::min(t_next, now + remaining[s] / (rate[s] * ex.share[s]));
     }
     if (next_start < ns) {
-      t_next = std::min(t_next, transfers_[static_cast<size_t>(owner[by_start[next_start]])].start.base());
+      t_next = std::min(t_next,
+                        transfers_[static_cast<size_t>(owner[by_start[next_start]])].start.base());
     }
     if (next_change < changes_.size()) t_next = std::min(t_next, changes_[next_change].at);
     if (t_next == kInf) {
@@ -244,7 +248,8 @@ void FlowSimulator::run() {
       remaining[s] -= sent;
       delivered_[static_cast<size_t>(owner[s])] += sent;
       for (int32_t i = paths.offsets[s]; i < paths.offsets[s + 1]; ++i) {
-        link_bytes_[static_cast<size_t>(paths.links[static_cast<size_t>(i)])] += sent * transfers_[static_cast<size_t>(owner[s])].weight;
+        link_bytes_[static_cast<size_t>(paths.links[static_cast<size_t>(i)])] +=
+            sent * transfers_[static_cast<size_t>(owner[s])].weight;
       }
       const auto t = static_cast<size_t>(owner[s]);
       if (remaining[s] <= 1e-9 * std::max(1.0, transfers_[t].bytes.base())) {

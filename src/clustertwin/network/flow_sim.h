@@ -35,8 +35,8 @@ struct Transfer {
   Bytes bytes;
   Seconds start;
   double weight = 1.0;
-  uint64_t key = 0;          ///< ECMP hash input (e.g. channel id)
-  BytesPerSecond rate_cap;   ///< 0 = none
+  uint64_t key = 0;         ///< ECMP hash input (e.g. channel id)
+  BytesPerSecond rate_cap;  ///< 0 = none
 };
 
 /// Options of a steady-state solve (FlowSimulator::solve_steady).
@@ -86,9 +86,13 @@ class FlowSimulator {
   /// of a collective's steady state (docs/models/network.md, "Steady state").
   SteadyState solve_steady(const SteadyOptions& options = {});
 
-  [[nodiscard]] Seconds finish(int id) const { return Seconds::from_base(finish_[static_cast<size_t>(id)]); }
+  [[nodiscard]] Seconds finish(int id) const {
+    return Seconds::from_base(finish_[static_cast<size_t>(id)]);
+  }
   /// Bytes delivered to the destination (equals the bytes sent once run() returned).
-  [[nodiscard]] Bytes delivered(int id) const { return Bytes::from_base(delivered_[static_cast<size_t>(id)]); }
+  [[nodiscard]] Bytes delivered(int id) const {
+    return Bytes::from_base(delivered_[static_cast<size_t>(id)]);
+  }
   [[nodiscard]] Seconds makespan() const;
   [[nodiscard]] const FlowSimStats& stats() const { return stats_; }
   /// Bytes carried by each link over the whole run (for utilisation heatmaps).

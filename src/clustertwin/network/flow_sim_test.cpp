@@ -82,17 +82,21 @@ TEST(FlowSim, BytesAreConservedAndNoFlowBeatsItsLowerBound) {
     FlowSimulator sim(t, seed % 2 ? Routing::kEcmp : Routing::kAdaptive);
     std::vector<Transfer> trs;
     for (int i = 0; i < 200; ++i) {
-      Transfer tr{.src = static_cast<int>(rng() % 4608), .dst = static_cast<int>(rng() % 4608),
+      Transfer tr{.src = static_cast<int>(rng() % 4608),
+                  .dst = static_cast<int>(rng() % 4608),
                   .bytes = base::bytes(static_cast<double>(rng() % 100'000'000)),
-                  .start = base::microseconds(static_cast<double>(rng() % 1000)), .key = rng()};
+                  .start = base::microseconds(static_cast<double>(rng() % 1000)),
+                  .key = rng()};
       trs.push_back(tr);
       sim.add(tr);
     }
     sim.run();
     for (size_t i = 0; i < trs.size(); ++i) {
       EXPECT_NEAR(sim.delivered(static_cast<int>(i)).base(), trs[i].bytes.base(),
-                  1e-6 * std::max(1.0, trs[i].bytes.base())) << "seed " << seed;
-      EXPECT_GE(sim.finish(static_cast<int>(i)).base(), ana.transfer_time(trs[i]).base() * (1 - 1e-9))
+                  1e-6 * std::max(1.0, trs[i].bytes.base()))
+          << "seed " << seed;
+      EXPECT_GE(sim.finish(static_cast<int>(i)).base(),
+                ana.transfer_time(trs[i]).base() * (1 - 1e-9))
           << "seed " << seed;
     }
   }
@@ -138,10 +142,11 @@ TEST(FlowSimSteady, KindScaleAndWeights) {
 TEST(FlowSimSteady, CouplingHandsSpareCapacityToOtherGroups) {
   FlowSimulator sim(two_racks());
   // Group 0: two stages, one through a NIC shared with group 1, one through a slowed link.
-  sim.add({.src = 0, .dst = 72, .bytes = 1_GB});   // group 0, NIC of GPU 0
-  sim.add({.src = 1, .dst = 73, .bytes = 1_GB});   // group 0, NIC of GPU 1 (degraded below)
-  sim.add({.src = 0, .dst = 74, .bytes = 1_GB});   // group 1, shares GPU 0's NIC
-  sim.set_capacity(base::Seconds{}, two_racks().nic_up(two_racks().nic_of(1), 0), base::gigabytes_per_s(20));
+  sim.add({.src = 0, .dst = 72, .bytes = 1_GB});  // group 0, NIC of GPU 0
+  sim.add({.src = 1, .dst = 73, .bytes = 1_GB});  // group 0, NIC of GPU 1 (degraded below)
+  sim.add({.src = 0, .dst = 74, .bytes = 1_GB});  // group 1, shares GPU 0's NIC
+  sim.set_capacity(base::Seconds{}, two_racks().nic_up(two_racks().nic_of(1), 0),
+                   base::gigabytes_per_s(20));
   const std::vector<int32_t> group = {0, 0, 1};
   SteadyOptions o;
   o.group = group;
@@ -156,7 +161,8 @@ TEST(FlowSimSteady, CouplingHandsSpareCapacityToOtherGroups) {
 TEST(FlowSimSteady, FailedLinkGivesZeroRate) {
   FlowSimulator sim(two_racks());
   sim.add({.src = 0, .dst = 72, .bytes = 1_GB});
-  sim.set_capacity(base::Seconds{}, two_racks().nic_up(two_racks().nic_of(0), 0), base::BytesPerSecond{});
+  sim.set_capacity(base::Seconds{}, two_racks().nic_up(two_racks().nic_of(0), 0),
+                   base::BytesPerSecond{});
   const auto st = sim.solve_steady();
   EXPECT_EQ(st.rate[0], 0.0);
 }
