@@ -12,7 +12,7 @@ ct_cli_test(NAME cli.collective_csv
             STDOUT "size_bytes,count,type,redop,root,time_us,algbw_GBps,busbw_GBps,algorithm,protocol")
 ct_cli_test(NAME cli.collective_flagship
             ARGS collective --cluster azure-ndv6-gb300 --gpus 4608 --op all_reduce --min-bytes 1G --max-bytes 1G
-            STDOUT "nvls_tree")
+            STDOUT "  1073741824     268435456     float     sum      -1")
 ct_cli_test(NAME golden.collective_gb300_rack LABELS golden
             ARGS collective --cluster gb300-nvl72*1 --gpus 72 --op all_reduce --min-bytes 8 --max-bytes 16G
             GOLDEN ${COLL_GOLDEN}/golden_gb300_rack_all_reduce.txt)

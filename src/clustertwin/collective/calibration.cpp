@@ -154,6 +154,22 @@ void apply(Line& l, const LinePatch& p, bool calibrated) {
   l.calibrated = l.calibrated || calibrated;
 }
 
+/// The intra-domain line an algorithm measured only across domains inherits its NVLink side from:
+/// tree's chains are ring steps, NVLS-tree's domains run NVLS, CollNet's reduce-scatter and
+/// all-gather inside a domain are the ring's.
+std::optional<std::pair<Algorithm, Protocol>> nvlink_parent(Algorithm a, Protocol p) {
+  switch (a) {
+    case Algorithm::kTree:
+      return std::pair{Algorithm::kRing, p};
+    case Algorithm::kNvlsTree:
+      return std::pair{Algorithm::kNvls, Protocol::kSimple};
+    case Algorithm::kCollNet:
+      return std::pair{Algorithm::kRing, Protocol::kSimple};
+    default:
+      return std::nullopt;
+  }
+}
+
 }  // namespace
 
 base::Result<Calibration> Calibration::from_files(std::span<const hardware::CatalogFile> files) {
@@ -220,7 +236,24 @@ Line Calibration::line(std::string_view gpu, Op op, Algorithm a, Protocol p) con
   apply(l, it->second, false);
   if (const auto* f = for_gpu(gpu)) {
     auto g = f->lines.find(key);
-    if (g != f->lines.end()) apply(l, g->second, true);
+    if (g != f->lines.end()) {
+      apply(l, g->second, true);
+    } else if (auto parent = nvlink_parent(a, p); parent) {
+      // Lines measured only across domains (tree, NVLS-tree, CollNet) run the calibrated intra-
+      // domain primitive inside each domain: take its NVLink-side fields from that line.
+      auto pg = f->lines.find(line_key(line_family(op), parent->first, parent->second));
+      if (pg != f->lines.end()) {
+        LinePatch nv;
+        nv.efficiency = pg->second.efficiency;
+        nv.small_n = pg->second.small_n;
+        nv.ramp = pg->second.ramp;
+        nv.fill_us = pg->second.fill_us;
+        if (a != Algorithm::kCollNet) nv.base_us = pg->second.base_us;
+        if (a == Algorithm::kTree) nv.hop_us = pg->second.hop_us;
+        nv.source = pg->second.source;
+        apply(l, nv, true);
+      }
+    }
   }
   return l;
 }

@@ -121,7 +121,7 @@ std::string render_table(const SweepResult& r) {
      << "; algorithm " << algorithm_name(r.spec.algorithm) << ", protocol "
      << protocol_name(r.spec.protocol) << "; GB/s = 1e9 B/s\n";
   os << "#\n";
-  std::snprintf(line, sizeof line, "# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s  %-12s  %-8s\n",
+  std::snprintf(line, sizeof line, "# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s  %-12s  %s\n",
                 "size", "count", "type", "redop", "root", "time", "algbw", "busbw", "algorithm",
                 "protocol");
   os << line;
@@ -130,7 +130,7 @@ std::string render_table(const SweepResult& r) {
   os << line;
   for (const auto& row : r.rows) {
     const auto& e = row.estimate;
-    std::snprintf(line, sizeof line, "%12lld  %12lld  %8s  %6s  %6d  %7s  %6s  %6s  %-12s  %-8s\n",
+    std::snprintf(line, sizeof line, "%12lld  %12lld  %8s  %6s  %6d  %7s  %6s  %6s  %-12s  %s\n",
                   static_cast<long long>(row.size), static_cast<long long>(row.count),
                   r.spec.dtype.name.c_str(), nccl_redop(r.spec.op), nccl_root(r.spec.op),
                   nccl_float(e.time.base() * 1e6, 7).c_str(),
