@@ -23,7 +23,7 @@ struct CollectiveOptions {
   std::string algo = "auto";
   std::string protocol = "auto";
   std::string model = "flow";
-  std::string routing = "adaptive";
+  std::string routing = "spray";
   std::string dtype = "float";
   int channels = 0;
   std::string json;
@@ -39,7 +39,9 @@ int run(const Context& ctx, const CollectiveOptions& o) {
   s.gpus_per_domain = o.gpus_per_domain;
   s.step_factor = o.step_factor;
   s.channels = o.channels;
-  s.routing = o.routing == "ecmp" ? network::Routing::kEcmp : network::Routing::kAdaptive;
+  s.routing = o.routing == "ecmp"       ? network::Routing::kEcmp
+              : o.routing == "adaptive" ? network::Routing::kAdaptive
+                                        : network::Routing::kSpray;
   auto with_flag = [](const char* flag, const base::Error& e) {
     return bad_input(std::string(flag) + ": " + e.message);
   };
@@ -125,8 +127,10 @@ Verb add_collective(CLI::App& app, const Context& ctx) {
          "network model: flow (max-min sharing: contention, oversubscription) or analytical")
       ->check(CLI::IsMember({"analytical", "flow"}))
       ->capture_default_str();
-  cmd->add_option("--routing", o->routing, "flow model routing across the fabric")
-      ->check(CLI::IsMember({"adaptive", "ecmp"}))
+  cmd->add_option("--routing", o->routing,
+                  "flow model routing across the fabric: spray (adaptive routing in the fluid "
+                  "limit), adaptive (8 paths per flow) or ecmp (hash collisions)")
+      ->check(CLI::IsMember({"spray", "adaptive", "ecmp"}))
       ->capture_default_str();
   cmd->add_option("--dtype,-d", o->dtype,
                   "element type (nccl-tests names: float, half, bfloat16, int8, ...)")

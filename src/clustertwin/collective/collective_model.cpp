@@ -400,7 +400,7 @@ base::Result<double> CollectiveModel::flow_unit(const Group& g, Op op, Algorithm
   PatternOptions po{.channels = channels_,
                     .representative = representative_ok(),
                     .bytes = kRefBytes,
-                    .merge_channels = opt_.routing == network::Routing::kAdaptive};
+                    .merge_channels = opt_.routing != network::Routing::kEcmp};
   if (auto st = add_flows(fs, *topo_, g, op, a, po); !st) return fail(st.error());
   if (fs.transfers.empty()) return 0.0;
   size_t slowest = 0;
@@ -655,7 +655,7 @@ base::Result<ConcurrentResult> CollectiveModel::concurrent(std::span<const Group
                       .representative = rep,
                       .bytes = kRefBytes,
                       .group_id = static_cast<int32_t>(i),
-                      .merge_channels = opt_.routing == network::Routing::kAdaptive};
+                      .merge_channels = opt_.routing != network::Routing::kEcmp};
     if (auto st = add_flows(fs, *topo_, groups[i], r.op, alone[i].algorithm, po); !st)
       return fail(st.error());
   }

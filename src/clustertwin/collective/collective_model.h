@@ -36,7 +36,7 @@ base::Result<NetworkModelKind> parse_network_model(std::string_view s);
 
 struct ModelOptions {
   NetworkModelKind network = NetworkModelKind::kAnalytical;
-  network::Routing routing = network::Routing::kAdaptive;
+  network::Routing routing = network::Routing::kSpray;
   /// Degraded (or failed: 0) links; flow model only.
   std::vector<std::pair<topology::LinkId, BytesPerSecond>> capacity_overrides;
   /// Build intra-domain flows for one representative domain when the pattern allows it.

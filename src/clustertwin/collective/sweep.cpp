@@ -237,8 +237,10 @@ std::optional<SweepSpec> read_sweep_spec(config::Reader& r) {
   text("algo", parse_algorithm, s.algorithm);
   text("protocol", parse_protocol, s.protocol);
   text("model", parse_network_model, s.model);
-  if (auto v = r.choice("routing", {"ecmp", "adaptive"}, Need::kOptional)) {
-    s.routing = *v == "ecmp" ? network::Routing::kEcmp : network::Routing::kAdaptive;
+  if (auto v = r.choice("routing", {"spray", "adaptive", "ecmp"}, Need::kOptional)) {
+    s.routing = *v == "ecmp"       ? network::Routing::kEcmp
+                : *v == "adaptive" ? network::Routing::kAdaptive
+                                   : network::Routing::kSpray;
   }
   if (auto v = r.integer("channels", Need::kOptional, 1, 64)) s.channels = static_cast<int>(*v);
   r.finish();

@@ -27,7 +27,7 @@ struct SweepSpec {
   Algorithm algorithm = Algorithm::kAuto;
   Protocol protocol = Protocol::kAuto;
   NetworkModelKind model = NetworkModelKind::kAnalytical;
-  network::Routing routing = network::Routing::kAdaptive;
+  network::Routing routing = network::Routing::kSpray;
   int channels = 0;  ///< 0: the calibration's
 };
 

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
+#include <tuple>
 
 #include "clustertwin/base/check.h"
 
@@ -28,16 +30,124 @@ Seconds FlowSimulator::makespan() const {
   return Seconds::from_base(m);
 }
 
-void FlowSimulator::expand(Expanded& out, bool with_latency, std::vector<double>* latency) const {
+void FlowSimulator::build_bundles() {
+  if (bundles_.built) return;
+  bundles_.built = true;
+  const size_t nl = topo_->links().size();
+  bundles_.of_link.assign(nl, -1);
+  const auto& plan = topo_->fabric();
+  if (plan.tiers < 2) return;
+  // One GPU under each leaf, to walk the paths that start and end there.
+  std::vector<int> gpu_of_leaf(static_cast<size_t>(plan.leaves), -1);
+  for (int g = 0; g < topo_->gpus(); ++g) {
+    auto& slot = gpu_of_leaf[static_cast<size_t>(topo_->leaf_of(topo_->nic_of(g)))];
+    if (slot < 0) slot = g;
+  }
+  // bundle key: (plane, kind, tier, leaf or pod) -> bundle id
+  std::map<std::tuple<int, int, int, int>, int32_t> ids;
+  std::vector<topology::LinkId> path;
+  const int planes = topo_->planes();
+  const int per_pod = plan.tiers == 3 ? plan.leaves_per_pod : plan.leaves;
+  auto assign = [&](int a, int b, int64_t index) {
+    path.clear();
+    topo_->path(a, b, index, path);
+    const int la = topo_->leaf_of(topo_->nic_of(a)), lb = topo_->leaf_of(topo_->nic_of(b));
+    for (topology::LinkId l : path) {
+      const auto& link = topo_->link(l);
+      if (link.kind != topology::LinkKind::kFabricUp &&
+          link.kind != topology::LinkKind::kFabricDown)
+        continue;
+      if (bundles_.of_link[static_cast<size_t>(l)] >= 0) continue;
+      const bool up = link.kind == topology::LinkKind::kFabricUp;
+      const int leaf = up ? la : lb;
+      const int where = link.tier == 1 ? leaf : leaf / per_pod;
+      const auto key =
+          std::tuple{static_cast<int>(link.plane), up ? 0 : 1, static_cast<int>(link.tier), where};
+      auto [it, fresh] = ids.try_emplace(key, static_cast<int32_t>(bundles_.members.size()));
+      if (fresh) bundles_.members.emplace_back();
+      bundles_.of_link[static_cast<size_t>(l)] = it->second;
+      bundles_.members[static_cast<size_t>(it->second)].push_back(l);
+    }
+  };
+  for (int la = 0; la < plan.leaves; ++la) {
+    const int a = gpu_of_leaf[static_cast<size_t>(la)];
+    if (a < 0) continue;
+    // A partner leaf in another pod when there is one (its paths also cross the pod bundles).
+    int b = -1;
+    for (int step = 1; step < plan.leaves && b < 0 && plan.tiers == 3; ++step) {
+      const int lb = (la + step) % plan.leaves;
+      if (lb / per_pod != la / per_pod) b = gpu_of_leaf[static_cast<size_t>(lb)];
+    }
+    for (int step = 1; step < plan.leaves && b < 0; ++step) {
+      b = gpu_of_leaf[static_cast<size_t>((la + step) % plan.leaves)];
+    }
+    if (b < 0 || topo_->domain_of(a) == topo_->domain_of(b)) continue;
+    const int64_t n = topo_->path_count(a, b);
+    // Every leaf up-link (all first choices); every pod up-link once per pod (all choices).
+    const bool whole = plan.tiers == 3 && la % per_pod == 0;
+    const int64_t choices = n / planes;
+    for (int64_t c = 0; c < choices; ++c) {
+      if (!whole && plan.tiers == 3 && c >= plan.leaf_up) break;
+      for (int p = 0; p < planes; ++p) {
+        assign(a, b, c * planes + p);
+        assign(b, a, c * planes + p);
+      }
+    }
+  }
+}
+
+std::vector<double> FlowSimulator::capacities(double until, const std::array<double, 6>& scale) {
+  const size_t nl = topo_->links().size();
+  if (routing_ == Routing::kSpray) build_bundles();
+  std::vector<double> capacity(nl + bundles_.members.size());
+  for (size_t l = 0; l < nl; ++l) {
+    const auto& link = topo_->links()[l];
+    capacity[l] = link.capacity.base() * scale[static_cast<size_t>(link.kind)];
+  }
+  for (const auto& c : changes_) {
+    if (c.at <= until) {
+      const auto& link = topo_->link(c.link);
+      capacity[static_cast<size_t>(c.link)] = c.capacity * scale[static_cast<size_t>(link.kind)];
+    }
+  }
+  for (size_t b = 0; b < bundles_.members.size(); ++b) {
+    double sum = 0;
+    for (auto l : bundles_.members[b]) sum += capacity[static_cast<size_t>(l)];
+    capacity[nl + b] = sum;
+  }
+  return capacity;
+}
+
+void FlowSimulator::expand(Expanded& out, bool with_latency, std::vector<double>* latency) {
   std::vector<topology::LinkId> path;
   std::vector<int64_t> choices;
   out.paths.clear();
   out.owner.clear();
   out.share.clear();
+  if (routing_ == Routing::kSpray) build_bundles();
+  const auto nl = static_cast<topology::LinkId>(topo_->links().size());
+  const int planes = topo_->planes();
   for (size_t t = 0; t < transfers_.size(); ++t) {
     const Transfer& tr = transfers_[t];
     const int64_t n = topo_->path_count(tr.src, tr.dst);
     choices.clear();
+    if (routing_ == Routing::kSpray && n > 1) {
+      // One sub-flow per plane; its fabric links stand for their bundles.
+      const double share = 1.0 / planes;
+      for (int p = 0; p < planes; ++p) {
+        path.clear();
+        topo_->path(tr.src, tr.dst, p, path);
+        if (with_latency) latency->push_back(topo_->latency(path).base());
+        for (auto& l : path) {
+          const int32_t b = bundles_.of_link[static_cast<size_t>(l)];
+          if (b >= 0) l = nl + b;
+        }
+        out.paths.add(path, tr.weight * share, tr.rate_cap.base());
+        out.owner.push_back(static_cast<int32_t>(t));
+        out.share.push_back(share);
+      }
+      continue;
+    }
     if (n == 0) {
       choices.push_back(-1);  // same GPU: a local copy, no links
     } else if (routing_ == Routing::kEcmp || n == 1) {
@@ -65,18 +175,7 @@ void FlowSimulator::expand(Expanded& out, bool with_latency, std::vector<double>
 SteadyState FlowSimulator::solve_steady(const SteadyOptions& options) {
   const size_t nt = transfers_.size();
   constexpr double kInf = std::numeric_limits<double>::infinity();
-  std::vector<double> capacity(topo_->links().size());
-  for (size_t l = 0; l < capacity.size(); ++l) {
-    const auto& link = topo_->links()[l];
-    capacity[l] = link.capacity.base() * options.kind_scale[static_cast<size_t>(link.kind)];
-  }
-  for (const auto& c : changes_) {
-    if (c.at <= 0) {
-      const auto& link = topo_->link(c.link);
-      capacity[static_cast<size_t>(c.link)] =
-          c.capacity * options.kind_scale[static_cast<size_t>(link.kind)];
-    }
-  }
+  std::vector<double> capacity = capacities(0.0, options.kind_scale);
   Expanded ex;
   expand(ex, false, nullptr);
   const size_t ns = ex.owner.size();
@@ -147,9 +246,10 @@ void FlowSimulator::run() {
   const size_t nt = transfers_.size();
   finish_.assign(nt, 0.0);
   delivered_.assign(nt, 0.0);
-  std::vector<double> capacity(topo_->links().size());
-  for (size_t l = 0; l < capacity.size(); ++l) capacity[l] = topo_->links()[l].capacity.base();
-  link_bytes_.assign(capacity.size(), 0.0);
+  const size_t nl = topo_->links().size();
+  std::vector<double> capacity =
+      capacities(-std::numeric_limits<double>::infinity(), {1, 1, 1, 1, 1, 1});
+  link_bytes_.assign(nl, 0.0);
 
   // Expand transfers into sub-flows on concrete paths.
   Expanded ex;
@@ -209,7 +309,12 @@ void FlowSimulator::run() {
       }
     }
     while (next_change < changes_.size() && changes_[next_change].at <= now) {
-      capacity[static_cast<size_t>(changes_[next_change].link)] = changes_[next_change].capacity;
+      const auto link = static_cast<size_t>(changes_[next_change].link);
+      if (routing_ == Routing::kSpray && bundles_.of_link[link] >= 0) {
+        capacity[nl + static_cast<size_t>(bundles_.of_link[link])] +=
+            changes_[next_change].capacity - capacity[link];
+      }
+      capacity[link] = changes_[next_change].capacity;
       ++next_change;
       dirty = true;
     }
@@ -248,8 +353,16 @@ void FlowSimulator::run() {
       remaining[s] -= sent;
       delivered_[static_cast<size_t>(owner[s])] += sent;
       for (int32_t i = paths.offsets[s]; i < paths.offsets[s + 1]; ++i) {
-        link_bytes_[static_cast<size_t>(paths.links[static_cast<size_t>(i)])] +=
-            sent * transfers_[static_cast<size_t>(owner[s])].weight;
+        const auto l = static_cast<size_t>(paths.links[static_cast<size_t>(i)]);
+        const double carried = sent * transfers_[static_cast<size_t>(owner[s])].weight;
+        if (l < nl) {
+          link_bytes_[l] += carried;
+        } else {  // a sprayed bundle: its links share the bytes evenly
+          const auto& members = bundles_.members[l - nl];
+          for (auto m : members) {
+            link_bytes_[static_cast<size_t>(m)] += carried / static_cast<double>(members.size());
+          }
+        }
       }
       const auto t = static_cast<size_t>(owner[s]);
       if (remaining[s] <= 1e-9 * std::max(1.0, transfers_[t].bytes.base())) {

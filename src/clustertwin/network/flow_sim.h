@@ -7,7 +7,9 @@
 ///
 /// Routing: ECMP hashes each flow onto one of the equal-cost paths (collisions included, as on
 /// real fabrics); adaptive routing spreads a flow over up to `adaptive_paths` of them evenly
-/// (InfiniBand AR / packet spraying at flow granularity).
+/// (InfiniBand AR at flow granularity); spraying is the fluid limit of packet spraying / adaptive
+/// routing: every flow spreads evenly over all equal-cost paths, so the up-links of a leaf (and of
+/// a pod) act as one bundle whose capacity is the sum of its working links.
 
 #include <array>
 #include <cstdint>
@@ -25,7 +27,7 @@ using base::Bytes;
 using base::BytesPerSecond;
 using base::Seconds;
 
-enum class Routing { kEcmp, kAdaptive };
+enum class Routing { kEcmp, kAdaptive, kSpray };
 
 /// One transfer between two GPUs. `weight` > 1 stands for that many identical flows on the
 /// same path (each gets the computed rate; bytes are per flow).
@@ -119,7 +121,20 @@ class FlowSimulator {
     std::vector<int32_t> owner;  // sub-flow -> transfer
     std::vector<double> share;   // fraction of the transfer's bytes on this sub-flow
   };
-  void expand(Expanded& out, bool with_latency, std::vector<double>* latency) const;
+  void expand(Expanded& out, bool with_latency, std::vector<double>* latency);
+
+  // Spraying: the fabric links of each leaf (tier 1) and pod (tier 2), per plane and direction,
+  // form one bundle; a bundle is a virtual link numbered after the topology's links.
+  struct Bundles {
+    bool built = false;
+    std::vector<int32_t> of_link;  // topology link -> bundle, -1 when none
+    std::vector<std::vector<topology::LinkId>> members;
+  };
+  void build_bundles();
+  /// Link capacities (bytes/s) with capacity changes at or before `until` applied, scaled per
+  /// link kind, followed by the bundles' capacities.
+  std::vector<double> capacities(double until, const std::array<double, 6>& scale);
+  Bundles bundles_;
 };
 
 }  // namespace clustertwin::network

@@ -79,7 +79,8 @@ TEST(FlowSim, BytesAreConservedAndNoFlowBeatsItsLowerBound) {
   AnalyticalModel ana(t);
   for (uint64_t seed = 1; seed <= 8; ++seed) {
     std::mt19937_64 rng(seed);
-    FlowSimulator sim(t, seed % 2 ? Routing::kEcmp : Routing::kAdaptive);
+    const Routing routing[] = {Routing::kEcmp, Routing::kAdaptive, Routing::kSpray};
+    FlowSimulator sim(t, routing[seed % 3]);
     std::vector<Transfer> trs;
     for (int i = 0; i < 200; ++i) {
       Transfer tr{.src = static_cast<int>(rng() % 4608),
@@ -165,6 +166,49 @@ TEST(FlowSimSteady, FailedLinkGivesZeroRate) {
                    base::BytesPerSecond{});
   const auto st = sim.solve_steady();
   EXPECT_EQ(st.rate[0], 0.0);
+}
+
+}  // namespace
+}  // namespace clustertwin::network
+
+namespace clustertwin::network {
+namespace {
+using namespace base::literals;
+
+// Spraying (the fluid limit of adaptive routing) on the non-blocking Azure fabric: 72 flows
+// from one rack's leaf to the next rack's leaf each get a full NIC, where ECMP's hash collisions
+// leave some flows a fraction of it.
+TEST(FlowSimSpray, NonBlockingFabricCarriesEveryNicAtLineRate) {
+  const auto& t = flagship();
+  std::vector<double> min_rate;
+  for (Routing r : {Routing::kEcmp, Routing::kSpray}) {
+    FlowSimulator sim(t, r);
+    for (int i = 0; i < 72; ++i) sim.add({.src = i, .dst = 72 + i, .bytes = 1_GB, .key = 7});
+    const auto st = sim.solve_steady();
+    min_rate.push_back(*std::min_element(st.rate.begin(), st.rate.end()));
+  }
+  EXPECT_LT(min_rate[0], 60e9);
+  EXPECT_NEAR(min_rate[1], 100e9, 1e3);
+}
+
+TEST(FlowSimSpray, AFailedUplinkShrinksTheBundle) {
+  const auto& t = flagship();
+  FlowSimulator sim(t, Routing::kSpray);
+  for (int i = 0; i < 72; ++i) sim.add({.src = i, .dst = 72 + i, .bytes = 1_GB});
+  // The first fabric link of GPU 0's path to rack 1 is one of leaf 0's 72 up-links.
+  std::vector<topology::LinkId> path;
+  t.path(0, 72, 0, path);
+  topology::LinkId up = -1;
+  for (auto l : path) {
+    if (t.link(l).kind == topology::LinkKind::kFabricUp) up = l;
+  }
+  ASSERT_GE(up, 0);
+  sim.set_capacity(base::Seconds{}, up, base::BytesPerSecond{});
+  const auto st = sim.solve_steady();
+  EXPECT_NEAR(st.rate[0], 100e9 * 71 / 72, 1e3);
+  // The event-driven run agrees: 1 GB at 71/72 of 100 GB/s, plus the path latency.
+  sim.run();
+  EXPECT_NEAR(sim.finish(0).base(), 1e9 / (100e9 * 71 / 72), 1e-5);
 }
 
 }  // namespace
