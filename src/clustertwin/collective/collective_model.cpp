@@ -248,7 +248,10 @@ double CollectiveModel::latency_us(const Group& g, Op op, Algorithm a, const Lin
     case Algorithm::kNvlsTree:
       return l.base_us + 2.0 * ceil_log2(D) * net;
     case Algorithm::kCollNet:
-      return l.base_us + 2.0 * (p - 1) * l.hop_us + net;
+      // NCCL: CollNet Direct (up to 8 GPUs per domain) 2 (min(1, p-1) hwLat + 0.4 us (p-1)) +
+      // interLat; CollNet Chain beyond, 2 (p-1) x 2.8 us (hwLat[NVLINK][CollNetChain]) + interLat.
+      if (p <= 8) return l.base_us + 2.0 * (std::min(1, p - 1) * l.hop_us + 0.4 * (p - 1)) + net;
+      return l.base_us + 2.0 * (p - 1) * 2.8 + net;
     case Algorithm::kPat:
       // NCCL: 8 us + log2(nNodes) * interLat / 3.5 + nRanks * 2.8 us.
       return l.base_us + ceil_log2(D) * net / 3.5 + n * l.hop_us;
