@@ -103,8 +103,10 @@ base::Result<Scenario> parse_scenario(const config::Document& doc) {
       o.cluster = s.cluster;
       o.model = i->string("model").value_or(o.model);
       o.gpus = i->integer("gpus", Need::kOptional, 1).value_or(0);
-      o.scenario = i->choice("scenario", {"offline", "server", "interactive"}, Need::kOptional).value_or("server");
-      o.precision = i->choice("precision", {"bf16", "fp8", "fp4"}, Need::kOptional).value_or(o.precision);
+      o.scenario = i->choice("scenario", {"offline", "server", "interactive"}, Need::kOptional)
+                       .value_or("server");
+      o.precision =
+          i->choice("precision", {"bf16", "fp8", "fp4"}, Need::kOptional).value_or(o.precision);
       o.serving = i->string("serving", Need::kOptional).value_or("");
       o.tp = static_cast<int>(i->integer("tp", Need::kOptional, 1, 4096).value_or(0));
       o.ep = static_cast<int>(i->integer("ep", Need::kOptional, 1, 4096).value_or(0));

@@ -51,32 +51,42 @@ int search_cmd(const Context& ctx, const SearchOptions& o) {
   base.global_batch = o.global_batch > 0 ? o.global_batch : gpus / 8;
   base.dtype = *dtype;
   base.tp_comm_overlap = o.tp_overlap;
-  execution::TrainingSetup setup{.model = &*model, .layout = base, .compute = &*cm, .comm = &comm,
-                                 .memory_capacity = gpu.hbm_usable,
-                                 .peak = gpu.peak_for(compute::peak_precision(cm->effective(*dtype)))->dense};
+  execution::TrainingSetup setup{
+      .model = &*model,
+      .layout = base,
+      .compute = &*cm,
+      .comm = &comm,
+      .memory_capacity = gpu.hbm_usable,
+      .peak = gpu.peak_for(compute::peak_precision(cm->effective(*dtype)))->dense};
   search::LayoutSpace space{.gpus = gpus, .domain_size = topo->domain_size()};
   auto bar = report::Progress::to_stderr("layouts", 1, ctx.quiet);
-  auto r = search::search_layouts(setup, space, o.top, o.threads, [&bar](int64_t done, int64_t) {
-    bar.set(done);
-  });
+  auto r = search::search_layouts(setup, space, o.top, o.threads,
+                                  [&bar](int64_t done, int64_t) { bar.set(done); });
   bar.finish();
   if (r.best.empty()) {
-    return bad_input(fmt::format("no layout of {} on {} GPUs fits in {} of HBM with global batch {} "
-                                 "({} layouts tried)",
-                                 model->name, gpus, base::format(gpu.hbm_usable), base.global_batch,
-                                 r.candidates));
+    return bad_input(fmt::format(
+        "no layout of {} on {} GPUs fits in {} of HBM with global batch {} "
+        "({} layouts tried)",
+        model->name, gpus, base::format(gpu.hbm_usable), base.global_batch, r.candidates));
   }
-  report::Json j = {{"cluster", spec->name}, {"model", model->name}, {"gpus", gpus},
-                    {"global_batch", base.global_batch}, {"seq_len", base.seq_len},
-                    {"candidates", r.candidates}, {"feasible", r.feasible},
+  report::Json j = {{"cluster", spec->name},
+                    {"model", model->name},
+                    {"gpus", gpus},
+                    {"global_batch", base.global_batch},
+                    {"seq_len", base.seq_len},
+                    {"candidates", r.candidates},
+                    {"feasible", r.feasible},
                     {"search_wall_s", report::round_sig(r.wall_s, 3)}};
   report::Json best = report::Json::array();
   report::Table t({"rank", "layout", "step s", "tokens/s/GPU", "MFU", "memory GB"}, {false, true});
   int rank = 1;
   for (const auto& s : r.best) {
-    best.push_back({{"layout", s.key()}, {"step_time_s", report::round_sig(s.step_time_s)},
-                    {"tokens_per_s_per_gpu", report::round_sig(s.tokens_per_s / static_cast<double>(gpus))},
-                    {"mfu", report::round_sig(s.mfu)}, {"memory_B", report::round_sig(s.memory_B)}});
+    best.push_back(
+        {{"layout", s.key()},
+         {"step_time_s", report::round_sig(s.step_time_s)},
+         {"tokens_per_s_per_gpu", report::round_sig(s.tokens_per_s / static_cast<double>(gpus))},
+         {"mfu", report::round_sig(s.mfu)},
+         {"memory_B", report::round_sig(s.memory_B)}});
     t.add({std::to_string(rank++), s.key(), fmt::format("{:.3f}", s.step_time_s),
            fmt::format("{:.0f}", s.tokens_per_s / static_cast<double>(gpus)),
            fmt::format("{:.1f}%", 100 * s.mfu), fmt::format("{:.1f}", s.memory_B / 1e9)});
@@ -92,8 +102,9 @@ int search_cmd(const Context& ctx, const SearchOptions& o) {
         model->name, gpus, spec->name, r.candidates, r.feasible, r.wall_s,
         static_cast<double>(r.candidates) / std::max(r.wall_s, 1e-9));
     std::cout << t.render(2);
-    std::cout << "\n  (closed-form estimates; run `clustertwin train` with the chosen layout for the "
-                 "event-driven step, trace and breakdown)\n";
+    std::cout
+        << "\n  (closed-form estimates; run `clustertwin train` with the chosen layout for the "
+           "event-driven step, trace and breakdown)\n";
   }
   return kExitOk;
 }
@@ -108,15 +119,23 @@ Verb add_search(CLI::App& app, const Context& ctx) {
       "model on N GPUs, among those that fit in memory.\n"
       "Example: clustertwin search --cluster meta-llama3-h100 --gpus 16384 --model llama3.1-405b "
       "--global-batch 2048 --seq-len 8192");
-  cmd->add_option("--cluster", o->cluster, "catalog name, cluster file or SYSTEM*COUNT")->capture_default_str();
-  cmd->add_option("--gpus", o->gpus, "GPUs of the job (default: the whole cluster)")->check(CLI::PositiveNumber);
-  cmd->add_option("--model", o->model, "catalog model, YAML file or HF config.json")->capture_default_str();
-  cmd->add_option("--global-batch", o->global_batch, "sequences per step (default: gpus/8)")->check(CLI::PositiveNumber);
-  cmd->add_option("--seq-len", o->seq_len, "sequence length (default 4096)")->check(CLI::PositiveNumber);
+  cmd->add_option("--cluster", o->cluster, "catalog name, cluster file or SYSTEM*COUNT")
+      ->capture_default_str();
+  cmd->add_option("--gpus", o->gpus, "GPUs of the job (default: the whole cluster)")
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--model", o->model, "catalog model, YAML file or HF config.json")
+      ->capture_default_str();
+  cmd->add_option("--global-batch", o->global_batch, "sequences per step (default: gpus/8)")
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--seq-len", o->seq_len, "sequence length (default 4096)")
+      ->check(CLI::PositiveNumber);
   cmd->add_option("--precision", o->precision, "bf16, fp8 or fp4")->capture_default_str();
   cmd->add_flag("--tp-overlap", o->tp_overlap, "assume TP communication overlap");
-  cmd->add_option("--top", o->top, "layouts to show")->check(CLI::Range(1, 1000))->capture_default_str();
-  cmd->add_option("--threads", o->threads, "worker threads (default: all cores)")->check(CLI::Range(0, 1024));
+  cmd->add_option("--top", o->top, "layouts to show")
+      ->check(CLI::Range(1, 1000))
+      ->capture_default_str();
+  cmd->add_option("--threads", o->threads, "worker threads (default: all cores)")
+      ->check(CLI::Range(0, 1024));
   cmd->add_option("--json", o->json, "write results JSON to FILE ('-' for stdout)");
   return {cmd, [&ctx, o] { return search_cmd(ctx, *o); }};
 }

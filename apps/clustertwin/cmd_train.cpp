@@ -136,11 +136,11 @@ base::Result<std::unique_ptr<TrainingJob>> prepare_training(const Context& ctx,
   job->token_budget = budget;
   auto& setup = job->setup;
   setup = execution::TrainingSetup{.model = model,
-                                 .layout = l,
-                                 .compute = &*cm,
-                                 .comm = comm.get(),
-                                 .memory_capacity = gpu.hbm_usable,
-                                 .peak = gpu.peak_for(peak_prec)->dense};
+                                   .layout = l,
+                                   .compute = &*cm,
+                                   .comm = comm.get(),
+                                   .memory_capacity = gpu.hbm_usable,
+                                   .peak = gpu.peak_for(peak_prec)->dense};
   setup.gpus = gpus;
   if (o.overhead >= 0) setup.framework_overhead = o.overhead;
   return job;
@@ -176,9 +176,12 @@ base::Result<RunOutput> run_training(const Context& ctx, const TrainOptions& o) 
     opt.token_budget = job.token_budget;
     const auto sp = pcat->system(job.cluster->spec.system);
     if (sp && (*sp)->smoothing.supported) opt.smoothing = power::SmoothingRequest{};
-    power::TrainingPowerInput in{.catalog = &job.cluster->catalog, .power = &*pcat,
-                                 .cluster = &job.cluster->spec, .topology = &job.cluster->topo,
-                                 .setup = job.setup, .baseline = &*r};
+    power::TrainingPowerInput in{.catalog = &job.cluster->catalog,
+                                 .power = &*pcat,
+                                 .cluster = &job.cluster->spec,
+                                 .topology = &job.cluster->topo,
+                                 .setup = job.setup,
+                                 .baseline = &*r};
     auto pr = power::analyze_training_power(in, opt);
     if (!pr) return base::fail(pr.error());
     out.power = report::power_json(*pr);
@@ -286,7 +289,8 @@ Verb add_train(CLI::App& app, const Context& ctx) {
                   "fraction of compute lost to launch gaps and host overhead")
       ->check(CLI::Range(0.0, 10.0));
   cmd->add_option("--tokens", o->tokens, "token budget for time-to-train (e.g. 15T)");
-  cmd->add_flag("--power", o->power, "add the power view (GPU, rack, cluster, facility, energy per token)");
+  cmd->add_flag("--power", o->power,
+                "add the power view (GPU, rack, cluster, facility, energy per token)");
   cmd->add_option("--json", o->json, "write results JSON to FILE ('-' for stdout)");
   cmd->add_option("--trace", o->trace, "write a Chrome trace of the step to FILE");
   return {cmd, [&ctx, o] { return train(ctx, *o); }};

@@ -4,17 +4,16 @@
 /// (DESIGN.md §4): 0 success, 2 bad input (with a message), 1 internal error.
 
 #include <CLI/CLI.hpp>
-#include <nlohmann/json.hpp>
-
 #include <functional>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "clustertwin/base/result.h"
-#include "clustertwin/hardware/catalog.h"
 #include "clustertwin/execution/training.h"
+#include "clustertwin/hardware/catalog.h"
 #include "clustertwin/topology/topology.h"
 
 namespace clustertwin::app {

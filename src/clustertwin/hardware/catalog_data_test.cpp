@@ -226,14 +226,10 @@ struct ClusterPin {
 };
 
 const ClusterPin kClusters[] = {
-    {"azure-ndv6-gb300", "gb300-nvl72", 64, 4608},
-    {"eos-h100", "hgx-h100", 576, 4608},
-    {"eos-dfw-h100", "hgx-h100", 1452, 11616},
-    {"meta-llama3-h100", "hgx-h100", 3072, 24576},
-    {"tyche-gb200", "gb200-nvl72", 8, 576},
-    {"carina-gb200", "gb200-nvl72", 39, 2808},
-    {"selene-a100", "dgx-a100", 560, 4480},
-    {"deepseek-h800", "hgx-h800", 256, 2048},
+    {"azure-ndv6-gb300", "gb300-nvl72", 64, 4608}, {"eos-h100", "hgx-h100", 576, 4608},
+    {"eos-dfw-h100", "hgx-h100", 1452, 11616},     {"meta-llama3-h100", "hgx-h100", 3072, 24576},
+    {"tyche-gb200", "gb200-nvl72", 8, 576},        {"carina-gb200", "gb200-nvl72", 39, 2808},
+    {"selene-a100", "dgx-a100", 560, 4480},        {"deepseek-h800", "hgx-h800", 256, 2048},
 };
 
 TEST(CatalogData, EveryClusterValidates) {

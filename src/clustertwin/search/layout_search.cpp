@@ -1,11 +1,11 @@
 #include "clustertwin/search/layout_search.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <thread>
-
-#include <fmt/format.h>
 
 namespace clustertwin::search {
 

@@ -16,13 +16,12 @@ namespace clustertwin::search {
 
 struct LayoutSpace {
   int64_t gpus = 0;
-  int domain_size = 8;           ///< TP stays inside one NVLink domain
+  int domain_size = 8;  ///< TP stays inside one NVLink domain
   std::vector<int> micro_batches = {1, 2, 4};
   std::vector<int> vpps = {1, 2, 4, 8};
   std::vector<int> cps = {1, 2, 4};
-  std::vector<models::Recompute> recomputes = {models::Recompute::kNone,
-                                               models::Recompute::kSelective,
-                                               models::Recompute::kFull};
+  std::vector<models::Recompute> recomputes = {
+      models::Recompute::kNone, models::Recompute::kSelective, models::Recompute::kFull};
   int max_pp = 64;
 };
 

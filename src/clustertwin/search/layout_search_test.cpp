@@ -9,7 +9,8 @@ namespace {
 
 struct Fixture {
   hardware::Catalog cat = *hardware::Catalog::load_embedded();
-  topology::Topology topo = *topology::Topology::build(cat, *hardware::resolve_cluster(cat, "hgx-h100*32"));
+  topology::Topology topo =
+      *topology::Topology::build(cat, *hardware::resolve_cluster(cat, "hgx-h100*32"));
   compute::ComputeModel cm = *compute::ComputeModel::for_gpu(**cat.gpu("h100"), cat);
   models::ModelSpec model = *models::load_model(cat, "llama3.1-70b");
   execution::AnalyticalComm comm{topo};
@@ -31,7 +32,8 @@ TEST(LayoutSearch, BestLayoutFitsAndBeatsTheRest) {
   ASSERT_GT(r.feasible, 0);
   ASSERT_FALSE(r.best.empty());
   EXPECT_LE(r.best.size(), 5u);
-  for (size_t i = 1; i < r.best.size(); ++i) EXPECT_LE(r.best[i - 1].step_time_s, r.best[i].step_time_s);
+  for (size_t i = 1; i < r.best.size(); ++i)
+    EXPECT_LE(r.best[i - 1].step_time_s, r.best[i].step_time_s);
   const auto& l = r.best.front().layout;
   EXPECT_EQ(l.gpus(), 256);
   EXPECT_LE(l.tp, 8);

@@ -12,7 +12,8 @@ std::vector<std::pair<std::string, Bytes>> MemoryBreakdown::terms() const {
 }
 
 namespace {
-LayerParams layer_params_from(const models::ParamCounts& pc, const models::ModelSpec& m, int layer) {
+LayerParams layer_params_from(const models::ParamCounts& pc, const models::ModelSpec& m,
+                              int layer) {
   LayerParams p;
   const double layers = m.layers;
   p.attention = pc.attention / layers;
