@@ -91,6 +91,7 @@ base::Result<Scenario> parse_scenario(const config::Document& doc) {
                    .value_or("collective");
       o.tp_overlap = t->boolean("tp_comm_overlap", Need::kOptional).value_or(false);
       o.ep_overlap = t->boolean("ep_overlap", Need::kOptional).value_or(false);
+      o.moe_dispatch = t->string("moe_dispatch", Need::kOptional).value_or("auto");
       o.no_sp = !t->boolean("sequence_parallel", Need::kOptional).value_or(true);
       o.no_dp_overlap = !t->boolean("dp_overlap", Need::kOptional).value_or(true);
       o.tokens = t->string("tokens", Need::kOptional).value_or("");

@@ -93,6 +93,17 @@ base::Result<std::unique_ptr<TrainingJob>> prepare_training(const Context& ctx,
   l.tp_comm_overlap = o.tp_overlap;
   l.dp_overlap = !o.no_dp_overlap;
   l.ep_overlap = o.ep_overlap;
+  auto dispatch = workload::parse_moe_dispatch(o.moe_dispatch);
+  if (!dispatch) {
+    return base::fail("--moe-dispatch: expected auto, alltoall or dedup, got '" + o.moe_dispatch +
+                      "'");
+  }
+  l.moe_dispatch = *dispatch;
+  if (l.moe_dispatch == workload::MoeDispatch::kAuto) {
+    l.moe_dispatch = job->model.moe && job->model.moe->groups > 0
+                         ? workload::MoeDispatch::kDedup
+                         : workload::MoeDispatch::kAllToAll;
+  }
   l.flash_attention = o.attention == "flash";
   double budget = 0;
   if (!o.tokens.empty()) {
@@ -276,6 +287,12 @@ Verb add_train(CLI::App& app, const Context& ctx) {
   cmd->add_flag("--tp-overlap", o->tp_overlap, "overlap TP collectives with GEMMs");
   cmd->add_flag("--no-dp-overlap", o->no_dp_overlap, "do not overlap the DP gradient reduction");
   cmd->add_flag("--ep-overlap", o->ep_overlap, "overlap EP all-to-all with compute (DualPipe)");
+  cmd->add_option("--moe-dispatch", o->moe_dispatch,
+                  "MoE token dispatch across NVLink domains: alltoall (a copy per expert), dedup "
+                  "(a copy per domain, forwarded over NVLink: DeepEP) or auto (dedup for "
+                  "group-limited routing)")
+      ->check(CLI::IsMember({"auto", "alltoall", "dedup"}))
+      ->default_str("auto");
   cmd->add_option("--attention", o->attention, "flash (fused) or unfused (2021-22 Megatron-LM)")
       ->check(CLI::IsMember({"flash", "unfused"}))
       ->capture_default_str();

@@ -98,6 +98,7 @@ struct TrainOptions {
   int64_t micro_batch = 1, global_batch = 0, seq_len = 0;
   std::string precision = "bf16", recompute = "none", comm = "collective";
   bool no_sp = false, tp_overlap = false, no_dp_overlap = false, ep_overlap = false;
+  std::string moe_dispatch = "auto";
   std::string attention = "flash";
   double overhead = -1;
   std::string tokens;

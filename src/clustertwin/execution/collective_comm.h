@@ -20,6 +20,7 @@ class CollectiveComm final : public CommModel {
                  collective::Calibration calibration, collective::ModelOptions options);
   [[nodiscard]] Seconds time(const CommRequest& r) const override;
   [[nodiscard]] std::string name() const override;
+  [[nodiscard]] int domain_size() const override { return topo_->domain_size(); }
 
  private:
   const topology::Topology* topo_;

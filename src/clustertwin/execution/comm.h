@@ -36,6 +36,8 @@ class CommModel {
   virtual ~CommModel() = default;
   [[nodiscard]] virtual Seconds time(const CommRequest& r) const = 0;
   [[nodiscard]] virtual std::string name() const = 0;
+  /// GPUs per NVLink domain of the cluster (0: unknown; callers then treat the fabric as flat).
+  [[nodiscard]] virtual int domain_size() const { return 0; }
 };
 
 /// Closed forms (Thakur et al. 2005; NCCL's ring and hierarchical algorithms) on the topology's
@@ -51,6 +53,7 @@ class AnalyticalComm final : public CommModel {
   explicit AnalyticalComm(const topology::Topology& topo) : topo_(&topo) {}
   [[nodiscard]] Seconds time(const CommRequest& r) const override;
   [[nodiscard]] std::string name() const override { return "analytical"; }
+  [[nodiscard]] int domain_size() const override { return topo_->domain_size(); }
 
  private:
   const topology::Topology* topo_;

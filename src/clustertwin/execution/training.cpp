@@ -121,8 +121,28 @@ ChunkCost chunk_cost(const Context& c, int first_layer, int layers, bool embed, 
     if (moe && l.ep > 1) {
       const double local_tokens = l.sequence_parallel ? T / l.tp : T;
       const double bytes = local_tokens * m.moe->topk * h * 2.0;
-      double ep =
-          4 * comm(c, CommOp::kAllToAll, bytes, l.ep, l.tp * l.cp, static_cast<int>(c.gpus / l.ep));
+      const int stride = l.tp * l.cp;
+      double ep = comm(c, CommOp::kAllToAll, bytes, l.ep, stride, static_cast<int>(c.gpus / l.ep));
+      // Deduplicated dispatch (DeepSeek-V3 §3.2.2, DeepEP): a token crosses the network once
+      // per destination domain, to the GPU of the same in-domain index, which forwards it over
+      // NVLink to its experts there; the two legs pipeline, so the slower one sets the time.
+      const int dsize = c.s.comm->domain_size();
+      const bool dedup = l.moe_dispatch == workload::MoeDispatch::kDedup ||
+                         (l.moe_dispatch == workload::MoeDispatch::kAuto && m.moe->groups > 0);
+      const int per_domain = dsize > 0 ? std::clamp(dsize / stride, 1, l.ep) : l.ep;
+      const int domains = (l.ep + per_domain - 1) / per_domain;
+      if (dedup && domains > 1) {
+        const double copies = workload::moe_domains_per_token(*m.moe, domains);
+        const double remote = copies * (domains - 1) / domains;
+        // all-to-all convention: a rank's buffer, of which (n-1)/n leaves it
+        const double net_bytes = local_tokens * h * 2.0 * remote * domains / (domains - 1);
+        const double net = comm(c, CommOp::kAllToAll, net_bytes, domains, per_domain * stride,
+                                static_cast<int>(c.gpus / domains));
+        const double nvl = comm(c, CommOp::kAllToAll, bytes, per_domain, stride,
+                                static_cast<int>(c.gpus / per_domain));
+        ep = std::max(net, nvl);
+      }
+      ep *= 4;
       if (l.ep_overlap) ep = std::max(0.0, ep - 0.9 * (gemm_f + gemm_b));
       pc.ep = ep;
     }

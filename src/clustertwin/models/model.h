@@ -53,6 +53,11 @@ struct MoeSpec {
   int first_dense_layers = 0;  ///< leading layers with a dense MLP of size `ffn`
   int layer_step = 1;          ///< every layer_step-th layer after those is MoE (1 = all)
   bool router_bias = false;    ///< per-expert score-correction bias (DeepSeek noaux_tc)
+  /// Group-limited routing (DeepSeek-V3 "node-limited routing", HF n_group / topk_group): the
+  /// experts form `groups` equal groups and a token's top-k experts come from at most
+  /// `topk_groups` of them. 0 = unrestricted.
+  int groups = 0;
+  int topk_groups = 0;
 };
 
 struct ModelSpec {

@@ -70,6 +70,18 @@ std::optional<ModelSpec> read_model(Reader& r) {
     e.layer_step =
         static_cast<int>(x->integer_figure("layer_step", Need::kOptional, 1, 100000).value_or(1));
     e.router_bias = x->boolean("router_bias", Need::kOptional).value_or(false);
+    e.groups = to_int(x->integer_figure("groups", Need::kOptional, 0, 1 << 20));
+    e.topk_groups = to_int(x->integer_figure("topk_groups", Need::kOptional, 0, 1 << 20));
+    if ((e.groups > 0) != (e.topk_groups > 0)) {
+      x->error("expected groups and topk_groups together, got groups " + std::to_string(e.groups) +
+                   " and topk_groups " + std::to_string(e.topk_groups),
+               "groups");
+    } else if (e.groups > 0 && (e.experts % e.groups != 0 || e.topk_groups > e.groups)) {
+      x->error("expected groups dividing experts (" + std::to_string(e.experts) +
+                   ") and topk_groups <= groups, got groups " + std::to_string(e.groups) +
+                   " and topk_groups " + std::to_string(e.topk_groups),
+               "groups");
+    }
     x->finish();
     m.moe = e;
   }
@@ -191,6 +203,9 @@ base::Result<ModelSpec> parse_hf_config(std::string_view text, const std::string
     e.first_dense_layers = to_int(r.integer("first_k_dense_replace", Need::kOptional, 0));
     e.layer_step = static_cast<int>(r.integer("moe_layer_freq", Need::kOptional, 1).value_or(1));
     e.router_bias = r.string("topk_method", Need::kOptional).value_or("") == "noaux_tc";
+    e.groups = to_int(r.integer("n_group", Need::kOptional, 0));
+    e.topk_groups = to_int(r.integer("topk_group", Need::kOptional, 0));
+    if (e.groups <= 1 || e.topk_groups >= e.groups) e.groups = e.topk_groups = 0;
     m.moe = e;
     m.ffn = ffn;
     m.mtp_layers = to_int(r.integer("num_nextn_predict_layers", Need::kOptional, 0));

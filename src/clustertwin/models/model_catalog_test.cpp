@@ -124,7 +124,52 @@ TEST(ModelCatalog, HuggingFaceConfigsGiveTheCatalogModels) {
     auto cat = load_model(catalog(), c.catalog_name);
     ASSERT_TRUE(cat);
     expect_same_counts(*hf, *cat);
+    EXPECT_EQ(hf->moe.has_value(), cat->moe.has_value());
+    if (hf->moe) {
+      EXPECT_EQ(hf->moe->groups, cat->moe->groups) << c.folder;
+      EXPECT_EQ(hf->moe->topk_groups, cat->moe->topk_groups) << c.folder;
+    }
   }
+  EXPECT_EQ(load_model(catalog(), "deepseek-v3")->moe->topk_groups, 4);
+}
+
+TEST(ModelCatalog, GroupLimitedRoutingIsChecked) {
+  const std::string base = R"(model:
+  name: tiny-moe
+  family: mixtral
+  layers: {value: 2, source: me}
+  hidden: {value: 64, source: me}
+  heads: {value: 4, source: me}
+  vocab: {value: 100, source: me}
+  max_seq_len: {value: 512, source: me}
+  mlp: swiglu
+  norm: rmsnorm
+  position: rope
+  moe:
+    experts: {value: 16, source: me}
+    topk: {value: 4, source: me}
+    expert_ffn: {value: 32, source: me}
+GROUPS
+sources:
+  me: "test"
+)";
+  auto with = [&](const std::string& groups) {
+    std::string t = base;
+    t.replace(t.find("GROUPS\n"), 7, groups);
+    return parse_model_yaml(t, "moe.yaml");
+  };
+  auto ok = with("    groups: {value: 4, source: me}\n    topk_groups: {value: 2, source: me}\n");
+  ASSERT_TRUE(ok) << ok.error().to_string();
+  EXPECT_EQ(ok->moe->groups, 4);
+  auto alone = with("    groups: {value: 4, source: me}\n");
+  ASSERT_FALSE(alone);
+  EXPECT_NE(alone.error().message.find("groups and topk_groups together"), std::string::npos)
+      << alone.error().message;
+  auto uneven =
+      with("    groups: {value: 3, source: me}\n    topk_groups: {value: 2, source: me}\n");
+  ASSERT_FALSE(uneven);
+  EXPECT_NE(uneven.error().message.find("groups dividing experts (16)"), std::string::npos)
+      << uneven.error().message;
 }
 
 TEST(ModelCatalog, HuggingFaceErrorsNameTheFileAndKey) {

@@ -51,6 +51,7 @@ Json training_json(const execution::TrainingResult& r, const workload::TrainingL
                  {"dp_overlap", l.dp_overlap},
                  {"ep_overlap", l.ep_overlap},
                  {"summary", layout_string(l)}};
+  if (l.ep > 1) j["layout"]["moe_dispatch"] = workload::moe_dispatch_name(l.moe_dispatch);
   j["step_time_s"] = r6(r.step_time_s);
   j["tokens_per_step"] = r6(r.tokens_per_step);
   j["tokens_per_s"] = r6(r.tokens_per_s);

@@ -1,8 +1,49 @@
 #include "clustertwin/workload/layout.h"
 
+#include <algorithm>
 #include <string>
 
 namespace clustertwin::workload {
+
+const char* moe_dispatch_name(MoeDispatch d) {
+  switch (d) {
+    case MoeDispatch::kAuto:
+      return "auto";
+    case MoeDispatch::kAllToAll:
+      return "alltoall";
+    case MoeDispatch::kDedup:
+      return "dedup";
+  }
+  return "auto";
+}
+
+double moe_domains_per_token(const models::MoeSpec& e, int domains) {
+  const double D = domains, E = e.experts, k = e.topk;
+  if (domains <= 1 || e.experts <= 0 || e.topk <= 0) return 1.0;
+  double R = D, s = E / D;
+  if (e.groups > 0 && e.topk_groups > 0 && e.topk_groups < e.groups) {
+    const double G = e.groups, M = e.topk_groups;
+    if (D >= G) {
+      R = M * D / G;
+    } else {
+      const double g = G / D;  // groups per domain
+      double miss = 1.0;       // C(G - g, M) / C(G, M)
+      for (int i = 0; i < e.topk_groups; ++i) miss *= std::max(0.0, (G - g - i) / (G - i));
+      R = D * (1.0 - miss);
+    }
+    s = M * (E / G) / R;
+  }
+  double miss = 1.0;
+  for (int i = 0; i < e.topk; ++i) miss *= std::max(0.0, (R * s - s - i) / (R * s - i));
+  return std::min({R * (1.0 - miss), k, D});
+}
+
+std::optional<MoeDispatch> parse_moe_dispatch(std::string_view s) {
+  if (s == "auto") return MoeDispatch::kAuto;
+  if (s == "alltoall") return MoeDispatch::kAllToAll;
+  if (s == "dedup" || s == "deepep") return MoeDispatch::kDedup;
+  return std::nullopt;
+}
 
 base::Status validate(const TrainingLayout& l, const models::ModelSpec& m, int64_t gpus) {
   base::Errors e;

@@ -5,7 +5,9 @@
 /// data x context), and pipeline stages outermost.
 
 #include <cstdint>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "clustertwin/base/result.h"
@@ -16,6 +18,25 @@
 namespace clustertwin::workload {
 
 using models::Recompute;
+
+/// How MoE tokens travel to their experts when expert parallelism spans NVLink domains.
+/// kAllToAll: one copy per routed expert (Megatron's all-to-all token dispatcher).
+/// kDedup: one copy per destination domain over the network, forwarded over NVLink inside it
+/// (DeepSeek-V3 report §3.2.2; DeepEP's internode kernels).
+/// kAuto: kDedup for models with group-limited routing (co-designed with it), else kAllToAll.
+enum class MoeDispatch { kAuto, kAllToAll, kDedup };
+const char* moe_dispatch_name(MoeDispatch d);
+std::optional<MoeDispatch> parse_moe_dispatch(std::string_view s);
+
+/// Expected number of distinct NVLink domains a token's routed experts lie in, when the experts
+/// are split evenly over `domains` domains (contiguous blocks, as EP ranks hold them) and routing
+/// is uniform (balanced load). Reachable domains R: all of them, or with group-limited routing
+/// the domains of the topk_groups chosen groups (M*D/G when a group spans D/G domains; else
+/// D * (1 - C(G-G/D, M) / C(G, M)), the expected domains hit by M of G groups). With s experts
+/// per reachable domain, the k experts drawn without replacement miss a given domain with
+/// probability prod_{i<k} (Rs - s - i) / (Rs - i), so E = R * (1 - that). DeepSeek-V3 on 8
+/// domains (G = 8, M = 4, k = 8): 3.6, against 8 copies without deduplication.
+double moe_domains_per_token(const models::MoeSpec& e, int domains);
 
 struct TrainingLayout {
   int tp = 1;   ///< tensor parallel (with sequence parallelism when `sequence_parallel`)
@@ -35,7 +56,8 @@ struct TrainingLayout {
   bool tp_comm_overlap = false;  ///< TP collectives overlapped with GEMMs (Transformer Engine)
   bool dp_overlap = true;        ///< DP gradient reduce overlapped with the last backward
   bool ep_overlap = false;       ///< EP all-to-all hidden behind compute (DualPipe-style)
-  int grad_bytes = 4;            ///< bytes per gradient element reduced over DP (4 fp32, 2 bf16)
+  MoeDispatch moe_dispatch = MoeDispatch::kAuto;
+  int grad_bytes = 4;  ///< bytes per gradient element reduced over DP (4 fp32, 2 bf16)
   /// FlashAttention (fused, scores never in HBM) or the unfused attention of 2021-22 Megatron-LM
   /// (scores and probabilities materialised: more HBM traffic, the 5as/h activation term, and
   /// selective recomputation then pays off).

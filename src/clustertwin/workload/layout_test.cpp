@@ -58,5 +58,35 @@ TEST(Layout, RankOrderPacksTensorParallelFirst) {
   EXPECT_EQ(coord_of(l, 16).pp, 1);
 }
 
+TEST(Layout, MoeDomainsPerTokenFollowsGroupLimitedRouting) {
+  models::MoeSpec e{.experts = 256, .topk = 8};
+  // Unrestricted: 8 experts over 8 domains of 32 hit 8 * (1 - C(224,8)/C(256,8)) domains.
+  double miss = 1;
+  for (int i = 0; i < 8; ++i) miss *= (224.0 - i) / (256.0 - i);
+  EXPECT_NEAR(moe_domains_per_token(e, 8), 8 * (1 - miss), 1e-12);
+  EXPECT_DOUBLE_EQ(moe_domains_per_token(e, 1), 1.0);
+  EXPECT_LE(moe_domains_per_token(e, 64), 8.0);
+  // DeepSeek-V3: 8 groups, at most 4 per token. On 8 domains a group is a domain: the 8 experts
+  // come from 4 domains' 128 experts.
+  e.groups = 8;
+  e.topk_groups = 4;
+  miss = 1;
+  for (int i = 0; i < 8; ++i) miss *= (96.0 - i) / (128.0 - i);
+  EXPECT_NEAR(moe_domains_per_token(e, 8), 4 * (1 - miss), 1e-12);
+  EXPECT_LT(moe_domains_per_token(e, 8), 4.0);
+  // On 16 domains a group spans two; never more than 4 groups' domains, 8 experts.
+  EXPECT_LE(moe_domains_per_token(e, 16), 8.0);
+  EXPECT_GT(moe_domains_per_token(e, 16), moe_domains_per_token(e, 8));
+  // On 2 domains (4 groups each) 4 groups of 8 miss a domain with probability C(4,4)/C(8,4).
+  EXPECT_LE(moe_domains_per_token(e, 2), 2.0 * (1 - 1.0 / 70) + 1e-12);
+}
+
+TEST(Layout, MoeDispatchNames) {
+  EXPECT_EQ(parse_moe_dispatch("deepep"), MoeDispatch::kDedup);
+  EXPECT_EQ(parse_moe_dispatch("alltoall"), MoeDispatch::kAllToAll);
+  EXPECT_FALSE(parse_moe_dispatch("ring"));
+  EXPECT_STREQ(moe_dispatch_name(MoeDispatch::kDedup), "dedup");
+}
+
 }  // namespace
 }  // namespace clustertwin::workload
