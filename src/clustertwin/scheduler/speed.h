@@ -37,6 +37,7 @@ class PlacementComm final : public execution::CommModel {
       : inner_(topo), domain_(topo.domain_size()), gcd_(gcd_gpus), min_(min_gpus) {}
   [[nodiscard]] base::Seconds time(const execution::CommRequest& r) const override;
   [[nodiscard]] std::string name() const override { return "placement"; }
+  [[nodiscard]] int domain_size() const override { return domain_; }
 
  private:
   execution::AnalyticalComm inner_;
