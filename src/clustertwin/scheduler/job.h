@@ -34,6 +34,7 @@ struct JobSpec {
   Tick time_limit = 0;  ///< the user's requested limit (backfill plans with it)
   int account = 0;      ///< index into Workload::accounts
   int user = 0;         ///< index into Workload::users
+  int partition = 0;    ///< index into Workload::partitions (Slurm partition, Kueue queue)
   Qos qos = Qos::kNormal;
   JobKind kind = JobKind::kBatch;
   int training = -1;  ///< index into Workload::training; -1 = black box (fixed run time)
@@ -53,6 +54,9 @@ struct Workload {
   std::vector<JobSpec> jobs;  ///< sorted by submit time (stable)
   std::vector<std::string> accounts;
   std::vector<std::string> users;
+  /// Partitions share the nodes; a job that cannot start blocks only later jobs of its own
+  /// partition in the main scheduling loop (Slurm). Empty: one partition "default".
+  std::vector<std::string> partitions;
   std::vector<TrainingWork> training;
   /// Per-account GPU quotas (GrpTRES=gres/gpu); 0 = none. Indexed like accounts.
   std::vector<int64_t> account_gpu_limit;
@@ -63,6 +67,7 @@ struct Workload {
 
   int account_id(const std::string& name);
   int user_id(const std::string& name);
+  int partition_id(const std::string& name);
   void sort_by_submit();
 };
 

@@ -122,6 +122,7 @@ class Sim {
                static_cast<size_t>(f)] += sign;
   }
   void set_free(int n, int f) {
+    if (f > node_free_[static_cast<size_t>(n)]) ++free_epoch_;
     contrib(n, -1);
     node_free_[static_cast<size_t>(n)] = f;
     contrib(n, +1);
@@ -140,6 +141,7 @@ class Sim {
     CT_CHECK(node_down_[static_cast<size_t>(n)] > 0, "repair of a node that is up");
     --node_down_[static_cast<size_t>(n)];
     if (node_down_[static_cast<size_t>(n)] == 0) {
+      ++free_epoch_;
       contrib(n, +1);
       down_gpus_ -= gpn_;
       refill_spare(n);
@@ -337,6 +339,7 @@ class Sim {
     } else {
       j.requeue_wait += now - j.pending_since;
     }
+    if (j.state == State::kPending) ++stale_;
     j.state = State::kRunning;
     j.attempt_start = now;
     j.seg_start = now;
@@ -398,12 +401,17 @@ class Sim {
   }
   void enqueue(int id) {
     Job& j = jobs_[static_cast<size_t>(id)];
+    if (j.first_start >= 0 && stale_ > 0) compact_queues();  // a requeue: drop its old entry
     j.state = State::kPending;
     j.pending_since = sim_.now();
     j.prio = priority(j);
     auto it = std::upper_bound(pending_.begin(), pending_.end(), id,
                                [this](int a, int b) { return before(a, b); });
     pending_.insert(it, id);
+    auto& pp = part_pending_[static_cast<size_t>(j.spec->partition)];
+    pp.insert(
+        std::upper_bound(pp.begin(), pp.end(), id, [this](int a, int b) { return before(a, b); }),
+        id);
     dirty_ = true;
     request_pass();
   }
@@ -431,6 +439,9 @@ class Sim {
         jobs_[static_cast<size_t>(id)].prio = priority(jobs_[static_cast<size_t>(id)]);
       std::stable_sort(pending_.begin(), pending_.end(),
                        [this](int a, int b) { return before(a, b); });
+      for (auto& pp : part_pending_) {
+        std::stable_sort(pp.begin(), pp.end(), [this](int a, int b) { return before(a, b); });
+      }
     }
     sim_.schedule_in(cfg_.priority.calc_period,
                      [this](engine::Simulator&) { recompute_priorities(); });
@@ -443,31 +454,67 @@ class Sim {
     sim_.schedule_at(sim_.now(), [this](engine::Simulator&) { main_pass(); });
   }
 
+  // Started jobs leave the queues lazily: every reader skips entries that are no longer
+  // pending, and the vectors are compacted once half of them are stale (amortised O(1)).
   void erase_started() {
-    pending_.erase(std::remove_if(pending_.begin(), pending_.end(),
-                                  [this](int id) {
-                                    return jobs_[static_cast<size_t>(id)].state != State::kPending;
-                                  }),
-                   pending_.end());
+    if (2 * stale_ > pending_.size()) compact_queues();
+  }
+  void compact_queues() {
+    auto gone = [this](int id) { return jobs_[static_cast<size_t>(id)].state != State::kPending; };
+    pending_.erase(std::remove_if(pending_.begin(), pending_.end(), gone), pending_.end());
+    for (auto& pp : part_pending_) pp.erase(std::remove_if(pp.begin(), pp.end(), gone), pp.end());
+    stale_ = 0;
   }
 
+  // Slurm's main loop: pending jobs in priority order, each started if it fits; the first one
+  // that does not blocks the rest of its partition. The partitions' queues are merged by
+  // priority, so a blocked partition costs nothing more.
   void main_pass() {
     pass_pending_ = false;
     bool any = false;
     Placement pl;
-    for (size_t i = 0; i < pending_.size(); ++i) {
-      const int id = pending_[i];
+    const size_t P = part_pending_.size();
+    pos_.assign(P, 0);
+    std::fill(blocked_.begin(), blocked_.end(), 0);
+    while (true) {
+      int best = -1;
+      size_t best_p = 0;
+      for (size_t p = 0; p < P; ++p) {
+        auto& pp = part_pending_[p];
+        while (!blocked_[p] && pos_[p] < pp.size() &&
+               jobs_[static_cast<size_t>(pp[pos_[p]])].state != State::kPending) {
+          ++pos_[p];
+        }
+        if (blocked_[p] || pos_[p] >= pp.size()) continue;
+        const int id = pp[pos_[p]];
+        if (best < 0 || before(id, best)) {
+          best = id;
+          best_p = p;
+        }
+      }
+      if (best < 0) break;
+      ++pos_[best_p];
+      const int id = best;
       Job& j = jobs_[static_cast<size_t>(id)];
-      if (j.state != State::kPending || limited(j)) continue;
-      if (place(index_, pcfg_, view(), request(j), &pl) && start(id, pl)) {
-        any = true;
-        continue;
+      if (limited(j)) continue;
+      // Nothing was freed since this job last failed to fit: it still does not. (A job that may
+      // preempt is tried every time: a victim may have started since.)
+      const bool may_preempt = cfg_.preempt.enabled && j.spec->qos == Qos::kHigh;
+      const bool known =
+          !may_preempt && head_job_[best_p] == id && head_epoch_[best_p] == free_epoch_;
+      if (!known) {
+        if (place(index_, pcfg_, view(), request(j), &pl) && start(id, pl)) {
+          any = true;
+          continue;
+        }
+        if (cfg_.preempt.enabled && j.spec->qos == Qos::kHigh && try_preempt(id)) {
+          any = true;
+          continue;
+        }
+        head_job_[best_p] = id;
+        head_epoch_[best_p] = free_epoch_;
       }
-      if (cfg_.preempt.enabled && j.spec->qos == Qos::kHigh && try_preempt(id)) {
-        any = true;
-        continue;
-      }
-      break;  // the first job that cannot start blocks the rest (Slurm's main loop)
+      blocked_[best_p] = 1;
     }
     if (any) erase_started();
     flush_requeues();
@@ -533,7 +580,7 @@ class Sim {
     ++preemptions_;
     ++j.gen;
     release_all(id);
-    j.state = State::kPending;  // requeued after the pass (flush_requeues)
+    j.state = State::kFuture;  // requeued after the pass (flush_requeues), not seen before
     j.pending_since = sim_.now();
     requeue_.push_back(id);
   }
@@ -597,12 +644,199 @@ class Sim {
     }
     std::stable_sort(plan_.begin(), plan_.end(),
                      [](const Delta& a, const Delta& b) { return a.t < b.t; });
+    base_total_n_ = base_total_g_ = 0;
+    for (size_t c = 0; c < plan_n_.size(); ++c) {
+      base_total_n_ += plan_n_[c];
+      base_total_g_ += plan_g_[c];
+    }
+    index_plan();
   }
 
   void plan_add(Delta d) {
     auto it = std::upper_bound(plan_.begin(), plan_.end(), d.t,
                                [](Tick t, const Delta& x) { return t < x.t; });
     plan_.insert(it, d);
+    auto& cl = cell_deltas_[static_cast<size_t>(d.cell)];
+    cl.insert(
+        std::upper_bound(cl.begin(), cl.end(), d.t, [](Tick t, const Delta& x) { return t < x.t; }),
+        d);
+    const bool negative = d.dn < 0 || d.dg < 0;
+    if (negative || neg_flag_[static_cast<size_t>(d.cell)]) relevant_ok_ = false;
+    if (negative) neg_t_.insert(std::upper_bound(neg_t_.begin(), neg_t_.end(), d.t), d.t);
+    if (negative && !neg_flag_[static_cast<size_t>(d.cell)]) {
+      neg_flag_[static_cast<size_t>(d.cell)] = 1;
+      neg_cells_.push_back(d.cell);
+    }
+  }
+
+  // Per-cell delta lists and the cells that ever lose capacity in the plan (reservations):
+  // only those can make the minimum over a window smaller than the value at its start.
+  void index_plan() {
+    const size_t C = plan_n_.size();
+    cell_deltas_.resize(C);
+    for (auto& v : cell_deltas_) v.clear();
+    neg_flag_.assign(C, 0);
+    neg_cells_.clear();
+    neg_t_.clear();
+    for (const auto& d : plan_) {
+      cell_deltas_[static_cast<size_t>(d.cell)].push_back(d);
+      if (d.dn < 0 || d.dg < 0) {
+        neg_t_.push_back(d.t);
+        if (!neg_flag_[static_cast<size_t>(d.cell)]) {
+          neg_flag_[static_cast<size_t>(d.cell)] = 1;
+          neg_cells_.push_back(d.cell);
+        }
+      }
+    }
+    if (stamp_.size() != C) stamp_.assign(C, 0);
+    base_cap_.clear();
+    relevant_ok_ = false;
+  }
+
+  // Segment capacity of the free nodes `n` per cell: sum over blocks of floor(free / seg).
+  int64_t segment_capacity(std::span<const int> n, int seg) const {
+    int64_t cap = 0;
+    for (int b = 0; b < index_.blocks(); ++b) {
+      const NodeRange r = index_.block_cells(b);
+      int f = 0;
+      for (int c = r.first; c < r.end(); ++c) f += std::max(0, n[static_cast<size_t>(c)]);
+      cap += f / seg;
+    }
+    return cap;
+  }
+
+  // Whether a placement of `j` can exist at all (necessary; exact for block and kueue-preferred
+  // with segments, and for tree and first-fit with nodes), from totals and segment capacity.
+  bool may_fit(const Job& j, int64_t total_n, int64_t total_g, int64_t cap) const {
+    if (j.nodes_needed == 0) return total_g >= j.sub_gpus;
+    if (total_n < j.nodes_needed) return false;
+    const bool segmented =
+        pcfg_.policy == PlacementPolicy::kBlock || pcfg_.policy == PlacementPolicy::kKueue;
+    return !segmented || cap >= (j.nodes_needed + j.segment - 1) / j.segment;
+  }
+
+  struct Touch {
+    int cell, n, g;
+  };
+
+  // Lowers the cells of `n`/`g` (the state at `t`) to their minimum over [t, t + limit) and
+  // reports the change of totals and segment capacity; `undo` restores them.
+  void window_min(std::vector<int>& n, std::vector<int>& g, Tick t, Tick limit, int seg,
+                  std::vector<Touch>& undo, int64_t* dtotal_n, int64_t* dtotal_g, int64_t* dcap) {
+    undo.clear();
+    *dtotal_n = *dtotal_g = *dcap = 0;
+    if (!loss_within(t, limit)) return;
+    for (int cell : neg_cells_) {
+      const auto& cl = cell_deltas_[static_cast<size_t>(cell)];
+      auto it =
+          std::upper_bound(cl.begin(), cl.end(), t, [](Tick x, const Delta& d) { return x < d.t; });
+      const auto c = static_cast<size_t>(cell);
+      int run_n = n[c], run_g = g[c], mn = n[c], mg = g[c];
+      for (; it != cl.end() && it->t < t + limit; ++it) {
+        run_n += it->dn;
+        run_g += it->dg;
+        mn = std::min(mn, run_n);
+        mg = std::min(mg, run_g);
+      }
+      mn = std::max(0, mn);
+      mg = std::max(0, mg);
+      if (mn != n[c] || mg != g[c]) undo.push_back({cell, mn, mg});
+    }
+    apply_lowered(n, g, seg, dtotal_n, dtotal_g, dcap);
+  }
+
+  // window_min at the present, cached: the result only changes where the window's end passes
+  // a delta of a cell that loses capacity, so jobs whose limits fall between two such times
+  // share it. Leaves the plan arrays lowered and undo_ set (restore() puts them back).
+  void now_window(Tick limit, int seg, int64_t* dn, int64_t* dg, int64_t* dcap) {
+    undo_.clear();
+    *dn = *dg = *dcap = 0;
+    if (!loss_within(sim_.now(), limit)) return;
+    if (!relevant_ok_) {
+      relevant_t_.clear();
+      for (int c : neg_cells_) {
+        for (const auto& d : cell_deltas_[static_cast<size_t>(c)]) relevant_t_.push_back(d.t);
+      }
+      std::sort(relevant_t_.begin(), relevant_t_.end());
+      now_cache_.clear();
+      relevant_ok_ = true;
+    }
+    // The lowest running sum of a cell's changes over the window does not depend on where the
+    // cell starts, so it is cached per window end (up to the next relevant change) and applied
+    // to the present values.
+    const Tick end = sim_.now() + limit;
+    const size_t key = static_cast<size_t>(
+        std::lower_bound(relevant_t_.begin(), relevant_t_.end(), end) - relevant_t_.begin());
+    auto it = now_cache_.find(key);
+    if (it == now_cache_.end()) {
+      std::vector<Touch> drops;
+      for (int cell : neg_cells_) {
+        const auto& cl = cell_deltas_[static_cast<size_t>(cell)];
+        auto d = std::upper_bound(cl.begin(), cl.end(), sim_.now(),
+                                  [](Tick x, const Delta& e) { return x < e.t; });
+        int run_n = 0, run_g = 0, mn = 0, mg = 0;
+        for (; d != cl.end() && d->t < end; ++d) {
+          run_n += d->dn;
+          run_g += d->dg;
+          mn = std::min(mn, run_n);
+          mg = std::min(mg, run_g);
+        }
+        if (mn < 0 || mg < 0) drops.push_back({cell, mn, mg});
+      }
+      it = now_cache_.emplace(key, std::move(drops)).first;
+    }
+    for (const auto& t : it->second) {
+      const auto c = static_cast<size_t>(t.cell);
+      const int nn = std::max(0, plan_n_[c] + t.n), ng = std::max(0, plan_g_[c] + t.g);
+      if (nn == plan_n_[c] && ng == plan_g_[c]) continue;
+      undo_.push_back({t.cell, nn, ng});  // new values for now; swapped below
+    }
+    apply_lowered(plan_n_, plan_g_, seg, dn, dg, dcap);
+  }
+
+  // undo_ holds (cell, new n, new g): writes them into n/g, sums the changes of totals and of
+  // segment capacity (blocks summed before and after), and leaves undo_ holding the old values.
+  void apply_lowered(std::vector<int>& n, std::vector<int>& g, int seg, int64_t* dn, int64_t* dg,
+                     int64_t* dcap) {
+    touched_blocks_.clear();
+    if (seg > 0) {
+      for (const auto& u : undo_) touched_blocks_.push_back(index_.block_of_cell(u.cell));
+      std::sort(touched_blocks_.begin(), touched_blocks_.end());
+      touched_blocks_.erase(std::unique(touched_blocks_.begin(), touched_blocks_.end()),
+                            touched_blocks_.end());
+    }
+    auto block_cap = [&]() {
+      int64_t cap = 0;
+      for (int b : touched_blocks_) {
+        const NodeRange r = index_.block_cells(b);
+        int f = 0;
+        for (int c = r.first; c < r.end(); ++c) f += std::max(0, n[static_cast<size_t>(c)]);
+        cap += f / seg;
+      }
+      return cap;
+    };
+    const int64_t before = seg > 0 ? block_cap() : 0;
+    for (auto& u : undo_) {
+      const auto c = static_cast<size_t>(u.cell);
+      *dn += u.n - n[c];
+      *dg += u.g - g[c];
+      std::swap(n[c], u.n);
+      std::swap(g[c], u.g);
+    }
+    if (seg > 0) *dcap += block_cap() - before;
+  }
+
+  static void restore(std::vector<int>& n, std::vector<int>& g, const std::vector<Touch>& undo) {
+    for (const auto& u : undo) {
+      n[static_cast<size_t>(u.cell)] = u.n;
+      g[static_cast<size_t>(u.cell)] = u.g;
+    }
+  }
+
+  int seg_of(const Job& j) const {
+    const bool segmented =
+        pcfg_.policy == PlacementPolicy::kBlock || pcfg_.policy == PlacementPolicy::kKueue;
+    return segmented && j.nodes_needed > 0 ? j.segment : 0;
   }
 
   // Earliest start of `j` on the plan, not before `from`; fills `pl` and `at`. With
@@ -611,63 +845,77 @@ class Sim {
     const Tick now = sim_.now();
     const Tick limit = std::max<Tick>(j.spec->time_limit, 1);
     const Tick window_end = now_only ? now : now + cfg_.backfill.window;
-    const size_t C = plan_n_.size();
+    const int seg = seg_of(j);
+    int64_t dn = 0, dg = 0, dcap = 0;
+    // The present, on the plan's own arrays (no copy).
+    if (from <= now) {
+      auto cap_it = base_cap_.find(seg);
+      if (cap_it == base_cap_.end()) {
+        cap_it = base_cap_.emplace(seg, seg > 0 ? segment_capacity(plan_n_, seg) : 0).first;
+      }
+      now_window(limit, seg, &dn, &dg, &dcap);
+      bool ok = may_fit(j, base_total_n_ + dn, base_total_g_ + dg, cap_it->second + dcap);
+      if (ok) {
+        FreeView v{plan_n_, plan_g_, {}};
+        if (j.nodes_needed == 0 && undo_.empty()) v.node_hist = cell_hist_;  // exact now
+        ok = place(index_, pcfg_, v, request(j), pl);
+      }
+      restore(plan_n_, plan_g_, undo_);
+      if (ok) {
+        *at = now;
+        return true;
+      }
+      if (now_only) return false;
+    }
+    // The future: walk the plan's releases.
     cur_n_ = plan_n_;
     cur_g_ = plan_g_;
-    int64_t total_n = 0, total_g = 0;
-    for (size_t c = 0; c < C; ++c) {
-      total_n += cur_n_[c];
-      total_g += cur_g_[c];
+    int64_t total_n = base_total_n_, total_g = base_total_g_;
+    const size_t B = static_cast<size_t>(index_.blocks());
+    cur_bn_.assign(B, 0);
+    int64_t cap = 0;
+    if (seg > 0) {
+      for (size_t b = 0; b < B; ++b) {
+        const NodeRange r = index_.block_cells(static_cast<int>(b));
+        for (int c = r.first; c < r.end(); ++c) cur_bn_[b] += cur_n_[static_cast<size_t>(c)];
+        cap += std::max(0, cur_bn_[b]) / seg;
+      }
     }
-    const int64_t need_n = j.nodes_needed, need_g = j.nodes_needed > 0 ? 0 : j.sub_gpus;
     size_t i = 0;
-    Tick t = now;
-    if (stamp_.size() != C) {
-      stamp_.assign(C, 0);
-      tmp_n_.assign(C, 0);
-      tmp_g_.assign(C, 0);
-    }
+    while (i < plan_.size() && plan_[i].t <= now) ++i;
     while (true) {
-      while (i < plan_.size() && plan_[i].t <= t) {
-        const auto& d = plan_[i++];
-        cur_n_[static_cast<size_t>(d.cell)] += d.dn;
-        cur_g_[static_cast<size_t>(d.cell)] += d.dg;
-        total_n += d.dn;
-        total_g += d.dg;
+      // Next time something is released, then everything that happens by then.
+      while (i < plan_.size() && plan_[i].dn <= 0 && plan_[i].dg <= 0) {
+        apply_delta(plan_[i++], seg, &total_n, &total_g, &cap);
       }
-      if (t >= from && total_n >= need_n && total_g >= need_g) {
-        avail_n_ = cur_n_;
-        avail_g_ = cur_g_;
-        ++stamp_id_;
-        for (size_t k = i; k < plan_.size() && plan_[k].t < t + limit; ++k) {
-          const auto& d = plan_[k];
-          const auto cell = static_cast<size_t>(d.cell);
-          if (stamp_[cell] != stamp_id_) {
-            stamp_[cell] = stamp_id_;
-            tmp_n_[cell] = cur_n_[cell];
-            tmp_g_[cell] = cur_g_[cell];
-          }
-          tmp_n_[cell] += d.dn;
-          tmp_g_[cell] += d.dg;
-          avail_n_[cell] = std::min(avail_n_[cell], tmp_n_[cell]);
-          avail_g_[cell] = std::min(avail_g_[cell], tmp_g_[cell]);
-        }
-        for (size_t c = 0; c < C; ++c) {
-          avail_n_[c] = std::max(0, avail_n_[c]);
-          avail_g_[c] = std::max(0, avail_g_[c]);
-        }
-        FreeView v{avail_n_, avail_g_, {}};
-        if (t == now && j.nodes_needed == 0) v.node_hist = cell_hist_;  // exact now
-        if (place(index_, pcfg_, v, request(j), pl)) {
-          *at = t;
-          return true;
-        }
-      }
-      // Next time something is released.
-      while (i < plan_.size() && plan_[i].dn <= 0 && plan_[i].dg <= 0) ++i;
       if (i >= plan_.size()) return false;
-      t = plan_[i].t;
+      const Tick t = plan_[i].t;
       if (t > window_end) return false;
+      while (i < plan_.size() && plan_[i].t <= t)
+        apply_delta(plan_[i++], seg, &total_n, &total_g, &cap);
+      if (t < from || !may_fit(j, total_n, total_g, cap)) continue;
+      window_min(cur_n_, cur_g_, t, limit, seg, undo_, &dn, &dg, &dcap);
+      bool ok = may_fit(j, total_n + dn, total_g + dg, cap + dcap) &&
+                place(index_, pcfg_, FreeView{cur_n_, cur_g_, {}}, request(j), pl);
+      restore(cur_n_, cur_g_, undo_);
+      if (ok) {
+        *at = t;
+        return true;
+      }
+    }
+  }
+
+  void apply_delta(const Delta& d, int seg, int64_t* total_n, int64_t* total_g, int64_t* cap) {
+    const auto c = static_cast<size_t>(d.cell);
+    cur_n_[c] += d.dn;
+    cur_g_[c] += d.dg;
+    *total_n += d.dn;
+    *total_g += d.dg;
+    if (seg > 0 && d.dn != 0) {
+      const auto b = static_cast<size_t>(index_.block_of_cell(d.cell));
+      *cap -= std::max(0, cur_bn_[b]) / seg;
+      cur_bn_[b] += d.dn;
+      *cap += std::max(0, cur_bn_[b]) / seg;
     }
   }
 
@@ -676,8 +924,7 @@ class Sim {
     const Tick now = sim_.now();
     auto apply = [&](int cell, int dn, int dg) {
       if (t == now) {
-        plan_n_[static_cast<size_t>(cell)] -= dn;
-        plan_g_[static_cast<size_t>(cell)] -= dg;
+        take_now(cell, dn, dg);
       } else {
         plan_add({t, cell, -dn, -dg});
       }
@@ -692,12 +939,25 @@ class Sim {
     }
   }
 
+  void take_now(int cell, int dn, int dg) {
+    plan_n_[static_cast<size_t>(cell)] -= dn;
+    plan_g_[static_cast<size_t>(cell)] -= dg;
+    base_total_n_ -= dn;
+    base_total_g_ -= dg;
+    base_cap_.clear();
+  }
+
+  // Whether a capacity loss of the plan falls inside (t, t + limit).
+  bool loss_within(Tick t, Tick limit) const {
+    auto it = std::upper_bound(neg_t_.begin(), neg_t_.end(), t);
+    return it != neg_t_.end() && *it < t + limit;
+  }
+
   // A job the pass just started: take what it actually got out of the plan until its limit.
   void reserve_started(const Job& j) {
     const Tick end = round_up(sim_.now() + std::max<Tick>(j.spec->time_limit, 1));
     auto take = [&](int cell, int dn, int dg) {
-      plan_n_[static_cast<size_t>(cell)] -= dn;
-      plan_g_[static_cast<size_t>(cell)] -= dg;
+      take_now(cell, dn, dg);
       plan_add({end, cell, dn, dg});
     };
     if (j.nodes_needed > 0) {
@@ -721,12 +981,13 @@ class Sim {
                                                                   : cfg_.backfill.max_job_test;
     int reserved = 0, tested = 0, started = 0;
     Placement pl;
-    const std::vector<int> order = pending_;
+
     // Jobs of one shape (nodes, segment, GPUs, limit) cannot start earlier than the previous one
     // of that shape did on the same plan: the plan only fills up as the pass goes. Slurm skips
     // such jobs the same way; here the search starts from the earlier job's time.
     shape_from_.clear();
-    for (int id : order) {
+    for (size_t k = 0; k < pending_.size(); ++k) {  // nothing enqueues during the pass
+      const int id = pending_[k];
       if (tested >= cfg_.backfill.max_job_test) break;
       Job& j = jobs_[static_cast<size_t>(id)];
       if (j.state != State::kPending || limited(j)) continue;
@@ -1046,8 +1307,12 @@ class Sim {
     s.t_s = secs(sim_.now());
     s.allocated_gpus = alloc_gpus_;
     s.down_gpus = down_gpus_;
-    s.pending_jobs = static_cast<int64_t>(pending_.size());
-    for (int id : pending_) s.pending_gpus += job_gpus(jobs_[static_cast<size_t>(id)]);
+    for (int id : pending_) {
+      const Job& j = jobs_[static_cast<size_t>(id)];
+      if (j.state != State::kPending) continue;
+      ++s.pending_jobs;
+      s.pending_gpus += job_gpus(j);
+    }
     s.running_jobs = static_cast<int64_t>(running_.size());
     const auto f = fragmentation(index_, pcfg_, view());
     s.partial_domains = f.partial_domains;
@@ -1096,9 +1361,26 @@ class Sim {
   std::vector<double> usage_, fairshare_;
   Tick last_usage_ = 0;
   bool pass_pending_ = false, dirty_ = false;
+  uint64_t free_epoch_ = 0;
+  std::vector<char> blocked_;                   // per partition, within a main pass
+  std::vector<std::vector<int>> part_pending_;  // pending jobs per partition, by priority
+  std::vector<size_t> pos_;
+  size_t stale_ = 0;                  // entries of pending_ that are no longer pending
+  std::vector<int> head_job_;         // per partition: the job that last blocked it
+  std::vector<uint64_t> head_epoch_;  // ... and the free epoch it failed at
   std::vector<double> rates_;
   // scratch for earliest()
-  std::vector<int> cur_n_, cur_g_, avail_n_, avail_g_, tmp_n_, tmp_g_;
+  std::vector<int> cur_n_, cur_g_, cur_bn_, touched_blocks_;
+  std::vector<std::vector<Delta>> cell_deltas_;
+  std::vector<char> neg_flag_;
+  std::vector<int> neg_cells_;
+  std::vector<Touch> undo_;
+  std::map<int, int64_t> base_cap_;
+  std::map<size_t, std::vector<Touch>> now_cache_;  // window end -> per-cell drops
+  std::vector<Tick> neg_t_;
+  std::vector<Tick> relevant_t_;
+  bool relevant_ok_ = false;
+  int64_t base_total_n_ = 0, base_total_g_ = 0;
   std::vector<uint32_t> stamp_;
   using Shape = std::tuple<int, int, int, Tick>;
   std::map<Shape, Tick> shape_from_;
@@ -1136,6 +1418,11 @@ ScheduleResult Sim::run() {
   account_used_.assign(w_.accounts.size() + 1, 0);
   user_running_.assign(w_.users.size() + 1, 0);
   usage_.assign(w_.accounts.size() + 1, 0);
+  const size_t parts = std::max<size_t>(1, w_.partitions.size());
+  blocked_.assign(parts, 0);
+  part_pending_.assign(parts, {});
+  head_job_.assign(parts, -1);
+  head_epoch_.assign(parts, 0);
   fairshare_.assign(w_.accounts.size() + 1, 1.0);
   while (w_.account_shares.size() < usage_.size()) w_.account_shares.push_back(1.0);
   while (w_.account_gpu_limit.size() < usage_.size()) w_.account_gpu_limit.push_back(0);

@@ -4,7 +4,8 @@
 /// run on the engine over days to months.
 ///
 /// Life of a job: submitted -> pending (ordered by priority) -> started by the main scheduler
-/// (strict priority order, stopping at the first job that does not fit, like Slurm's main loop)
+/// (strict priority order; the first job that does not fit blocks the rest of its partition, like
+/// Slurm's main loop)
 /// or by the backfill pass (every bf_interval when something changed: earliest start of each
 /// pending job on a plan of future frees, reservations for the first `reserve` jobs: 1 = EASY,
 /// all tested = conservative) -> running at the speed of its placement -> finished, or
@@ -12,8 +13,10 @@
 /// swapping in free nodes of the same NVLink domain when there are any, requeued otherwise) or
 /// preempted by a higher-QOS job (requeued).
 ///
-/// Cost: O(log E) per event; the main pass O(jobs started + 1) plus jobs skipped for limits;
-/// a backfill pass O(running job cells + tested jobs x candidate times x cells).
+/// Cost: O(log E) per event; the main pass O(jobs started + partitions) plus jobs skipped for
+/// limits (a partition's blocked head is placed again only after capacity was freed); a backfill
+/// pass O(running job cells + tested jobs x candidate times x cells that lose capacity in the
+/// plan).
 
 #include <cstdint>
 #include <memory>

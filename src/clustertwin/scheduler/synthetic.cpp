@@ -99,6 +99,11 @@ base::Result<Workload> generate(const SyntheticSpec& spec, const ClusterModel& c
   const int gpn = c.gpus_per_node();
   for (int a = 0; a < spec.accounts; ++a) w.account_id("team" + std::to_string(a));
   for (int u = 0; u < spec.accounts * 4; ++u) w.user_id("user" + std::to_string(u));
+  // Partitions as LLM clusters run them: interactive development apart from the training queue
+  // (so a waiting pretraining gang does not hold up a one-GPU evaluation), serving apart.
+  const int part_train = w.partition_id(spec.preset == "philly-like" ? "default" : "train");
+  const int part_dev = spec.preset == "philly-like" ? part_train : w.partition_id("dev");
+  const int part_serve = spec.preset == "philly-like" ? part_train : w.partition_id("serve");
   auto pick_owner = [&](JobSpec& j, Rng& r) {
     j.account = static_cast<int>(r.below(spec.accounts));
     j.user = j.account * 4 + static_cast<int>(r.below(4));
@@ -190,6 +195,7 @@ base::Result<Workload> generate(const SyntheticSpec& spec, const ClusterModel& c
       j.time_limit = limit_for(run, r);
       pick_owner(j, r);
       const std::string name = cl.name;
+      j.partition = name == "dev" ? part_dev : part_train;
       if (name == "pretrain") {
         j.kind = JobKind::kPretrain;
         TrainingWork tw;
@@ -255,6 +261,7 @@ base::Result<Workload> generate(const SyntheticSpec& spec, const ClusterModel& c
         j.work_s = std::min(H, h * 3600.0) - from * 3600.0;
         j.time_limit = ticks(j.work_s);
         j.kind = JobKind::kInference;
+        j.partition = part_serve;
         j.qos = Qos::kHigh;
         j.stateless = true;
         j.account = w.account_id("serving-" + std::to_string(i % kServices));

@@ -33,7 +33,7 @@ namespace clustertwin::scheduler {
 
 struct SyntheticSpec {
   std::string preset = "llm";
-  double load = 0.85;
+  double load = 0.75;
   int64_t jobs = 0;
   double inference = 0.15;
   double pretrain = 0.65, finetune = 0.30, dev = 0.05;

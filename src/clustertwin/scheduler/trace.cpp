@@ -48,6 +48,13 @@ int Workload::account_id(const std::string& name) {
   return static_cast<int>(accounts.size()) - 1;
 }
 
+int Workload::partition_id(const std::string& name) {
+  auto it = std::find(partitions.begin(), partitions.end(), name);
+  if (it != partitions.end()) return static_cast<int>(it - partitions.begin());
+  partitions.push_back(name);
+  return static_cast<int>(partitions.size()) - 1;
+}
+
 int Workload::user_id(const std::string& name) {
   auto it = std::find(users.begin(), users.end(), name);
   if (it != users.end()) return static_cast<int>(it - users.begin());
@@ -196,6 +203,7 @@ struct RowReader {
     }
     j.account = w.account_id(get("account") ? *get("account") : "default");
     j.user = w.user_id(get("user") ? *get("user") : (get("account") ? *get("account") : "user"));
+    j.partition = w.partition_id(get("partition") ? *get("partition") : "default");
     if (auto* q = get("qos")) {
       if (*q == "low") {
         j.qos = Qos::kLow;

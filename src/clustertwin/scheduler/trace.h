@@ -5,13 +5,13 @@
 ///   submit_s     seconds from the trace start (or `submit`: "YYYY-MM-DD HH:MM:SS")
 ///   gpus         GPUs of the job
 ///   duration_s   run time at full speed, seconds
-/// Optional: id, time_limit_s, account, user, qos (low|normal|high), kind (batch|pretrain|
-/// finetune|inference|dev), model, tp, pp, cp, ep, micro_batch, global_batch, seq_len,
-/// checkpoint_s (seconds between checkpoints, or `auto` for Young/Daly). A job with a model is a
-/// training job: duration_s is its run time on the best placement and the training model slows
-/// it on a worse one. The Philly job list (Pollux's philly.csv: timestamp, duration, num_gpus,
-/// gpu_time, cluster) is read as is: timestamp -> submit, duration -> duration_s, num_gpus ->
-/// gpus, cluster -> account. A JSON trace is {"jobs": [{...}]} with the same keys.
+/// Optional: id, time_limit_s, account, user, partition, qos (low|normal|high), kind
+/// (batch|pretrain|finetune|inference|dev), model, tp, pp, cp, ep, micro_batch, global_batch,
+/// seq_len, checkpoint_s (seconds between checkpoints, or `auto` for Young/Daly). A job with a
+/// model is a training job: duration_s is its run time on the best placement and the training model
+/// slows it on a worse one. The Philly job list (Pollux's philly.csv: timestamp, duration,
+/// num_gpus, gpu_time, cluster) is read as is: timestamp -> submit, duration -> duration_s,
+/// num_gpus -> gpus, cluster -> account. A JSON trace is {"jobs": [{...}]} with the same keys.
 /// Submit times are taken relative to the earliest job. Rows are not assumed sorted.
 
 #include <optional>
