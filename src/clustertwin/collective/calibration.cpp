@@ -72,11 +72,7 @@ std::optional<CalibrationFile> read_file(const hardware::CatalogFile& f, base::E
   }
   config::ReadContext ctx{.file = doc->file};
   Reader top(doc->root, ctx);
-  if (auto s = top.child("sources", Need::kOptional)) {
-    for (const auto& k : s->keys()) {
-      if (auto text = s->string(k)) ctx.sources[k] = *text;
-    }
-  }
+  top.read_sources();
   CalibrationFile out;
   out.path = doc->file;
   auto r = top.child("collectives");

@@ -219,11 +219,7 @@ base::Result<ComputeModel> ComputeModel::parse(std::string_view text, const std:
   if (!doc) return fail(doc.error());
   config::ReadContext ctx{.file = doc->file};
   Reader top(doc->root, ctx);
-  if (auto s = top.child("sources", Need::kOptional)) {
-    for (const auto& key : s->keys()) {
-      if (auto v = s->string(key)) ctx.sources[key] = *v;
-    }
-  }
+  top.read_sources();
   ComputeModel m;
   auto body = top.child("compute");
   if (!body) return fail(ctx.errors.combined());

@@ -308,6 +308,14 @@ std::vector<std::string> Reader::keys() const {
   return out;
 }
 
+void Reader::read_sources() {
+  auto s = child("sources", Need::kOptional);
+  if (!s) return;
+  for (const auto& key : s->keys()) {
+    if (auto text = s->string(key)) ctx_->sources[key] = *text;
+  }
+}
+
 void Reader::finish() {
   if (!node_.IsMap()) return;
   std::vector<std::string> known = seen_;

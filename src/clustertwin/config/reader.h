@@ -117,6 +117,9 @@ class Reader {
   void allow(std::string_view key);
   /// Reports every key that was never read as an unknown key, with a suggestion.
   void finish();
+  /// Reads the optional `sources:` table (ref -> citation) of this mapping into the context, so
+  /// that figures `{value, source: ref}` can name it.
+  void read_sources();
 
   /// Records an error at this mapping (or at `key`'s line).
   void error(std::string message, std::string_view key = {}) const;

@@ -55,16 +55,6 @@ const char* switch_kind_name(SwitchKind k) {
 
 namespace {
 
-// Every catalog entry file: `<kind>: {...}` plus a `sources:` table of citations.
-void read_sources(Reader& top, config::ReadContext& ctx) {
-  auto s = top.child("sources", Need::kOptional);
-  if (!s) return;
-  for (const auto& key : s->keys()) {
-    auto text = s->string(key);
-    if (text) ctx.sources[key] = *text;
-  }
-}
-
 std::optional<std::string> read_name(Reader& r) {
   auto name = r.string("name");
   if (name && (name->empty() || name->find_first_of(" *\t/") != std::string::npos)) {
@@ -307,7 +297,7 @@ base::Result<Catalog> Catalog::load_files(std::span<const CatalogFile> files) {
     }
     config::ReadContext ctx{.file = doc->file};
     Reader top(doc->root, ctx);
-    read_sources(top, ctx);
+    top.read_sources();
     const std::vector<std::string> kinds = {"gpu",         "cpu",    "nic",    "switch",
                                             "transceiver", "system", "cluster"};
     std::string kind;

@@ -14,14 +14,6 @@ using base::fail;
 using config::Reader;
 using Need = config::Reader::Need;
 
-void read_sources(Reader& top, config::ReadContext& ctx) {
-  auto s = top.child("sources", Need::kOptional);
-  if (!s) return;
-  for (const auto& key : s->keys()) {
-    if (auto text = s->string(key)) ctx.sources[key] = *text;
-  }
-}
-
 int to_int(std::optional<int64_t> v) { return static_cast<int>(v.value_or(0)); }
 
 std::optional<ModelSpec> read_model(Reader& r) {
@@ -120,7 +112,7 @@ base::Result<ModelSpec> parse_model_yaml(std::string_view text, const std::strin
   if (!doc) return fail(doc.error());
   config::ReadContext ctx{.file = doc->file};
   Reader top(doc->root, ctx);
-  read_sources(top, ctx);
+  top.read_sources();
   auto body = top.child("model");
   std::optional<ModelSpec> m;
   if (body) {

@@ -11,14 +11,6 @@ namespace {
 using config::Reader;
 using Need = Reader::Need;
 
-void read_sources(Reader& top, config::ReadContext& ctx) {
-  if (auto s = top.child("sources", Need::kOptional)) {
-    for (const auto& key : s->keys()) {
-      if (auto v = s->string(key)) ctx.sources[key] = *v;
-    }
-  }
-}
-
 config::Provenance provenance_under(const config::ReadContext& ctx, const std::string& prefix) {
   config::Provenance out;
   for (const auto& [path, src] : ctx.provenance) {
@@ -264,7 +256,7 @@ base::Result<PowerCatalog> PowerCatalog::parse(std::string_view gpus, std::strin
     }
     config::ReadContext ctx{.file = doc->file};
     Reader top(doc->root, ctx);
-    read_sources(top, ctx);
+    top.read_sources();
     if (part.which == 0) read_gpus(top, ctx, cat.gpus_);
     if (part.which == 1) read_systems(top, ctx, cat.systems_);
     if (part.which == 2) read_facility(top, ctx, cat.facility_);

@@ -158,11 +158,7 @@ base::Result<Dataset> parse_dataset_yaml(std::string_view text, const std::strin
   if (!doc) return fail(doc.error());
   config::ReadContext ctx{.file = doc->file};
   Reader top(doc->root, ctx);
-  if (auto s = top.child("sources", Need::kOptional)) {
-    for (const auto& key : s->keys()) {
-      if (auto v = s->string(key)) ctx.sources[key] = *v;
-    }
-  }
+  top.read_sources();
   Dataset d;
   auto r = top.child("dataset");
   if (!r) return fail(ctx.errors.combined());
