@@ -39,13 +39,9 @@ int run_export(const Context& ctx, const ExportOptions& o) {
     if (!m) return bad_input(m.error());
     c = std::move(*m);
   } else {
-    auto cat = ctx.load_catalog();
-    if (!cat) return bad_input(cat.error());
-    auto spec = hardware::resolve_cluster(*cat, o.cluster);
-    if (!spec) return bad_input(spec.error());
-    auto topo = topology::Topology::build(*cat, *spec);
-    if (!topo) return bad_input(topo.error());
-    c = ClusterModel::from_topology(*topo, (**cat->system(spec->system)).gpus_per_node,
+    auto lc = ctx.load_cluster(o.cluster);
+    if (!lc) return bad_input(lc.error());
+    c = ClusterModel::from_topology(lc->topo, (**lc->catalog.system(lc->spec.system)).gpus_per_node,
                                     o.node_prefix);
   }
   int block_nodes = 0;

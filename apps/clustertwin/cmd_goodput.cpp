@@ -7,6 +7,7 @@
 
 #include "clustertwin/base/units_parse.h"
 #include "clustertwin/compute/op.h"
+#include "clustertwin/report/html.h"
 #include "clustertwin/report/schedule.h"
 #include "commands.h"
 
@@ -31,22 +32,18 @@ struct GoodputOptions {
   std::string json;
 };
 
-int goodput(const Context& ctx, const GoodputOptions& o) {
+int goodput(const Context& ctx, const GoodputOptions& o, bool html) {
   using namespace scheduler;
-  auto cat = ctx.load_catalog();
-  if (!cat) return bad_input(cat.error());
-  auto spec = hardware::resolve_cluster(*cat, o.cluster);
-  if (!spec) return bad_input(spec.error());
-  auto topo = topology::Topology::build(*cat, *spec);
-  if (!topo) return bad_input(topo.error());
+  auto lc = ctx.load_cluster(o.cluster);
+  if (!lc) return bad_input(lc.error());
   const auto cluster =
-      ClusterModel::from_topology(*topo, (**cat->system(spec->system)).gpus_per_node);
+      ClusterModel::from_topology(lc->topo, (**lc->catalog.system(lc->spec.system)).gpus_per_node);
   if (!(o.days > 0)) return bad_input("--days must be > 0");
   GoodputConfig cfg;
   cfg.gpus = o.gpus > 0 ? o.gpus : static_cast<int>(cluster.gpus());
   if (cfg.gpus > cluster.gpus()) {
-    return bad_input("--gpus " + std::to_string(cfg.gpus) + " is more than cluster '" + spec->name +
-                     "' has (" + std::to_string(cluster.gpus()) + ")");
+    return bad_input("--gpus " + std::to_string(cfg.gpus) + " is more than cluster '" +
+                     lc->spec.name + "' has (" + std::to_string(cluster.gpus()) + ")");
   }
   auto& l = cfg.work.layout;
   l.tp = o.tp;
@@ -105,12 +102,18 @@ int goodput(const Context& ctx, const GoodputOptions& o) {
   cfg.spares = o.spares;
   cfg.seed = o.seed;
   cfg.sweep = !o.no_sweep;
-  SpeedModel speed(*cat, *topo);
+  SpeedModel speed(lc->catalog, lc->topo);
   auto g = run_goodput(cluster, speed, cfg);
   if (!g) return bad_input(g.error());
-  if (!o.json.empty()) {
-    if (auto st = report::write_json({{"goodput", report::goodput_json(*g)}}, o.json); !st) {
-      return bad_input(st.error());
+  if (!o.json.empty() || html) {
+    const report::Json results = {{"goodput", report::goodput_json(*g)}};
+    if (!o.json.empty()) {
+      if (auto st = report::write_json(results, o.json); !st) return bad_input(st.error());
+    }
+    if (html) {
+      const std::string page = report::render_html(results);
+      if (auto st = report::write_text(page, ctx.report_path); !st) return bad_input(st.error());
+      if (!ctx.quiet) std::cerr << "wrote " << ctx.report_path << "\n";
     }
   }
   if (o.json != "-") std::cout << report::goodput_text(*g);
@@ -121,6 +124,7 @@ int goodput(const Context& ctx, const GoodputOptions& o) {
 
 Verb add_goodput(CLI::App& app, const Context& ctx) {
   auto o = std::make_shared<GoodputOptions>();
+  const CLI::Option* report_flag = app.get_option("--report");
   CLI::App* cmd = app.add_subcommand(
       "goodput",
       "One long training job under failures: interruptions, MTBI, where the wall time goes "
@@ -184,7 +188,7 @@ Verb add_goodput(CLI::App& app, const Context& ctx) {
   cmd->add_option("--seed", o->seed, "random seed")->capture_default_str();
   cmd->add_flag("--no-sweep", o->no_sweep, "skip the interval sweep");
   cmd->add_option("--json", o->json, "write results JSON to FILE ('-' for stdout)");
-  return {cmd, [&ctx, o] { return goodput(ctx, *o); }};
+  return {cmd, [&ctx, o, report_flag] { return goodput(ctx, *o, report_flag->count() > 0); }};
 }
 
 }  // namespace clustertwin::app

@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "clustertwin/base/units_parse.h"
+#include "clustertwin/report/html.h"
 #include "clustertwin/report/schedule.h"
 #include "clustertwin/scheduler/synthetic.h"
 #include "commands.h"
@@ -44,7 +45,7 @@ base::Result<std::string> read_file(const std::string& path) {
   return ss.str();
 }
 
-int schedule(const Context& ctx, const ScheduleOptions& o) {
+int schedule(const Context& ctx, const ScheduleOptions& o, bool html) {
   using namespace scheduler;
   auto with_flag = [](const char* flag, const base::Error& e) {
     return bad_input(std::string(flag) + ": " + e.to_string());
@@ -84,9 +85,7 @@ int schedule(const Context& ctx, const ScheduleOptions& o) {
   if (!(o.days > 0)) return bad_input("--days must be > 0");
 
   // The cluster: a catalog cluster (with the performance model) or a switch-tree CSV.
-  auto cat = ctx.load_catalog();
-  if (!cat) return bad_input(cat.error());
-  std::optional<topology::Topology> topo;
+  std::optional<LoadedCluster> lc;
   std::optional<ClusterModel> cluster;
   if (!o.tree_file.empty()) {
     auto text = read_file(o.tree_file);
@@ -95,12 +94,11 @@ int schedule(const Context& ctx, const ScheduleOptions& o) {
     if (!c) return bad_input(c.error());
     cluster = std::move(*c);
   } else {
-    auto spec = hardware::resolve_cluster(*cat, o.cluster);
-    if (!spec) return bad_input(spec.error());
-    auto t = topology::Topology::build(*cat, *spec);
-    if (!t) return bad_input(t.error());
-    topo = std::move(*t);
-    cluster = ClusterModel::from_topology(*topo, (**cat->system(spec->system)).gpus_per_node);
+    auto l = ctx.load_cluster(o.cluster);
+    if (!l) return bad_input(l.error());
+    lc.emplace(std::move(*l));
+    cluster = ClusterModel::from_topology(lc->topo,
+                                          (**lc->catalog.system(lc->spec.system)).gpus_per_node);
   }
   const Tick horizon = engine::to_ticks(base::seconds(o.days * 86400));
 
@@ -165,17 +163,24 @@ int schedule(const Context& ctx, const ScheduleOptions& o) {
   for (auto p : placements) {
     cfg.placement.policy = p;
     std::optional<SpeedModel> speed;
-    if (topo) speed.emplace(*cat, *topo);
+    if (lc) speed.emplace(lc->catalog, lc->topo);
     if (!ctx.quiet) std::cerr << "schedule: " << placement_name(p) << " placement ...\n";
     auto r = simulate(*cluster, w, cfg, speed ? &*speed : nullptr);
     if (!r) return bad_input(r.error());
     runs.push_back(std::move(*r));
   }
-  if (!o.json.empty()) {
+  if (!o.json.empty() || html) {
     report::Json arr = report::Json::array();
     for (const auto& r : runs) arr.push_back(report::schedule_json(r));
-    if (auto st = report::write_json({{"schedule", {{"runs", arr}}}}, o.json); !st)
-      return bad_input(st.error());
+    const report::Json results = {{"schedule", {{"runs", arr}}}};
+    if (!o.json.empty()) {
+      if (auto st = report::write_json(results, o.json); !st) return bad_input(st.error());
+    }
+    if (html) {
+      const std::string page = report::render_html(results);
+      if (auto st = report::write_text(page, ctx.report_path); !st) return bad_input(st.error());
+      if (!ctx.quiet) std::cerr << "wrote " << ctx.report_path << "\n";
+    }
   }
   if (!o.jobs_csv.empty()) {
     if (auto st = report::write_text(report::schedule_jobs_csv(runs.front()), o.jobs_csv); !st) {
@@ -190,13 +195,14 @@ int schedule(const Context& ctx, const ScheduleOptions& o) {
 
 Verb add_schedule(CLI::App& app, const Context& ctx) {
   auto o = std::make_shared<ScheduleOptions>();
+  const CLI::Option* report_flag = app.get_option("--report");
   CLI::App* cmd = app.add_subcommand(
       "schedule",
       "A cluster over days to months: jobs from a trace or a synthetic LLM mix, queue and "
       "placement policies, failures with hot spares and checkpoints; utilisation, waits, "
       "interruptions, goodput and ETTR.\n"
       "Example: clustertwin schedule --cluster azure-ndv6-gb300 --synthetic llm --days 30 "
-      "--policy easy --compare block,first-fit --spares 2");
+      "--policy easy --compare block,first-fit --spares 2 --report schedule.html");
   cmd->add_option("--cluster", o->cluster, "catalog name, cluster file or SYSTEM*COUNT")
       ->capture_default_str();
   cmd->add_option(
@@ -271,7 +277,7 @@ Verb add_schedule(CLI::App& app, const Context& ctx) {
                   "timeline sample period (default: horizon / 720)");
   cmd->add_option("--json", o->json, "write results JSON to FILE ('-' for stdout)");
   cmd->add_option("--jobs-csv", o->jobs_csv, "write one line per job of the first run to FILE");
-  return {cmd, [&ctx, o] { return schedule(ctx, *o); }};
+  return {cmd, [&ctx, o, report_flag] { return schedule(ctx, *o, report_flag->count() > 0); }};
 }
 
 }  // namespace clustertwin::app

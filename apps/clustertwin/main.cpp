@@ -46,7 +46,9 @@ int main(int argc, char** argv) {
                  "read the catalog from this directory instead of the built-in one")
       ->check(CLI::ExistingDirectory);
   app.add_flag("-q,--quiet", ctx.quiet, "no progress output on stderr");
-  app.add_option("--report", ctx.report_path, "flagship run: write the HTML report to FILE")
+  app.add_option(
+         "--report", ctx.report_path,
+         "write the HTML report to FILE (the flagship run always; schedule and goodput when given)")
       ->capture_default_str();
   app.add_flag("--no-report", ctx.no_report, "flagship run: do not write the HTML report");
   app.require_subcommand(0, 1);

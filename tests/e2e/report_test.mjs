@@ -5,7 +5,8 @@
 //        [--out build/e2e] [--chromium /usr/bin/chromium]
 //
 // For two reports — tests/report/sample_results.json (every section, every chart type) and the
-// real `describe azure-ndv6-gb300 --json` output (what the flagship report shows today) — it
+// real `describe azure-ndv6-gb300 --json` output (what the flagship report shows today), and
+// the `schedule --json` and `goodput --json` of small runs (their own sections) — it
 // writes the page with `clustertwin report`, opens it from a file:// URL and checks: no console
 // error, no page error, no network request; the page says it is ready; every section of the JSON
 // is there; every chart is an ECharts instance with a canvas, drawn elements and the data points
@@ -77,6 +78,20 @@ function flagship(name) {
   return path;
 }
 
+// A cluster schedule (two placements, failures on) and one long training job under failures.
+function schedule(name) {
+  const path = join(outDir, `${name}.json`);
+  execFileSync(bin, ['-q', 'schedule', '--cluster', 'gb300-nvl72*8', '--synthetic', 'llm:jobs=2000', '--days', '3',
+    '--compare', 'block,first-fit', '--spares', '2', '--failure-scale', '20', '--json', path], { stdio: ['ignore', 'ignore', 'inherit'] });
+  return path;
+}
+function goodput(name) {
+  const path = join(outDir, `${name}.json`);
+  execFileSync(bin, ['-q', 'goodput', '--cluster', 'gb300-nvl72*8', '--gpus', '256', '--spares', '2', '--model', 'llama3.1-70b', '--tp', '8',
+    '--pp', '4', '--days', '30', '--failure-scale', '10', '--json', path], { stdio: ['ignore', 'ignore', 'inherit'] });
+  return path;
+}
+
 // The sample and the flagship cluster get a picture per section; other fabric shapes (3 tiers,
 // rail-optimised, a single rack with no fabric above its leaf) must draw without errors too.
 const cases = [
@@ -86,6 +101,8 @@ const cases = [
   { name: 'meta-llama3-h100', json: describe('meta-llama3-h100', 'meta-llama3-h100') },
   { name: 'eos-dfw-h100', json: describe('eos-dfw-h100', 'eos-dfw-h100') },
   { name: 'one-rack', json: describe('gb300-nvl72*1', 'one-rack') },
+  { name: 'schedule', json: schedule('schedule'), detail: true },
+  { name: 'goodput', json: goodput('goodput'), detail: true },
 ];
 
 const FLAGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
@@ -125,7 +142,7 @@ async function runCase({ name, json, detail }) {
   check(ready, `${name}: window.__reportReady never became true`);
 
   // Every section of the JSON is on the page, with content.
-  const known = ['cluster', 'collectives', 'training', 'inference', 'power', 'warnings'];
+  const known = ['cluster', 'collectives', 'training', 'inference', 'power', 'schedule', 'goodput', 'warnings'];
   const expected = Object.keys(results).filter((k) => k !== 'meta');
   const sections = await page.$$eval('section[data-section]', (els) =>
     els.map((e) => ({ key: e.dataset.section, cards: e.querySelectorAll('.card').length, h: e.getBoundingClientRect().height })));
@@ -219,8 +236,28 @@ async function runCase({ name, json, detail }) {
     const items = await page.$$eval('ul.warnings li', (e) => e.length);
     check(items === results.warnings.length, `${name}: ${items} warnings shown of ${results.warnings.length}`);
   }
+  if (results.schedule) {
+    const runs = results.schedule.runs;
+    for (const id of ['schedule/utilization', 'schedule/queue', 'schedule/down', 'schedule/fragmentation']) {
+      const want = runs.reduce((n, r) => n + r.timeline.t_h.length, 0);
+      check(points(id) === want, `${name}: ${id} shows ${points(id)} samples of ${want}`);
+    }
+    const events = runs.reduce((n, r) => n + r.failure_log.length, 0);
+    check(events > 0 && points('schedule/failures') === events, `${name}: failure timeline shows ${points('schedule/failures')} of ${events} events`);
+    check(points('schedule/ettr') === 6 * runs.length, `${name}: ETTR breakdown shows ${points('schedule/ettr')} parts`);
+    const rows = await page.$$eval('section[data-section="schedule"] table.data tbody tr', (e) => e.length);
+    check(rows >= 15, `${name}: the comparison table has ${rows} rows`);
+  }
+  if (results.goodput) {
+    const g = results.goodput;
+    check(points('goodput/sweep') === 2 * g.interval_sweep.length, `${name}: interval sweep shows ${points('goodput/sweep')} points`);
+    check(points('goodput/failures') === g.failure_log.length, `${name}: failure timeline shows ${points('goodput/failures')} of ${g.failure_log.length}`);
+    check(points('goodput/ettr') === 6, `${name}: ETTR breakdown shows ${points('goodput/ettr')} parts`);
+  }
   const header = await page.$eval('header h1', (e) => e.textContent);
-  check(header.includes(results.cluster.cluster.display_name), `${name}: header says "${header}"`);
+  const title = results.cluster ? results.cluster.cluster.display_name
+    : results.schedule ? results.schedule.runs[0].cluster : results.goodput ? results.goodput.model : '';
+  check(header.includes(title), `${name}: header says "${header}"`);
 
   for (const p of problems) check(false, `${name}: ${p}`);
   const shot = join(outDir, `${name}.png`);

@@ -229,7 +229,18 @@
     if (d.inference && Number.isFinite(d.inference.tokens_per_s_per_gpu)) {
       add(sig(d.inference.tokens_per_s_per_gpu), 'tokens/s per GPU', d.inference.model || 'serving');
     }
-    const title = id.display_name || id.name || (d.meta && d.meta.title) || 'clustertwin results';
+    const runs = d.schedule && Array.isArray(d.schedule.runs) ? d.schedule.runs : [];
+    if (runs.length) {
+      const r = runs[0];
+      add(count(r.gpus), 'GPUs scheduled', `${sig(r.horizon_s / 86400)} days`);
+      add(percent(r.utilization), 'GPU utilisation', runs.length > 1 ? `${r.placement} placement` : r.policy);
+      if (r.ettr && r.ettr.wall_gpu_hours > 0) add(percent(r.ettr.ettr), 'ETTR', 'training jobs');
+    }
+    if (d.goodput && d.goodput.ettr_breakdown) {
+      add(percent(d.goodput.ettr_breakdown.ettr), 'ETTR', `${d.goodput.model} on ${count(d.goodput.gpus)} GPUs`);
+    }
+    const title = id.display_name || id.name || (d.meta && d.meta.title) ||
+      (runs.length ? `Schedule of ${runs[0].cluster}` : d.goodput ? `Goodput of ${d.goodput.model} on ${d.goodput.cluster}` : 'clustertwin results');
     return h('header', { class: 'hero' },
       h('div', { class: 'hero-inner' },
         h('div', { class: 'brand' }, h('span', { class: 'logo' }, '◆'), ' clustertwin',
@@ -823,6 +834,200 @@
     return cards;
   }
 
+  // Cluster schedule (`clustertwin schedule --json`): {runs: [...]}, one run per placement policy.
+  const ETTR_PARTS = [
+    ['useful_gpu_hours', 'useful training'], ['slowdown_gpu_hours', 'placement slowdown'],
+    ['checkpoint_gpu_hours', 'checkpoint stalls'], ['lost_gpu_hours', 'lost compute'],
+    ['restore_gpu_hours', 'restarts'], ['requeue_wait_gpu_hours', 'waiting for nodes']];
+
+  const segmented = (r) => r.placement === 'block' || r.placement === 'kueue';
+  function runName(r, runs) {
+    const spare = segmented(r) && r.spares_per_block ? ` (${r.spares_per_block} spare)` : '';
+    const policy = runs.every((q) => q.policy === r.policy) ? '' : ` · ${r.policy}`;
+    return `${r.placement}${spare}${policy}`;
+  }
+  const dayAxis = () => Object.assign({ type: 'value', min: 'dataMin', max: 'dataMax',
+    axisLabel: { formatter: (v) => `${+v.toFixed(2)}` } }, axisName('day', 26));
+
+  /** Wall time of training jobs, by where it went, one stacked bar per run (share of wall). */
+  function ettrChart(id, section, runs, names) {
+    const series = ETTR_PARTS.map(([k, name]) => ({
+      name, type: 'bar', stack: 'ettr', barMaxWidth: 46,
+      data: runs.map((e) => (e.wall_gpu_hours > 0 ? (e[k] || 0) / e.wall_gpu_hours : 0)),
+    }));
+    const option = baseOption({
+      tooltip: { trigger: 'axis', axisPointer: { type: 'shadow' }, valueFormatter: (v) => percent(v) },
+      legend: { type: 'plain', bottom: 0, textStyle: { fontSize: 12 }, itemWidth: 14, itemHeight: 10 },
+      grid: { left: 150, right: 28, top: 16, bottom: 70 },
+      xAxis: Object.assign({ type: 'value', max: 1, axisLabel: { formatter: (v) => `${Math.round(v * 100)}%` } },
+        axisName('share of training jobs\u2019 wall GPU-hours', 26)),
+      yAxis: { type: 'category', data: names, inverse: true, axisTick: { show: false } },
+      series,
+    });
+    return chart(id, section, option, Math.max(170, 110 + names.length * 48));
+  }
+
+  /** Failures on a timeline: one row per failure class, one symbol per event, sized by GPUs down. */
+  function failureChart(id, section, logs, names, days) {
+    const classes = [];
+    for (const log of logs) for (const f of log) if (!classes.includes(f.class)) classes.push(f.class);
+    classes.sort();
+    const symbols = ['circle', 'diamond', 'triangle', 'rect'];
+    const series = logs.map((log, i) => ({
+      name: names[i], type: 'scatter', symbol: symbols[i % symbols.length],
+      symbolSize: (v) => Math.min(22, 5 + 2.2 * Math.log2(1 + v[2])),
+      itemStyle: { opacity: 0.6 },
+      data: log.map((f) => ({ value: [f.t_h / 24, classes.indexOf(f.class) + (logs.length > 1 ? (i - (logs.length - 1) / 2) * 0.18 : 0), f.gpus_down], f })),
+    }));
+    const option = baseOption({
+      tooltip: { trigger: 'item', formatter: (p) => {
+        const f = p.data.f;
+        return `${p.marker}<b>${f.class}</b> (${f.scope} ${f.target}) at day ${sig(f.t_h / 24)}` +
+          `<br>${count(f.gpus_down)} GPUs down · ${count(f.jobs_hit)} jobs hit · repair ${seconds(f.repair_h * 3600)}`;
+      } },
+      legend: { show: logs.length > 1, top: 4 },
+      grid: { left: 110, right: 24, top: logs.length > 1 ? 36 : 16, bottom: 60 },
+      dataZoom: [{ type: 'inside', filterMode: 'weakFilter' }, { type: 'slider', height: 16, bottom: 8, filterMode: 'weakFilter' }],
+      xAxis: Object.assign(dayAxis(), { min: 0, max: days > 0 ? days : 'dataMax' }),
+      yAxis: { type: 'value', min: -1, max: classes.length, interval: 1, inverse: true,
+               axisLabel: { formatter: (v) => classes[v] || '' }, splitLine: { lineStyle: { color: '#f0f2f5' } } },
+      series,
+    });
+    return chart(id, section, option, Math.max(200, 110 + classes.length * 30));
+  }
+
+  /** One line per run of a timeline key against days. */
+  function timelineChart(id, section, runs, key, names, yFmt, yName, scale = () => 1) {
+    const series = runs.map((r, i) => {
+      const t = r.timeline || {};
+      const ys = t[key] || [];
+      return { name: names[i], type: 'line', showSymbol: false, sampling: 'lttb', lineStyle: { width: 1.4 },
+        data: (t.t_h || []).map((th, k) => [th / 24, ys[k] * scale(r)]) };
+    });
+    const option = baseOption({
+      tooltip: { trigger: 'axis', valueFormatter: yFmt },
+      legend: { top: 4 },
+      grid: { left: 64, right: 24, top: 36, bottom: 60 },
+      dataZoom: [{ type: 'inside' }, { type: 'slider', height: 16, bottom: 8 }],
+      xAxis: dayAxis(),
+      yAxis: Object.assign({ type: 'value', axisLabel: { formatter: yFmt } }, axisName(yName, 48)),
+      series,
+    });
+    return chart(id, section, option, 300);
+  }
+
+  function scheduleSection(s) {
+    const runs = Array.isArray(s.runs) ? s.runs : [];
+    if (!runs.length) return [card('Schedule', h('p', {}, 'No runs.'), { full: true })];
+    const names = runs.map((r) => runName(r, runs));
+    const cards = [];
+    const r0 = runs[0];
+    const rows = [];
+    const row = (what, f) => rows.push([what, ...runs.map((r) => { try { return f(r); } catch (e) { return '–'; } })]);
+    row('queue policy / priority', (r) => `${r.policy} / ${r.priority}`);
+    row('segment (nodes per block)', (r) => (segmented(r) && r.segment_nodes ? `${r.segment_nodes} (${r.spares_per_block} spare)` : '–'));
+    row('jobs submitted / started / finished', (r) => `${count(r.jobs.submitted)} / ${count(r.jobs.started)} / ${count(r.jobs.finished)}`);
+    row('jobs running / pending at the end', (r) => `${count(r.jobs.running_at_end)} / ${count(r.jobs.pending_at_end)}`);
+    row('GPU utilisation (of all)', (r) => percent(r.utilization));
+    row('GPU utilisation (of up GPUs)', (r) => percent(r.utilization_of_available));
+    row('GPUs down (time share)', (r) => percent(r.down_fraction));
+    row('goodput (useful GPU-time / all)', (r) => percent(r.goodput_fraction));
+    row('queue wait mean', (r) => seconds(r.queue_wait_s.mean));
+    row('queue wait p50 / p90', (r) => `${seconds(r.queue_wait_s.p50)} / ${seconds(r.queue_wait_s.p90)}`);
+    row('job completion time p50 / p90', (r) => `${seconds(r.jct_s.p50)} / ${seconds(r.jct_s.p90)}`);
+    row('slowdown mean', (r) => sig(r.slowdown.mean));
+    row('failures / job interruptions', (r) => `${count(r.failures.count)} / ${count(r.failures.job_interruptions)}`);
+    row('hot swaps / requeues / preemptions', (r) => `${count(r.failures.hot_swaps)} / ${count(r.failures.requeues)} / ${count(r.preemptions)}`);
+    row('MTBI (cluster)', (r) => seconds(r.failures.mtbi_s));
+    row('lost GPU-hours', (r) => count(r.failures.lost_gpu_hours));
+    row('ETTR of training jobs', (r) => percent(r.ettr.ettr));
+    cards.push(card(`Schedule: ${r0.cluster}`, h('div', {},
+      h('div', { class: 'summary' }, `${count(r0.gpus)} GPUs in ${count(r0.domains)} NVLink domains · ` +
+        `${sig(r0.horizon_s / 86400)} days · seed ${r0.seed}`),
+      table(['', ...names], rows, { textColumns: runs.map((_, i) => i + 1) }),
+      Array.isArray(r0.notes) && r0.notes.length ? h('ul', { class: 'notes' }, r0.notes.map((n) => h('li', {}, String(n)))) : null),
+    { full: true }));
+
+    cards.push(card('GPU utilisation over time', timelineChart('schedule/utilization', 'schedule', runs, 'allocated_gpus', names,
+      (v) => percent(v), 'allocated GPUs', (r) => 1 / r.gpus), { wide: true, note: 'allocated GPUs / all GPUs' }));
+    cards.push(card('Queue length over time', timelineChart('schedule/queue', 'schedule', runs, 'pending_jobs', names,
+      (v) => count(v), 'pending jobs'), { note: 'jobs waiting to start' }));
+    cards.push(card('GPUs down over time', timelineChart('schedule/down', 'schedule', runs, 'down_gpus', names,
+      (v) => count(v), 'GPUs down'), { note: 'failed nodes and racks awaiting repair' }));
+    cards.push(card('Fragmentation over time', timelineChart('schedule/fragmentation', 'schedule', runs, 'partial_domains', names,
+      (v) => count(v), 'partly free domains'), { note: 'NVLink domains with some but not all nodes free' }));
+    const buckets = [];
+    for (const r of runs) for (const k of Object.keys(r.queue_wait_by_size_s || {})) if (!buckets.includes(k)) buckets.push(k);
+    if (buckets.length) {
+      const option = baseOption({
+        tooltip: { trigger: 'axis', axisPointer: { type: 'shadow' }, valueFormatter: (v) => seconds(v * 3600) },
+        legend: { top: 4 },
+        grid: { left: 64, right: 24, top: 36, bottom: 48 },
+        xAxis: Object.assign({ type: 'category', data: buckets, axisLabel: { interval: 0, fontSize: 11 } }, axisName('job size', 30)),
+        yAxis: Object.assign({ type: 'value', axisLabel: { formatter: (v) => `${sig(v)} h` } }, axisName('mean queue wait', 48)),
+        series: runs.map((r, i) => ({ name: names[i], type: 'bar', barMaxWidth: 36,
+          data: buckets.map((b) => (((r.queue_wait_by_size_s || {})[b] || {}).mean || 0) / 3600) })),
+      });
+      cards.push(card('Queue wait by job size', chart('schedule/wait_by_size', 'schedule', option, 300)));
+    }
+    const logs = runs.map((r) => (Array.isArray(r.failure_log) ? r.failure_log : []));
+    if (logs.some((l) => l.length)) {
+      const shown = logs.reduce((n, l) => n + l.length, 0);
+      cards.push(card('Failures on a timeline', failureChart('schedule/failures', 'schedule', logs, names, r0.horizon_s / 86400),
+        { full: true, note: `${count(shown)} events${runs.some((r) => r.failure_log_truncated) ? ' (log truncated)' : ''} · size: GPUs down · scroll to zoom` }));
+    }
+    if (runs.some((r) => r.ettr && r.ettr.wall_gpu_hours > 0)) {
+      cards.push(card('ETTR breakdown', ettrChart('schedule/ettr', 'schedule', runs.map((r) => r.ettr), names),
+        { full: true, note: `training jobs: ${runs.map((r) => `${r.placement} ETTR ${percent(r.ettr.ettr)}`).join(' · ')}` }));
+    }
+    return cards;
+  }
+
+  // One long training job under failures (`clustertwin goodput --json`).
+  function goodputSection(g) {
+    const cards = [];
+    const ck = g.checkpoint || {};
+    const facts = [
+      ['model', g.model], ['GPUs of the job', `${count(g.gpus)} of ${count(g.cluster_gpus)}`],
+      ['simulated', seconds(g.horizon_s)], ['step time', seconds(g.step_time_s)],
+      ['parameters', si(g.parameters, '')], ['checkpoint size', si(ck.bytes, 'B')],
+      ['save stall (delta)', seconds(ck.save_s)], ['restart (R)', seconds(ck.restore_s)],
+      ['expected MTBI (M)', seconds(g.mtbi_expected_s)], ['simulated MTBI', seconds(g.mtbi_s)],
+      ['Young/Daly interval', seconds(ck.young_daly_interval_s)],
+      ['interval used', `${seconds(ck.interval_s)}${ck.interval_auto ? ' (auto)' : ''}`],
+      ['interruptions', count(g.interruptions)], ['hot swaps / requeues', `${count(g.hot_swaps)} / ${count(g.requeues)}`],
+      ['ETTR simulated', percent((g.ettr_breakdown || {}).ettr)], ['ETTR first order', percent(g.ettr_expected)],
+    ];
+    cards.push(card(`Goodput: ${g.model} on ${g.cluster}`, table(['', ''], facts, { textColumns: [1] })));
+    if (g.ettr_breakdown && g.ettr_breakdown.wall_gpu_hours > 0) {
+      cards.push(card('Where the wall time went', ettrChart('goodput/ettr', 'goodput', [g.ettr_breakdown], ['training job']),
+        { note: `ETTR ${percent(g.ettr_breakdown.ettr)}` }));
+    }
+    const sweep = Array.isArray(g.interval_sweep) ? g.interval_sweep : [];
+    if (sweep.length) {
+      const option = baseOption({
+        tooltip: { trigger: 'axis', valueFormatter: (v) => percent(v) },
+        legend: { top: 4 },
+        grid: { left: 64, right: 24, top: 36, bottom: 48 },
+        xAxis: Object.assign({ type: 'log', logBase: 2, axisLabel: { formatter: (v) => seconds(v) } }, axisName('checkpoint interval (log scale)', 28)),
+        yAxis: Object.assign({ type: 'value', scale: true, axisLabel: { formatter: (v) => percent(v) } }, axisName('ETTR', 52)),
+        series: [
+          { name: 'first order', type: 'line', data: sweep.map((p) => [p.interval_s, p.ettr_expected]) },
+          { name: 'simulated', type: 'line', data: sweep.map((p) => [p.interval_s, p.ettr_simulated]),
+            markLine: ck.young_daly_interval_s ? { symbol: 'none', silent: true, lineStyle: { color: '#eb3b5a', type: 'dashed' },
+              label: { formatter: 'Young/Daly', color: '#eb3b5a' }, data: [{ xAxis: ck.young_daly_interval_s }] } : undefined },
+        ],
+      });
+      cards.push(card('ETTR against the checkpoint interval', chart('goodput/sweep', 'goodput', option, 300)));
+    }
+    const log = Array.isArray(g.failure_log) ? g.failure_log : [];
+    if (log.length) {
+      cards.push(card('Failures on a timeline', failureChart('goodput/failures', 'goodput', [log], ['failures'], g.horizon_s / 86400),
+        { full: true, note: `${count(log.length)} events · size: GPUs down · scroll to zoom` }));
+    }
+    return cards;
+  }
+
   function warningsSection(list) {
     if (!list.length) return [card(null, h('p', { class: 'ok' }, '✓ No warnings.'), { full: true })];
     return [card(null, h('ul', { class: 'warnings' }, list.map((w) => h('li', {}, String(w)))), { full: true })];
@@ -841,6 +1046,8 @@
     ['training', 'Training', (v, d) => trainingSection(v, d)],
     ['inference', 'Inference', inferenceSection],
     ['power', 'Power over time', powerSection],
+    ['schedule', 'Cluster schedule', scheduleSection],
+    ['goodput', 'Goodput of a training job', goodputSection],
     ['warnings', 'Warnings', (v) => warningsSection(Array.isArray(v) ? v : [])],
   ];
   const KNOWN = new Set(SECTIONS.map((s) => s[0]).concat(['meta']));

@@ -12,6 +12,8 @@
 ///   training     step breakdown, per-stage timeline, memory breakdown
 ///   inference    throughput vs latency, Pareto frontier, chosen layout
 ///   power        waveforms over time
+///   schedule     runs side by side: utilisation, queue, failures over time, ETTR breakdown
+///   goodput      one training job under failures: ETTR breakdown, interval sweep, failures
 ///   warnings     a list of strings
 /// Any other top-level key is shown as raw JSON, so a new result is visible before it has a view.
 
