@@ -155,12 +155,15 @@ std::string schedule_text(const std::vector<scheduler::ScheduleResult>& runs) {
     t.add(cells);
   };
   using R = scheduler::ScheduleResult;
-  row("queue policy", [](const R& r) { return r.policy + " / " + r.priority; });
+  row("queue policy", [](const R& r) { return fmt::format("{} / {}", r.policy, r.priority); });
   row("segment (nodes per block)", [](const R& r) {
     if (r.placement != "block" && r.placement != "kueue") return std::string("-");
     return fmt::format("{} ({} spare)", r.segment_nodes, r.spares);
   });
   row("jobs submitted", [](const R& r) { return std::to_string(r.jobs_submitted); });
+  if (a.jobs_skipped > 0) {
+    row("jobs skipped (bad input)", [](const R& r) { return std::to_string(r.jobs_skipped); });
+  }
   row("jobs finished", [](const R& r) { return std::to_string(r.jobs_finished); });
   row("running / pending at end", [](const R& r) {
     return fmt::format("{} / {}", r.jobs_running_at_end, r.jobs_pending_at_end);
@@ -171,16 +174,17 @@ std::string schedule_text(const std::vector<scheduler::ScheduleResult>& runs) {
   row("GPUs down (time share)", [](const R& r) { return pct_s(r.down_fraction); });
   row("queue wait mean", [](const R& r) { return dur(r.wait_s.mean); });
   row("queue wait p50 / p90",
-      [](const R& r) { return dur(r.wait_s.p50) + " / " + dur(r.wait_s.p90); });
+      [](const R& r) { return fmt::format("{} / {}", dur(r.wait_s.p50), dur(r.wait_s.p90)); });
   for (const auto& [bucket, p] : a.wait_by_size) {
-    row("  wait mean, " + bucket, [&, b = bucket](const R& r) {
+    row(fmt::format("  wait mean, {}", bucket), [&, b = bucket](const R& r) {
       for (const auto& [k, q] : r.wait_by_size) {
         if (k == b) return dur(q.mean);
       }
       return std::string("-");
     });
   }
-  row("JCT p50 / p90", [](const R& r) { return dur(r.jct_s.p50) + " / " + dur(r.jct_s.p90); });
+  row("JCT p50 / p90",
+      [](const R& r) { return fmt::format("{} / {}", dur(r.jct_s.p50), dur(r.jct_s.p90)); });
   row("slowdown mean", [](const R& r) { return num(r.slowdown.mean); });
   row("failures", [](const R& r) { return std::to_string(r.failures); });
   row("job interruptions", [](const R& r) { return std::to_string(r.interruptions); });
@@ -195,7 +199,7 @@ std::string schedule_text(const std::vector<scheduler::ScheduleResult>& runs) {
   row("  restarts (GPU-h)", [](const R& r) { return num(r.ettr.restore_gpu_h); });
   row("  requeue waits (GPU-h)", [](const R& r) { return num(r.ettr.requeue_wait_gpu_h); });
   out += t.render(2);
-  for (const auto& n : a.notes) out += "note: " + n + "\n";
+  for (const auto& n : a.notes) out += fmt::format("note: {}\n", n);
   return out;
 }
 
@@ -281,7 +285,7 @@ std::string goodput_text(const scheduler::GoodputResult& g) {
       s.add({dur(p.interval_s), pct_s(p.ettr_expected), pct_s(p.ettr_simulated),
              std::to_string(p.interruptions)});
     }
-    out += "\n" + s.render(2);
+    out += fmt::format("\n{}", s.render(2));
   }
   return out;
 }

@@ -1,0 +1,25 @@
+# Same seed, same result, byte for byte (issue 8): runs `clustertwin ARGS --json FILE` twice with
+# one seed and once with another; the first two JSON files must be identical, the third differ.
+#   -DBIN=<clustertwin> -DARGS=<arguments, space-separated> -DWORKDIR=<dir>
+separate_arguments(args UNIX_COMMAND "${ARGS}")
+foreach(run a b c)
+  set(seed 7)
+  if(run STREQUAL "c")
+    set(seed 8)
+  endif()
+  execute_process(COMMAND ${BIN} ${args} --seed ${seed} --json ${WORKDIR}/same-seed-${run}.json -q
+                  OUTPUT_QUIET ERROR_VARIABLE err RESULT_VARIABLE rc TIMEOUT 600)
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "run ${run} exited ${rc}:\n${err}")
+  endif()
+  file(READ ${WORKDIR}/same-seed-${run}.json json_${run})
+endforeach()
+if(NOT json_a STREQUAL json_b)
+  execute_process(COMMAND diff ${WORKDIR}/same-seed-a.json ${WORKDIR}/same-seed-b.json OUTPUT_VARIABLE d)
+  message(FATAL_ERROR "the same seed gave different results:\n${d}")
+endif()
+if(json_a STREQUAL json_c)
+  message(FATAL_ERROR "seeds 7 and 8 gave identical results: the seed is not used")
+endif()
+string(LENGTH "${json_a}" n)
+message(STATUS "seed 7 twice: ${n} identical bytes; seed 8 differs")
