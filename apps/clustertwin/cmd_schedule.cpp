@@ -118,6 +118,14 @@ int schedule(const Context& ctx, const ScheduleOptions& o, bool html) {
     auto r = generate(*spec, *cluster, horizon, o.seed);
     if (!r) return bad_input(r.error());
     w = std::move(*r);
+    if (lc) {
+      SpeedModel fit(lc->catalog, lc->topo);
+      if (const int64_t n = fit_to_memory(w, fit); n > 0) {
+        w.warnings.push_back(std::to_string(n) +
+                             " synthetic training jobs got more tensor or pipeline parallelism to "
+                             "fit in GPU memory");
+      }
+    }
   }
   if (!o.vc_quotas.empty()) {
     auto text = read_file(o.vc_quotas);

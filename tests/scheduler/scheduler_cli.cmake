@@ -10,6 +10,18 @@ ct_cli_test(NAME sched.report_has_the_schedule_section
             ARGS schedule --cluster gb300-nvl72*4 --synthetic llm:jobs=300 --days 2 --compare block,kueue --spares 2 --failure-scale 20 --report schedule-report.html
             STDERR "wrote schedule-report.html")
 
+# Other clusters and inputs: H100 servers (the mix's layouts widened to fit 80 GB), StepFun's
+# fault log replayed, the Lingjun switch tree exported as a 3-tier topology/tree.
+ct_cli_test(NAME sched.hgx_synthetic_fits_gpu_memory
+            ARGS schedule --cluster hgx-h100*64 --synthetic llm:jobs=300 --days 2 --placement tree -q
+            STDOUT "synthetic training jobs got more tensor or pipeline parallelism to fit in GPU memory")
+ct_cli_test(NAME sched.stepfun_fault_replay
+            ARGS schedule --cluster hgx-h100*400 --fault-replay ${SCHED}/data/stepfun_fault_intervals.csv --synthetic llm:jobs=500 --days 30 -q
+            STDOUT "GPUs down (time share)")
+ct_cli_test(NAME sched.export_lingjun_tree
+            ARGS export slurm --tree-file ${SCHED}/data/lingjun_topo.csv --format tree
+            STDOUT "SwitchName=G6 Switches=G6-P10,G6-P12,G6-P8")
+
 # Same seed, same bytes (JSON with the timeline and the failure log), and another seed differs.
 add_test(NAME sched.same_seed_same_bytes
          COMMAND ${CMAKE_COMMAND} -DBIN=$<TARGET_FILE:clustertwin>

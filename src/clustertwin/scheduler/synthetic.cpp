@@ -277,4 +277,35 @@ base::Result<Workload> generate(const SyntheticSpec& spec, const ClusterModel& c
   return w;
 }
 
+int64_t fit_to_memory(Workload& w, SpeedModel& speed) {
+  int64_t changed = 0;
+  for (const auto& j : w.jobs) {
+    if (j.training < 0) continue;
+    auto& tw = w.training[static_cast<size_t>(j.training)];
+    bool widened = false;
+    while (true) {
+      auto id = speed.add(tw, j.gpus);
+      if (id) break;
+      if (id.error().message.find("does not fit in GPU memory") == std::string::npos) break;
+      auto& l = tw.layout;
+      const auto fits = [&](int tp, int pp) {
+        const int64_t mp = static_cast<int64_t>(tp) * pp * l.cp;
+        return mp <= j.gpus && j.gpus % mp == 0;
+      };
+      if (l.tp < 8 && fits(2 * l.tp, l.pp)) {
+        l.tp *= 2;
+      } else if (fits(l.tp, 2 * l.pp)) {
+        l.pp *= 2;
+      } else {
+        break;
+      }
+      l.dp = static_cast<int>(j.gpus / (static_cast<int64_t>(l.tp) * l.pp * l.cp));
+      l.global_batch = static_cast<int64_t>(l.dp) * 4 * l.pp;
+      widened = true;
+    }
+    if (widened) ++changed;
+  }
+  return changed;
+}
+
 }  // namespace clustertwin::scheduler

@@ -28,6 +28,7 @@
 #include "clustertwin/base/result.h"
 #include "clustertwin/scheduler/cluster.h"
 #include "clustertwin/scheduler/job.h"
+#include "clustertwin/scheduler/speed.h"
 
 namespace clustertwin::scheduler {
 
@@ -45,5 +46,12 @@ base::Result<SyntheticSpec> parse_synthetic(std::string_view spec);
 /// Generates jobs submitted in [0, horizon) on a cluster like `c`.
 base::Result<Workload> generate(const SyntheticSpec& spec, const ClusterModel& c, Tick horizon,
                                 uint64_t seed);
+
+/// The mix names layouts that fit the flagship's GPUs; on GPUs with less memory (an 8B
+/// fine-tune at TP1 needs ~85 GB) a training job whose layout does not fit gets twice the tensor
+/// parallelism (up to 8), then twice the pipeline stages, until it fits; dp and the global batch
+/// follow. Jobs that fit are untouched; a job that cannot be made to fit is left for
+/// check_inputs() to report. Returns how many jobs were changed.
+int64_t fit_to_memory(Workload& w, SpeedModel& speed);
 
 }  // namespace clustertwin::scheduler

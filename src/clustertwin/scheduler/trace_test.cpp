@@ -150,5 +150,34 @@ TEST(Synthetic, SameSeedSameStream) {
   EXPECT_NEAR(static_cast<double>(a.jobs.size()), 3000 + inference, 300);
 }
 
+// The mix's layouts are sized for 288 GB GPUs: on 80 GB H100s an 8B fine-tune at TP1 does not
+// fit; fit_to_memory widens such jobs until every training job prices, and leaves the
+// flagship's jobs alone.
+TEST(Synthetic, LayoutsWidenedToFitGpuMemory) {
+  auto cat = *hardware::Catalog::load_embedded();
+  auto run = [&](const std::string& name, int64_t* unfit, int64_t* changed) {
+    const auto spec = *hardware::resolve_cluster(cat, name);
+    auto topo = *topology::Topology::build(cat, spec);
+    const auto c = ClusterModel::from_topology(topo, (**cat.system(spec.system)).gpus_per_node);
+    auto w = *generate(*parse_synthetic("llm:jobs=400"), c, 3 * 86400 * kS, 3);
+    SpeedModel speed(cat, topo);
+    *changed = fit_to_memory(w, speed);
+    *unfit = 0;
+    for (const auto& j : w.jobs) {
+      if (j.training < 0) continue;
+      const auto& l = w.training[static_cast<size_t>(j.training)].layout;
+      EXPECT_EQ(static_cast<int64_t>(l.tp) * l.pp * l.cp * l.dp, j.gpus);
+      *unfit += !speed.add(w.training[static_cast<size_t>(j.training)], j.gpus);
+    }
+  };
+  int64_t unfit = 0, changed = 0;
+  run("hgx-h100*64", &unfit, &changed);
+  EXPECT_EQ(unfit, 0);
+  EXPECT_GT(changed, 0);
+  run("gb300-nvl72*8", &unfit, &changed);
+  EXPECT_EQ(unfit, 0);
+  EXPECT_EQ(changed, 0);
+}
+
 }  // namespace
 }  // namespace clustertwin::scheduler
