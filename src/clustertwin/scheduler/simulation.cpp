@@ -1663,32 +1663,38 @@ base::Status check_inputs(const ClusterModel& cluster, Workload& w, const SimCon
   base::Errors errors;
   std::vector<JobSpec> kept;
   kept.reserve(w.jobs.size());
+  std::map<int, int64_t> room_for;  // segment -> nodes the blocks can give in such segments
   for (auto& j : w.jobs) {
     std::string bad;
-    const std::string who = "job " + std::to_string(j.id) +
-                            (j.source_row > 0 ? " (row " + std::to_string(j.source_row) + ")" : "");
+    auto who = [&j] {
+      return "job " + std::to_string(j.id) +
+             (j.source_row > 0 ? " (row " + std::to_string(j.source_row) + ")" : "");
+    };
     if (j.gpus > cluster.gpus()) {
-      bad = who + " asks for " + std::to_string(j.gpus) + " GPUs; the cluster has " +
+      bad = who() + " asks for " + std::to_string(j.gpus) + " GPUs; the cluster has " +
             std::to_string(cluster.gpus());
     } else if (j.gpus >= gpn && segmented) {
       const int nodes = (j.gpus + gpn - 1) / gpn;
       const int seg = index.segment_for(pc, nodes);
-      int64_t room = 0;
-      for (const auto& b : cluster.blocks()) room += b.count / seg * seg;
+      auto [it, fresh] = room_for.emplace(seg, 0);
+      if (fresh) {
+        for (const auto& b : cluster.blocks()) it->second += b.count / seg * seg;
+      }
+      const int64_t room = it->second;
       if (nodes > room) {
-        bad = who + " needs " + std::to_string(nodes) + " nodes in segments of " +
+        bad = who() + " needs " + std::to_string(nodes) + " nodes in segments of " +
               std::to_string(seg) + "; " + placement_name(pc.policy) + " placement with --spares " +
               std::to_string(cfg.spares) + " can give at most " + std::to_string(room);
       }
     }
     if (bad.empty() && j.training >= 0) {
       if (!speed) {
-        bad = who +
+        bad = who() +
               " is a training job, but this cluster has no performance model (a topology "
               "file gives no GPUs to price it on)";
       } else {
         auto id = speed->add(w.training[static_cast<size_t>(j.training)], j.gpus);
-        if (!id) bad = who + ": " + id.error().message;
+        if (!id) bad = who() + ": " + id.error().message;
       }
     }
     if (!bad.empty()) {
