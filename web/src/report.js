@@ -956,14 +956,18 @@
       (v) => count(v), 'GPUs down'), { note: 'failed nodes and racks awaiting repair' }));
     cards.push(card('Fragmentation over time', timelineChart('schedule/fragmentation', 'schedule', runs, 'partial_domains', names,
       (v) => count(v), 'partly free domains'), { note: 'NVLink domains with some but not all nodes free' }));
+    // JSON keys come sorted as text ("65-512 GPUs" before "9-64 GPUs"): order by the first number.
     const buckets = [];
     for (const r of runs) for (const k of Object.keys(r.queue_wait_by_size_s || {})) if (!buckets.includes(k)) buckets.push(k);
+    const lowest = (k) => parseInt(k.replace(/^\D*/, ''), 10) || 0;
+    buckets.sort((a, b) => lowest(a) - lowest(b));
     if (buckets.length) {
       const option = baseOption({
         tooltip: { trigger: 'axis', axisPointer: { type: 'shadow' }, valueFormatter: (v) => seconds(v * 3600) },
         legend: { top: 4 },
         grid: { left: 64, right: 24, top: 36, bottom: 48 },
-        xAxis: Object.assign({ type: 'category', data: buckets, axisLabel: { interval: 0, fontSize: 11 } }, axisName('job size', 30)),
+        xAxis: Object.assign({ type: 'category', data: buckets, axisLabel: { interval: 0, fontSize: 11,
+          formatter: (v) => v.replace(/ GPUs?$/, '') } }, axisName('job size (GPUs)', 30)),
         yAxis: Object.assign({ type: 'value', axisLabel: { formatter: (v) => `${sig(v)} h` } }, axisName('mean queue wait', 48)),
         series: runs.map((r, i) => ({ name: names[i], type: 'bar', barMaxWidth: 36,
           data: buckets.map((b) => (((r.queue_wait_by_size_s || {})[b] || {}).mean || 0) / 3600) })),
