@@ -72,12 +72,12 @@ int main(int argc, char** argv) {
                                    .comm = &comm,
                                    .memory_capacity = gpu.hbm_usable,
                                    .peak = gpu.peak_for(hardware::Precision::kBf16)->dense};
-    // Best of three for each, to keep the ratios stable on a shared machine. The train verb's
+    // Best of twenty for each, to keep the ratios stable on a shared machine. The train verb's
     // default communication model is the collective layer (a fresh one each time: it memoises);
     // the analytical one is the layout search's.
     double step_wall = 1e300, coll_wall = 1e300, power_wall = 1e300;
     execution::TrainingResult step;
-    for (int rep = 0; rep < 3; ++rep) {
+    for (int rep = 0; rep < 20; ++rep) {
       execution::CollectiveComm coll(cat, topo, calib, collective::ModelOptions{});
       auto s2 = setup;
       s2.comm = &coll;
@@ -89,7 +89,7 @@ int main(int argc, char** argv) {
         return 1;
       }
     }
-    for (int rep = 0; rep < 3; ++rep) {
+    for (int rep = 0; rep < 20; ++rep) {
       auto t0 = std::chrono::steady_clock::now();
       auto r = execution::simulate_training_step(setup);
       step_wall = std::min(step_wall, since(t0));
@@ -107,7 +107,7 @@ int main(int argc, char** argv) {
                                  .baseline = &step};
     power::TrainingPowerOptions o;
     o.waveforms = false;
-    for (int rep = 0; rep < (profile ? 1000 : 3); ++rep) {
+    for (int rep = 0; rep < (profile ? 1000 : 20); ++rep) {
       auto t1 = std::chrono::steady_clock::now();
       auto p = power::analyze_training_power(in, o);
       power_wall = std::min(power_wall, since(t1));

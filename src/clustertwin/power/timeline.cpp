@@ -28,21 +28,19 @@ const char* activity_name(Activity a) {
   return "?";
 }
 
-PeriodicTimeline::PeriodicTimeline(std::vector<Segment> segments) {
+PeriodicTimeline::PeriodicTimeline(std::vector<Segment> segments) : segments_(std::move(segments)) {
+  std::erase_if(segments_, [](const Segment& s) { return s.t1_s <= s.t0_s; });
+  if (segments_.empty()) return;
+  t_.reserve(segments_.size() + 1);
+  cum_.reserve(segments_.size() + 1);
   t_.push_back(0);
   cum_.push_back(0);
-  for (auto& s : segments) {
-    if (s.t1_s <= s.t0_s) continue;
+  for (auto& s : segments_) {
     CT_CHECK(std::abs(s.t0_s - t_.back()) < 1e-9 * std::max(1.0, s.t0_s),
              "segments are contiguous from 0");
     s.t0_s = t_.back();
     t_.push_back(s.t1_s);
     cum_.push_back(cum_.back() + s.power_W * (s.t1_s - s.t0_s));
-    segments_.push_back(s);
-  }
-  if (segments_.empty()) {
-    t_.clear();
-    cum_.clear();
   }
 }
 

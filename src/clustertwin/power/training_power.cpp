@@ -146,15 +146,28 @@ std::vector<PeriodicTimeline> stage_timelines(const execution::TrainingResult& r
                                               const workload::TrainingLayout& l,
                                               const std::vector<ChunkPower>& cps,
                                               const PowerLevels& lv) {
-  std::vector<std::vector<const execution::TaskRecord*>> by_stage(static_cast<size_t>(l.pp));
-  for (const auto& t : r.tasks) by_stage[static_cast<size_t>(t.stage)].push_back(&t);
+  // The tasks bucketed by stage (counting sort: one array, no per-stage vectors).
+  const auto pp = static_cast<size_t>(l.pp);
+  std::vector<size_t> first(pp + 1, 0);
+  for (const auto& t : r.tasks) ++first[static_cast<size_t>(t.stage) + 1];
+  for (size_t st = 0; st < pp; ++st) first[st + 1] += first[st];
+  std::vector<const execution::TaskRecord*> bucket(r.tasks.size());
+  {
+    std::vector<size_t> at(first.begin(), first.end() - 1);
+    for (const auto& t : r.tasks) bucket[at[static_cast<size_t>(t.stage)]++] = &t;
+  }
   std::vector<PeriodicTimeline> out;
+  out.reserve(pp);
   const double step = r.step_time_s;
   for (int st = 0; st < l.pp; ++st) {
-    auto& ts = by_stage[static_cast<size_t>(st)];
-    std::sort(ts.begin(), ts.end(),
-              [](const auto* a, const auto* b) { return a->start < b->start; });
+    const std::span<const execution::TaskRecord*> ts(
+        bucket.data() + first[static_cast<size_t>(st)],
+        first[static_cast<size_t>(st) + 1] - first[static_cast<size_t>(st)]);
+    // A stage runs one task at a time, so completion order is start order: sort only if not.
+    const auto by_start = [](const auto* a, const auto* b) { return a->start < b->start; };
+    if (!std::is_sorted(ts.begin(), ts.end(), by_start)) std::sort(ts.begin(), ts.end(), by_start);
     std::vector<Segment> seg;
+    seg.reserve(2 * ts.size() + 4);
     double t = 0;
     auto push = [&](double t1, double w, Activity a) {
       t1 = std::min(t1, step);
@@ -196,9 +209,14 @@ std::vector<RackClass> rack_classes(const workload::TrainingLayout& l, int64_t f
   // the job's ranks [s * per_stage, (s + 1) * per_stage): a rack's share of each stage is an
   // interval intersection, O(racks x stages) rather than O(GPUs).
   const int64_t per_stage = job / l.pp;
+  // Neighbouring racks mostly hold the same stages: runs of equal keys enter the map once.
+  using Key = std::pair<std::vector<int>, std::pair<int, int>>;
+  Key prev;
+  int run = 0;
+  std::vector<int> stages(static_cast<size_t>(l.pp), 0);
   for (int64_t r = 0; r < n_racks; ++r) {
     const int64_t g0 = r * per_rack, g1 = std::min(cluster_gpus, g0 + per_rack);
-    std::vector<int> stages(static_cast<size_t>(l.pp), 0);
+    std::fill(stages.begin(), stages.end(), 0);
     const int64_t j0 = std::max(g0, first_gpu) - first_gpu,
                   j1 = std::min(g1, first_gpu + job) - first_gpu;
     int in_job = 0;
@@ -211,8 +229,15 @@ std::vector<RackClass> rack_classes(const workload::TrainingLayout& l, int64_t f
     }
     const int idle = static_cast<int>(g1 - g0) - in_job;
     const int systems = static_cast<int>((g1 - g0 + gpus_per_system - 1) / gpus_per_system);
-    ++classes[{stages, {idle, systems}}];
+    if (run > 0 && prev.second == std::pair{idle, systems} && prev.first == stages) {
+      ++run;
+      continue;
+    }
+    if (run > 0) classes[prev] += run;
+    prev = {stages, {idle, systems}};
+    run = 1;
   }
+  if (run > 0) classes[prev] += run;
   std::vector<RackClass> out;
   for (const auto& [key, count] : classes) {
     RackClass c;
@@ -249,67 +274,196 @@ SystemBreakdown class_power(const RackClass& c, const SystemPowerModel& sm, doub
   return b;
 }
 
-// Stage powers on every elementary interval of one step (the union of all stage boundaries),
-// flat: stage_W[i * stages + s]. Each stage's segments are walked once (O(intervals x stages)).
-struct Merged {
-  size_t stages = 0;
-  std::vector<double> t0, dt;
-  std::vector<double> stage_W;
-  [[nodiscard]] std::span<const double> at(size_t i) const {
-    return {stage_W.data() + i * stages, stages};
+// A small cache of the system model by GPU sum: a class's GPU power takes few distinct values
+// over a step (per-chunk compute, wait, communication, optimizer), so most lookups hit.
+class SystemCache {
+ public:
+  SystemCache(const RackClass& c, const SystemPowerModel& sm) : c_(c), sm_(sm) {}
+  const SystemBreakdown& at(double gpu_sum) {
+    if (last_ && last_sum_ == gpu_sum) return *last_;
+    for (size_t k = 0; k < used_; ++k) {
+      if (cache_[k].first == gpu_sum) {
+        last_sum_ = gpu_sum;
+        last_ = &cache_[k].second;
+        return *last_;
+      }
+    }
+    cache_[next_] = {gpu_sum, class_power(c_, sm_, gpu_sum, true)};
+    last_ = &cache_[next_].second;
+    last_sum_ = gpu_sum;
+    used_ = std::min(cache_.size(), used_ + 1);
+    next_ = (next_ + 1) % cache_.size();
+    return *last_;
   }
+
+ private:
+  const RackClass& c_;
+  const SystemPowerModel& sm_;
+  std::array<std::pair<double, SystemBreakdown>, 16> cache_{};
+  size_t used_ = 0, next_ = 0;
+  const SystemBreakdown* last_ = nullptr;
+  double last_sum_ = -1;
 };
 
-Merged merge(const std::vector<PeriodicTimeline>& tls, double step) {
-  // Each stage's boundaries are sorted: merge the runs pairwise (O(K log stages)).
-  std::vector<double> b{0.0};
-  std::vector<size_t> runs{0, 1};
-  size_t total = 1;
-  for (const auto& tl : tls) total += tl.segments().size();
-  b.reserve(total + 1);
-  for (const auto& tl : tls) {
-    for (const auto& s : tl.segments()) b.push_back(s.t1_s);
-    runs.push_back(b.size());
+// Rack classes and the cluster over one step. A class holding one stage (the usual case: stages
+// are contiguous rank ranges, racks hold whole shares of them) follows that stage's segments:
+// its AC power, energy, peak and minimum come from one pass over them, and its contribution to
+// the cluster is tabled per segment. The cluster's peak and minimum then need the stages' segment
+// ends in time order (the sorted runs merged pairwise, O(K log stages) for K segments), where a
+// segment end changes the cluster by one table difference. Classes over several stages (racks
+// that straddle a stage boundary) are evaluated at their stages' ends. Energy is accumulated over
+// constant stretches (closed form), so nothing is sampled.
+struct StepSweep {
+  double it_avg_W = 0, it_peak_W = 0, it_min_W = 0;
+  std::vector<double> peak_sum;  // per class: the GPU sum at its AC peak
+};
+
+StepSweep sweep_step(const std::vector<PeriodicTimeline>& tls, double step,
+                     std::vector<RackClass>& classes, const SystemPowerModel& sm, double idle_W,
+                     double fabric_W) {
+  const size_t S = tls.size(), C = classes.size();
+  StepSweep out;
+  out.peak_sum.assign(C, 0.0);
+  std::vector<size_t> off(S + 1, 0);
+  for (size_t st = 0; st < S; ++st) off[st + 1] = off[st] + tls[st].segments().size();
+  const size_t K = off[S];
+  std::vector<double> contrib(K, 0.0);  // single-stage classes' AC x count, per segment
+  std::vector<std::vector<int>> multi_of(S);
+  std::vector<int> multi;
+  for (size_t ci = 0; ci < C; ++ci) {
+    auto& c = classes[ci];
+    c.peak_ac_W = -1;
+    c.peak_dc_W = 0;
+    c.min_ac_W = 1e300;
+    if (c.present.size() != 1) {
+      multi.push_back(static_cast<int>(ci));
+      for (const auto& [st, n] : c.present)
+        multi_of[static_cast<size_t>(st)].push_back(static_cast<int>(ci));
+      continue;
+    }
+    const auto st = static_cast<size_t>(c.present[0].first);
+    const double n = c.present[0].second, idle = c.idle_gpus * idle_W;
+    SystemCache cache(c, sm);
+    double e = 0;
+    const auto& sg = tls[st].segments();
+    for (size_t k = 0; k < sg.size(); ++k) {
+      const double sum = n * sg[k].power_W + idle;
+      const auto& br = cache.at(sum);
+      contrib[off[st] + k] += c.count * br.ac_W;
+      e += br.ac_W * (sg[k].t1_s - sg[k].t0_s);
+      if (br.ac_W > c.peak_ac_W) {
+        c.peak_ac_W = br.ac_W;
+        out.peak_sum[ci] = sum;
+      }
+      c.peak_dc_W = std::max(c.peak_dc_W, br.dc_W);
+      c.min_ac_W = std::min(c.min_ac_W, br.ac_W);
+    }
+    c.avg_ac_W = e / step;
   }
-  b.push_back(step);
-  runs.back() = b.size();
+
+  // Classes over several stages (or none): evaluated whenever one of their stages moves on.
+  std::vector<size_t> seg(S, 0);
+  std::vector<double> stage_W(S, 0.0);
+  for (size_t st = 0; st < S; ++st) {
+    const auto& sg = tls[st].segments();
+    stage_W[st] = sg.empty() ? 0.0 : sg[0].power_W;
+  }
+  std::vector<SystemCache> cache;
+  cache.reserve(multi.size());
+  std::vector<size_t> slot(C, 0);
+  std::vector<double> ac(C, 0.0), e(C, 0.0), since(C, 0.0);
+  double cluster = fabric_W;
+  for (size_t st = 0; st < S; ++st) {
+    if (off[st + 1] > off[st]) cluster += contrib[off[st]];
+  }
+  auto eval = [&](size_t ci, double t) {
+    auto& c = classes[ci];
+    const double sum = class_gpu_sum(c, stage_W, idle_W);
+    const auto& br = cache[slot[ci]].at(sum);
+    e[ci] += ac[ci] * (t - since[ci]);
+    since[ci] = t;
+    cluster += c.count * (br.ac_W - ac[ci]);
+    ac[ci] = br.ac_W;
+    if (br.ac_W > c.peak_ac_W) {
+      c.peak_ac_W = br.ac_W;
+      out.peak_sum[ci] = sum;
+    }
+    c.peak_dc_W = std::max(c.peak_dc_W, br.dc_W);
+    c.min_ac_W = std::min(c.min_ac_W, br.ac_W);
+  };
+  for (int ci : multi) {
+    slot[static_cast<size_t>(ci)] = cache.size();
+    cache.emplace_back(classes[static_cast<size_t>(ci)], sm);
+    eval(static_cast<size_t>(ci), 0.0);
+  }
+
+  // Every segment end tagged with its stage, in time order: the stages' sorted runs merged
+  // pairwise between two buffers (sequential memory).
+  using End = std::pair<double, uint32_t>;
+  std::vector<End> ends, tmp(K);
+  ends.reserve(K);
+  for (size_t st = 0; st < S; ++st) {
+    for (const auto& sg : tls[st].segments()) ends.emplace_back(sg.t1_s, static_cast<uint32_t>(st));
+  }
+  std::vector<size_t> runs(off.begin(), off.end());
   while (runs.size() > 2) {
     std::vector<size_t> next{0};
     for (size_t r = 0; r + 1 < runs.size(); r += 2) {
       const size_t end = r + 2 < runs.size() ? runs[r + 2] : runs[r + 1];
-      if (r + 2 < runs.size()) {
-        std::inplace_merge(b.begin() + static_cast<std::ptrdiff_t>(runs[r]),
-                           b.begin() + static_cast<std::ptrdiff_t>(runs[r + 1]),
-                           b.begin() + static_cast<std::ptrdiff_t>(end));
-      }
+      std::merge(ends.begin() + static_cast<std::ptrdiff_t>(runs[r]),
+                 ends.begin() + static_cast<std::ptrdiff_t>(runs[r + 1]),
+                 ends.begin() + static_cast<std::ptrdiff_t>(runs[r + 1]),
+                 ends.begin() + static_cast<std::ptrdiff_t>(end),
+                 tmp.begin() + static_cast<std::ptrdiff_t>(runs[r]),
+                 [](const End& a, const End& b) { return a.first < b.first; });
       next.push_back(end);
     }
+    ends.swap(tmp);
     runs = std::move(next);
   }
-  b.erase(
-      std::unique(b.begin(), b.end(), [](double x, double y) { return std::abs(x - y) < 1e-12; }),
-      b.end());
-  Merged m;
-  m.stages = tls.size();
-  m.t0.reserve(b.size());
-  m.dt.reserve(b.size());
-  m.stage_W.reserve(b.size() * m.stages);
-  std::vector<size_t> idx(tls.size(), 0);
-  for (size_t i = 0; i + 1 < b.size(); ++i) {
-    if (b[i] >= step) break;
-    const double a = b[i], e = std::min(b[i + 1], step);
-    if (e <= a) continue;
-    m.t0.push_back(a);
-    m.dt.push_back(e - a);
-    const double mid = 0.5 * (a + e);
-    for (size_t s = 0; s < tls.size(); ++s) {
-      const auto& segs = tls[s].segments();
-      auto& k = idx[s];
-      while (k + 1 < segs.size() && segs[k].t1_s <= mid) ++k;
-      m.stage_W.push_back(segs.empty() ? 0.0 : segs[k].power_W);
+
+  out.it_peak_W = -1e300;
+  out.it_min_W = 1e300;
+  double it_e = 0, t = 0;
+  for (size_t i = 0; i < K;) {
+    const double t1 = std::min(ends[i].first, step);
+    if (t1 > t) {
+      // The cluster was constant over [t, t1).
+      it_e += cluster * (t1 - t);
+      out.it_peak_W = std::max(out.it_peak_W, cluster);
+      out.it_min_W = std::min(out.it_min_W, cluster);
+      t = t1;
     }
+    if (t >= step) break;
+    // Every stage whose segment ends here moves on, then the classes over several stages.
+    size_t j = i;
+    for (; j < K && ends[j].first <= t + 1e-12; ++j) {
+      const size_t st = ends[j].second;
+      const size_t k = ++seg[st];
+      if (off[st] + k < off[st + 1]) {
+        cluster += contrib[off[st] + k] - contrib[off[st] + k - 1];
+        if (!multi.empty()) stage_W[st] = tls[st].segments()[k].power_W;
+      }
+    }
+    if (!multi.empty()) {
+      for (size_t q = i; q < j; ++q) {
+        for (int ci : multi_of[ends[q].second]) eval(static_cast<size_t>(ci), t);
+      }
+    }
+    i = j;
   }
-  return m;
+  if (t < step) {
+    it_e += cluster * (step - t);
+    out.it_peak_W = std::max(out.it_peak_W, cluster);
+    out.it_min_W = std::min(out.it_min_W, cluster);
+  }
+  for (int ci : multi) {
+    const auto c = static_cast<size_t>(ci);
+    e[c] += ac[c] * (step - since[c]);
+    classes[c].avg_ac_W = e[c] / step;
+  }
+  out.it_avg_W = it_e / step;
+  return out;
 }
 
 // ---------------------------------------------------------------------------------- smoothing
@@ -551,56 +705,20 @@ base::Result<TrainingPowerResult> analyze_training_power(const TrainingPowerInpu
     lv.bwd_comm_share = comm > 0 ? comm / (b.backward_compute + b.recompute + comm) : 0;
   };
 
+  R.fabric = fabric_power(cat, *in.topology, facility_params);
   int racks = 0;
   const int64_t cluster_gpus = in.topology->gpus();
   auto classes =
       rack_classes(l, setup.first_gpu, cluster_gpus, sys.gpus(), R.systems_per_rack, &racks);
   R.racks = racks;
 
-  // Step-level evaluation (timelines, rack classes) for the current settings and run: the AC power
-  // of every class on every elementary interval, computed once (class_ac[c * K + i]).
-  Merged merged;
-  std::vector<double> class_ac;
+  // Step-level evaluation (timelines, rack classes, cluster) for the current settings and run.
+  StepSweep swept;
   auto evaluate = [&]() {
     shares(R.training);
     R.stage_timelines = stage_timelines(R.training, l, cps, lv);
-    merged = merge(R.stage_timelines, R.training.step_time_s);
-    const size_t K = merged.dt.size();
-    class_ac.assign(classes.size() * K, 0.0);
-    for (size_t ci = 0; ci < classes.size(); ++ci) {
-      auto& c = classes[ci];
-      c.peak_ac_W = 0;
-      c.peak_dc_W = 0;
-      c.min_ac_W = 1e300;
-      double e = 0;
-      // A class's GPU power takes few distinct values over a step (per-chunk compute, wait,
-      // communication, optimizer): a small cache spares most system-model evaluations.
-      std::array<std::pair<double, SystemBreakdown>, 16> cache{};
-      size_t cached = 0, next = 0;
-      const SystemBreakdown* hit = nullptr;
-      double last = -1;
-      for (size_t i = 0; i < K; ++i) {
-        const double sum = class_gpu_sum(c, merged.at(i), lv.idle_W);
-        if (sum != last) hit = nullptr;
-        last = sum;
-        for (size_t k = 0; k < cached && !hit; ++k) {
-          if (cache[k].first == sum) hit = &cache[k].second;
-        }
-        if (!hit) {
-          cache[next] = {sum, class_power(c, sm, sum, true)};
-          hit = &cache[next].second;
-          cached = std::min(cache.size(), cached + 1);
-          next = (next + 1) % cache.size();
-        }
-        const auto& b = *hit;
-        class_ac[ci * K + i] = b.ac_W;
-        c.peak_ac_W = std::max(c.peak_ac_W, b.ac_W);
-        c.peak_dc_W = std::max(c.peak_dc_W, b.dc_W);
-        c.min_ac_W = std::min(c.min_ac_W, b.ac_W);
-        e += b.ac_W * merged.dt[i];
-      }
-      c.avg_ac_W = e / R.training.step_time_s;
-    }
+    swept = sweep_step(R.stage_timelines, R.training.step_time_s, classes, sm, lv.idle_W,
+                       R.fabric.ac_W);
   };
   evaluate();
 
@@ -670,7 +788,6 @@ base::Result<TrainingPowerResult> analyze_training_power(const TrainingPowerInpu
   R.gpu_energy_per_step_J = e_gpu * gpus_per_stage;
 
   // Racks and cluster over one step.
-  R.fabric = fabric_power(cat, *in.topology, facility_params);
   R.rack_classes = classes;
   size_t worst = 0;
   for (size_t i = 0; i < classes.size(); ++i) {
@@ -683,14 +800,7 @@ base::Result<TrainingPowerResult> analyze_training_power(const TrainingPowerInpu
   R.rack_avg_W = wc.avg_ac_W;
   R.rack_peak_W = wc.peak_ac_W;
   R.rack_min_W = wc.min_ac_W;
-  {
-    const size_t K = merged.dt.size();
-    size_t best = 0;
-    for (size_t i = 1; i < K; ++i) {
-      if (class_ac[worst * K + i] > class_ac[worst * K + best]) best = i;
-    }
-    R.rack_peak = class_power(wc, sm, class_gpu_sum(wc, merged.at(best), lv.idle_W), true);
-  }
+  R.rack_peak = class_power(wc, sm, swept.peak_sum[worst], true);
   {
     RackClass full;
     full.systems = R.systems_per_rack;
@@ -699,14 +809,7 @@ base::Result<TrainingPowerResult> analyze_training_power(const TrainingPowerInpu
     const double w = gm.limited_W(R.cap_W);
     R.rack_full_load = class_power(full, sm, w * sys.gpus() * R.systems_per_rack, true);
   }
-  double it_e = 0, job_e = 0, it_pk = 0, it_mn = 1e300;
-  for (size_t i = 0, K = merged.dt.size(); i < K; ++i) {
-    double it = R.fabric.ac_W;
-    for (size_t ci = 0; ci < classes.size(); ++ci) it += classes[ci].count * class_ac[ci * K + i];
-    it_pk = std::max(it_pk, it);
-    it_mn = std::min(it_mn, it);
-    it_e += it * merged.dt[i];
-  }
+  double job_e = 0;
   for (const auto& c : classes) {
     if (c.job_gpus() > 0) {
       job_e += c.count * c.avg_ac_W * tr.step_time_s;
@@ -715,9 +818,9 @@ base::Result<TrainingPowerResult> analyze_training_power(const TrainingPowerInpu
   }
   job_e += R.fabric.ac_W * tr.step_time_s * static_cast<double>(l.gpus()) /
            static_cast<double>(cluster_gpus);
-  R.cluster_avg_W = it_e / tr.step_time_s;
-  R.cluster_peak_W = it_pk;
-  R.cluster_min_W = it_mn;
+  R.cluster_avg_W = swept.it_avg_W;
+  R.cluster_peak_W = swept.it_peak_W;
+  R.cluster_min_W = swept.it_min_W;
   R.cluster_nameplate_W = sm.nameplate_W() * in.cluster->count + R.fabric.dc_W;
 
   // Cooling and facility: sized at the peaks.
