@@ -9,10 +9,7 @@
 #include <iostream>
 
 #include "clustertwin/base/units_parse.h"
-#include "clustertwin/collective/calibration.h"
-#include "clustertwin/execution/collective_comm.h"
 #include "clustertwin/execution/training.h"
-#include "clustertwin/models/model_catalog.h"
 #include "clustertwin/power/training_power.h"
 #include "clustertwin/report/power.h"
 #include "clustertwin/report/training.h"
@@ -31,28 +28,6 @@ struct PowerOptions {
          checkpoint_time = 0;
   bool no_feedback = false;
 };
-
-base::Result<double> parse_tokens(const std::string& t) {
-  // A plain number with an optional K/M/B/T suffix (15T), as `train --tokens`.
-  double mult = 1;
-  std::string num = t;
-  const char last = t.back();
-  if (last == 'K' || last == 'M' || last == 'B' || last == 'G' || last == 'T') {
-    mult = last == 'K' ? 1e3 : last == 'M' ? 1e6 : (last == 'B' || last == 'G') ? 1e9 : 1e12;
-    num = t.substr(0, t.size() - 1);
-  }
-  double v = -1;
-  try {
-    size_t used = 0;
-    v = std::stod(num, &used) * mult;
-    if (used != num.size()) v = -1;
-  } catch (...) {
-    v = -1;
-  }
-  if (!(v > 0))
-    return base::fail("--tokens: expected a token count like 15T or 2e12, got '" + t + "'");
-  return v;
-}
 
 // "1200", "1200W", "1.2 kW"
 base::Result<double> parse_watts(const std::string& s, const char* flag) {
@@ -86,80 +61,21 @@ base::Result<double> parse_mhz(const std::string& s) {
 
 int power(const Context& ctx, const PowerOptions& po) {
   const auto& o = po.t;
-  auto cat = ctx.load_catalog();
-  if (!cat) return bad_input(cat.error());
-  auto pcat = power::PowerCatalog::load(*cat);
+  // The cluster, model, layout and compute/communication models as `train` prepares them.
+  auto job_r = prepare_training(ctx, o);
+  if (!job_r) return bad_input(job_r.error());
+  const TrainingJob& job = **job_r;
+  const auto& cat = job.cluster->catalog;
+  const auto& spec = job.cluster->spec;
+  const auto& l = job.layout;
+  const auto& gpu = job.cluster->gpu();
+  const auto& sys = **cat.system(spec.system);
+  const int64_t gpus = job.gpus;
+  auto pcat = power::PowerCatalog::load(cat);
   if (!pcat) return bad_input(pcat.error());
-  auto spec = hardware::resolve_cluster(*cat, o.cluster);
-  if (!spec) return bad_input(spec.error());
-  auto topo = topology::Topology::build(*cat, *spec);
-  if (!topo) return bad_input(topo.error());
-  base::Result<models::ModelSpec> model = base::fail("");
-  if (o.model == "gpt") {
-    if (o.layers <= 0 || o.hidden <= 0 || o.heads <= 0) {
-      return bad_input("--model gpt needs --layers, --hidden and --heads (> 0)");
-    }
-    model = models::gpt_model({.layers = o.layers,
-                               .hidden = o.hidden,
-                               .heads = o.heads,
-                               .kv_heads = o.kv_heads,
-                               .ffn = o.ffn,
-                               .vocab = o.vocab,
-                               .seq_len = o.seq_len > 0 ? o.seq_len : 2048});
-  } else {
-    model = models::load_model(*cat, o.model);
-  }
-  if (!model) return bad_input(model.error());
-  const auto& sys = **cat->system(spec->system);
-  const auto& gpu = **cat->gpu(sys.gpu);
-
-  workload::TrainingLayout l;
-  l.tp = o.tp;
-  l.pp = o.pp;
-  l.cp = o.cp;
-  l.ep = o.ep;
-  l.vpp = o.vpp;
-  l.zero = o.zero;
-  l.micro_batch = o.micro_batch;
-  l.seq_len = o.seq_len > 0
-                  ? o.seq_len
-                  : std::min<int64_t>(model->max_seq_len > 0 ? model->max_seq_len : 4096, 8192);
-  const int64_t gpus = o.gpus > 0 ? o.gpus : topo->gpus();
-  if (gpus > topo->gpus()) {
-    return bad_input("--gpus " + std::to_string(gpus) + " is more than cluster '" + spec->name +
-                     "' has (" + std::to_string(topo->gpus()) + ")");
-  }
-  const int64_t mp = static_cast<int64_t>(l.tp) * l.pp * l.cp;
-  if (o.dp > 0) {
-    l.dp = o.dp;
-  } else {
-    if (mp <= 0 || gpus % mp != 0) {
-      return bad_input("--gpus " + std::to_string(gpus) + " is not a multiple of tp*pp*cp = " +
-                       std::to_string(mp) + " (give --dp or change the layout)");
-    }
-    l.dp = static_cast<int>(gpus / mp);
-  }
-  l.global_batch =
-      o.global_batch > 0 ? o.global_batch : l.micro_batch * l.dp * std::max(1, 4 * l.pp);
-  auto dtype = compute::parse_dtype(o.precision);
-  if (!dtype) return bad_input("--precision: expected bf16, fp8 or fp4, got '" + o.precision + "'");
-  l.dtype = *dtype;
-  auto rc = models::parse_recompute(o.recompute);
-  if (!rc)
-    return bad_input("--recompute: expected none, selective or full, got '" + o.recompute + "'");
-  l.recompute = *rc;
-  l.sequence_parallel = !o.no_sp;
-  l.tp_comm_overlap = o.tp_overlap;
-  l.dp_overlap = !o.no_dp_overlap;
-  l.ep_overlap = o.ep_overlap;
-  l.flash_attention = o.attention == "flash";
 
   power::TrainingPowerOptions opt;
-  if (!o.tokens.empty()) {
-    auto t = parse_tokens(o.tokens);
-    if (!t) return bad_input(t.error());
-    opt.token_budget = *t;
-  }
+  opt.token_budget = job.token_budget;
   if (!po.cap.empty()) {
     auto w = parse_watts(po.cap, "--power-cap");
     if (!w) return bad_input(w.error());
@@ -207,36 +123,16 @@ int power(const Context& ctx, const PowerOptions& po) {
   }
   opt.feedback = !po.no_feedback;
 
-  auto cm = compute::ComputeModel::for_gpu(gpu, *cat);
-  if (!cm) return bad_input(cm.error());
-  std::unique_ptr<execution::CommModel> comm;
-  if (o.comm == "analytical") {
-    comm = std::make_unique<execution::AnalyticalComm>(*topo);
-  } else {
-    auto calib = collective::Calibration::load(*cat);
-    if (!calib) return bad_input(calib.error());
-    collective::ModelOptions mo;
-    mo.network = o.comm == "flow" ? collective::NetworkModelKind::kFlow
-                                  : collective::NetworkModelKind::kAnalytical;
-    comm = std::make_unique<execution::CollectiveComm>(*cat, *topo, std::move(*calib), mo);
-  }
-  const auto peak_prec = compute::peak_precision(cm->effective(l.dtype));
-  execution::TrainingSetup setup{.model = &*model,
-                                 .layout = l,
-                                 .compute = &*cm,
-                                 .comm = comm.get(),
-                                 .memory_capacity = gpu.hbm_usable,
-                                 .peak = gpu.peak_for(peak_prec)->dense};
-  setup.gpus = gpus;
-  if (o.overhead >= 0) setup.framework_overhead = o.overhead;
-
-  power::TrainingPowerInput in{
-      .catalog = &*cat, .power = &*pcat, .cluster = &*spec, .topology = &*topo, .setup = setup};
+  power::TrainingPowerInput in{.catalog = &cat,
+                               .power = &*pcat,
+                               .cluster = &spec,
+                               .topology = &job.cluster->topo,
+                               .setup = job.setup};
   auto r = power::analyze_training_power(in, opt);
   if (!r) return bad_input(r.error());
 
-  report::TrainingContext tc{.cluster = spec->name,
-                             .model = model->name,
+  report::TrainingContext tc{.cluster = spec.name,
+                             .model = job.model.name,
                              .gpu = gpu.name,
                              .gpus = gpus,
                              .token_budget = opt.token_budget};
@@ -253,8 +149,8 @@ int power(const Context& ctx, const PowerOptions& po) {
   if (o.json != "-") {
     const auto& tr = r->training;
     std::cout << fmt::format(
-        "{} on {} GPUs of {} ({}), TP{} PP{} DP{}: step {:.3f} s, MFU {:.1f}%\n", model->name, gpus,
-        spec->name, gpu.name, l.tp, l.pp, l.dp, tr.step_time_s, 100 * tr.mfu);
+        "{} on {} GPUs of {} ({}), TP{} PP{} DP{}: step {:.3f} s, MFU {:.1f}%\n", job.model.name,
+        gpus, spec.name, gpu.name, l.tp, l.pp, l.dp, tr.step_time_s, 100 * tr.mfu);
     std::cout << report::power_text(*r);
   }
   return kExitOk;
