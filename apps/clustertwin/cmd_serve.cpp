@@ -24,6 +24,7 @@ namespace {
 struct ServeOutput {
   report::Json json;
   std::string text, csv;
+  std::optional<ServingPowerOutput> power;  // --power
 };
 
 bool layout_flags_given(const ServeOptions& o) {
@@ -120,6 +121,7 @@ base::Result<workload::LatencyLimits> limits_of(const ServeOptions& o, const wor
 }
 
 base::Status serve_impl(const Context& ctx, const ServeOptions& o, ServeOutput& out) {
+  if (!o.power_cap.empty() && !o.power) return base::fail("--power-cap goes with --power");
   auto cat = ctx.load_catalog();
   if (!cat) return base::fail(cat.error());
   auto spec = hardware::resolve_cluster(*cat, o.cluster);
@@ -284,6 +286,13 @@ base::Status serve_impl(const Context& ctx, const ServeOptions& o, ServeOutput& 
         compute::dtype_name(to.weights), other->name, ogpus, compute::dtype_name(from.weights));
   }
 
+  if (o.power) {
+    execution::ServingSetup ps = s;
+    ps.layout = rep.layout;
+    auto p = serving_power(o, *cat, *spec, ps, rep.result);
+    if (!p) return base::fail(p.error());
+    out.power = std::move(*p);
+  }
   out.json = report::serving_json(rep);
   out.text = report::serving_text(rep);
   out.csv = report::serving_csv(rep);
@@ -296,17 +305,19 @@ base::Status serve_impl(const Context& ctx, const ServeOptions& o, ServeOutput& 
 int serve(const Context& ctx, const ServeOptions& o) {
   ServeOutput out;
   if (auto st = serve_impl(ctx, o, out); !st) return bad_input(st.error());
+  report::Json j = {{"inference", out.json}};
+  if (out.power) j["power"] = out.power->json;
   if (!o.json.empty()) {
-    if (auto st = report::write_json({{"inference", out.json}}, o.json); !st)
-      return bad_input(st.error());
+    if (auto st = report::write_json(j, o.json); !st) return bad_input(st.error());
   }
   if (o.json != "-") {
     if (o.format == "json") {
-      std::cout << report::dump({{"inference", out.json}});
+      std::cout << report::dump(j);
     } else if (o.format == "csv") {
       std::cout << out.csv;
     } else {
       std::cout << out.text;
+      if (out.power) std::cout << out.power->text;
     }
   }
   return kExitOk;
@@ -333,6 +344,10 @@ base::Result<RunOutput> run_serving(const Context& ctx, const ServeOptions& o) {
           : std::string("?"),
       j.value("scenario", std::string("?")), num("tokens_per_s_per_gpu"), num("ttft_p99_s"),
       1e3 * num("tpot_p99_s"));
+  if (so.power) {
+    out.power = so.power->json;
+    out.power_summary = so.power->summary;
+  }
   return out;
 }
 
@@ -423,6 +438,11 @@ Verb add_serve(CLI::App& app, const Context& ctx) {
   cmd->add_option("--format", o->format, "text, json or csv (the searched points)")
       ->check(CLI::IsMember({"text", "json", "csv"}))
       ->capture_default_str();
+  cmd->add_flag("--power", o->power,
+                "add the power view of the run (GPU power of prompt and decode phases, racks, "
+                "facility, energy per output token)");
+  cmd->add_option("--power-cap", o->power_cap,
+                  "with --power: GPU power limit (e.g. 1000W); slowed kernels are fed back");
   cmd->add_option("--json", o->json, "write results JSON to FILE ('-' for stdout)");
   cmd->add_option("--trace", o->trace, "write a Chrome trace of batches per instance to FILE");
   return {cmd, [&ctx, o] { return serve(ctx, *o); }};

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "clustertwin/base/result.h"
+#include "clustertwin/execution/serving_sim.h"
 #include "clustertwin/execution/training.h"
 #include "clustertwin/hardware/catalog.h"
 #include "clustertwin/topology/topology.h"
@@ -152,10 +153,24 @@ struct ServeOptions {
   int threads = 0;
   std::string compare;
   std::string json, trace, format = "text";
+  bool power = false;     ///< add the power view of the run (serve_power.cpp)
+  std::string power_cap;  ///< with power: a GPU power limit ("1000W")
 };
 
 /// One serving study as `serve` runs it.
 base::Result<RunOutput> run_serving(const Context& ctx, const ServeOptions& o);
+
+/// The power section of a serving run: JSON (`report::serving_power_json`), the text block and
+/// a summary line for the flagship.
+struct ServingPowerOutput {
+  nlohmann::json json;
+  std::string text, summary;
+};
+base::Result<ServingPowerOutput> serving_power(const ServeOptions& o,
+                                               const hardware::Catalog& catalog,
+                                               const hardware::ClusterSpec& cluster,
+                                               const execution::ServingSetup& setup,
+                                               const execution::ServingResult& result);
 
 /// Runs the built-in flagship scenario (plain `clustertwin`).
 int run_flagship(const Context& ctx);

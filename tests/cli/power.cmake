@@ -25,3 +25,17 @@ ct_cli_test(NAME power.runs RC 0 ARGS power ${POWER_JOB} --power-cap 1200W --tok
             STDOUT "coolant flow per rack")
 ct_cli_test(NAME power.checkpoint_period_too_short RC 2 ARGS power ${POWER_JOB} --checkpoint-every 5 --checkpoint-time 10
             STDERR "more than the checkpoint pause")
+
+# `clustertwin serve --power`: the power of a serving run (docs/models/power.md §6).
+set(SERVE_POWER_JOB serve --cluster hgx-h200*1 --model llama3.1-8b --scenario offline --tp 1 --precision fp8
+    --isl 1024 --osl 128)
+ct_cli_test(NAME power.serve_runs RC 0 ARGS ${SERVE_POWER_JOB} --power --json serve-power.json
+            STDOUT "energy per output token: IT / facility")
+# Decode batches of 16 draw ~350 W (their hungriest kernel ~450 W): a 600 W cap slows the
+# compute-bound prompt chunks and not decode.
+ct_cli_test(NAME power.serve_cap_slows_prompts_not_decode RC 0 ARGS ${SERVE_POWER_JOB} --max-batch 16 --power
+            --power-cap 600W STDOUT "decode kernels 0.0%")
+ct_cli_test(NAME power.serve_cap_needs_power RC 2 ARGS ${SERVE_POWER_JOB} --power-cap 600W
+            STDERR "--power-cap goes with --power")
+ct_cli_test(NAME power.serve_cap_below_minimum RC 2 ARGS ${SERVE_POWER_JOB} --power --power-cap 50W
+            STDERR "power cap 50 W is outside the settable range of h200 (200-700 W)")

@@ -46,6 +46,39 @@ bool has_spectrum(const power::Waveform& w) {
   return w.name.rfind("cluster", 0) == 0 || w.name.rfind("grid", 0) == 0;
 }
 
+Json waveforms_json(const std::vector<power::Waveform>& waveforms, size_t max_points) {
+  Json waves = Json::array();
+  for (const auto& wf : waveforms) {
+    double dt = 0;
+    const auto d = power::downsample(wf.power_W, wf.dt_s, max_points, &dt);
+    Json t = Json::array(), p = Json::array();
+    for (size_t i = 0; i < d.size(); ++i) {
+      t.push_back(r6(static_cast<double>(i) * dt));
+      p.push_back(r6(d[i]));
+    }
+    Json x = {{"name", wf.name}, {"t_s", t}, {"power_W", p}, {"resolution_s", r6(wf.dt_s)}};
+    if (wf.limit_W > 0) x["limit_W"] = r6(wf.limit_W);
+    x["stats"] = stats_json(wf.stats, has_spectrum(wf));
+    waves.push_back(x);
+  }
+  return waves;
+}
+
+Json facility_json(const power::FacilityPower& f) {
+  return {{"it_W", r6(f.it_W)},
+          {"distribution_loss_W", r6(f.distribution_loss_W)},
+          {"cdu_pumps_W", r6(f.cdu_pumps_W)},
+          {"heat_rejection_W", r6(f.heat_rejection_W)},
+          {"chiller_W", r6(f.chiller_W)},
+          {"air_cooling_W", r6(f.air_cooling_W)},
+          {"facility_pumps_W", r6(f.facility_pumps_W)},
+          {"auxiliary_W", r6(f.auxiliary_W)},
+          {"facility_W", r6(f.facility_W)},
+          {"pue_given", f.pue_given},
+          {"cdus", f.cdus},
+          {"cdu_load", r6(f.cdu_load)}};
+}
+
 }  // namespace
 
 std::string sparkline(const std::vector<double>& w, size_t width) {
@@ -106,19 +139,7 @@ Json power_json(const power::TrainingPowerResult& r, size_t max_points) {
   j["facility_W"] = r6(r.facility.facility_W);
   j["facility_peak_W"] = r6(r.facility_peak_W);
   j["pue"] = r6(r.facility.pue);
-  const auto& f = r.facility;
-  j["facility"] = {{"it_W", r6(f.it_W)},
-                   {"distribution_loss_W", r6(f.distribution_loss_W)},
-                   {"cdu_pumps_W", r6(f.cdu_pumps_W)},
-                   {"heat_rejection_W", r6(f.heat_rejection_W)},
-                   {"chiller_W", r6(f.chiller_W)},
-                   {"air_cooling_W", r6(f.air_cooling_W)},
-                   {"facility_pumps_W", r6(f.facility_pumps_W)},
-                   {"auxiliary_W", r6(f.auxiliary_W)},
-                   {"facility_W", r6(f.facility_W)},
-                   {"pue_given", f.pue_given},
-                   {"cdus", f.cdus},
-                   {"cdu_load", r6(f.cdu_load)}};
+  j["facility"] = facility_json(r.facility);
   const auto& c = r.rack_cooling;
   // Also flat, for tables that show scalars only (the HTML report's power card).
   j["rack_coolant_flow_L_per_min"] = r6(c.flow_L_per_min);
@@ -181,21 +202,7 @@ Json power_json(const power::TrainingPowerResult& r, size_t max_points) {
                  {"stop_s", r6(w.stop_s)},
                  {"checkpoint_every_s", r6(w.checkpoint_every_s)},
                  {"checkpoint_s", r6(w.checkpoint_s)}};
-  Json waves = Json::array();
-  for (const auto& wf : r.waveforms) {
-    double dt = 0;
-    const auto d = power::downsample(wf.power_W, wf.dt_s, max_points, &dt);
-    Json t = Json::array(), p = Json::array();
-    for (size_t i = 0; i < d.size(); ++i) {
-      t.push_back(r6(static_cast<double>(i) * dt));
-      p.push_back(r6(d[i]));
-    }
-    Json x = {{"name", wf.name}, {"t_s", t}, {"power_W", p}, {"resolution_s", r6(wf.dt_s)}};
-    if (wf.limit_W > 0) x["limit_W"] = r6(wf.limit_W);
-    x["stats"] = stats_json(wf.stats, has_spectrum(wf));
-    waves.push_back(x);
-  }
-  j["waveforms"] = waves;
+  j["waveforms"] = waveforms_json(r.waveforms, max_points);
   j["notes"] = r.notes;
   j["warnings"] = r.warnings;
   return j;
@@ -363,6 +370,148 @@ void add_power_counters(TraceWriter& w, const power::TrainingPowerResult& r, siz
       w.counter("power: job window", name + " (W)", base::seconds(static_cast<double>(i) * dt), v);
     }
   }
+}
+
+Json serving_power_json(const power::ServingPowerResult& r, size_t max_points) {
+  Json j;
+  j["gpu_tgp_W"] = r6(r.gpu_tgp_W);
+  j["gpu_cap_W"] = r6(r.cap_W);
+  j["cap_reason"] = r.cap_reason;
+  if (r.clock_lock_MHz > 0) j["clock_lock_MHz"] = r6(r.clock_lock_MHz);
+  j["gpu_idle_W"] = r6(r.gpu_idle_W);
+  j["gpu_avg_W"] = r6(r.gpu_avg_W);
+  j["gpu_peak_W"] = r6(r.gpu_peak_W);
+  j["gpu_min_W"] = r6(r.gpu_min_W);
+  j["gpu_decode_W"] = r6(r.gpu_decode_W);
+  j["gpu_decode_demand_W"] = r6(r.decode_demand_W);
+  j["gpu_decode_peak_demand_W"] = r6(r.decode_peak_demand_W);
+  j["gpu_prefill_W"] = r6(r.gpu_prefill_W);
+  j["gpu_comm_W"] = r6(r.gpu_comm_W);
+  j["decode_slowdown"] = r6(r.decode_slowdown);
+  j["prefill_slowdown"] = r6(r.prefill_slowdown);
+  j["kernel_slowdown"] = r6(r.kernel_slowdown);
+  j["tokens_per_s"] = r6(r.serving.tokens_per_s);
+  j["baseline_tokens_per_s"] = r6(r.baseline_tokens_per_s);
+  j["tpot_p99_s"] = r6(r.serving.tpot_s.p99);
+  j["baseline_tpot_p99_s"] = r6(r.baseline_tpot_p99_s);
+  j["ttft_p99_s"] = r6(r.serving.ttft_s.p99);
+  j["baseline_ttft_p99_s"] = r6(r.baseline_ttft_p99_s);
+  Json pools = Json::array();
+  for (const auto& p : r.pools) {
+    pools.push_back({{"name", p.name},
+                     {"layout", p.layout},
+                     {"gpus", p.gpus},
+                     {"gpu_avg_W", r6(p.gpu_avg_W)},
+                     {"gpu_peak_W", r6(p.gpu_peak_W)},
+                     {"gpu_min_W", r6(p.gpu_min_W)},
+                     {"decode_kernel_share", r6(p.decode_share)},
+                     {"prefill_kernel_share", r6(p.prefill_share)},
+                     {"other_share", r6(p.other_share)},
+                     {"idle_share", r6(p.idle_share)},
+                     {"rack_avg_W", r6(p.rack_avg_W)},
+                     {"rack_peak_W", r6(p.rack_peak_W)},
+                     {"it_avg_W", r6(p.it_avg_W)}});
+  }
+  j["pools"] = pools;
+  j["system"] = r.system;
+  j["systems_per_rack"] = r.systems_per_rack;
+  j["racks"] = r6(r.racks);
+  j["rack_avg_W"] = r6(r.rack_avg_W);
+  j["rack_peak_W"] = r6(r.rack_peak_W);
+  j["rack_limit_W"] = r6(r.rack_limit_W);
+  j["rack_limit_binds"] = r.rack_limit_binds;
+  if (!r.rack_limit_message.empty()) j["rack_limit_message"] = r.rack_limit_message;
+  j["fabric_share_W"] = r6(r.fabric_share_W);
+  j["cluster_avg_W"] = r6(r.cluster_avg_W);
+  j["cluster_peak_W"] = r6(r.cluster_peak_W);
+  j["facility_W"] = r6(r.facility.facility_W);
+  j["facility_peak_W"] = r6(r.facility_peak_W);
+  j["pue"] = r6(r.facility.pue);
+  j["facility"] = facility_json(r.facility);
+  const auto& c = r.rack_cooling;
+  j["rack_coolant_flow_L_per_min"] = r6(c.flow_L_per_min);
+  j["cooling"] = {{"coolant", r.cooling_plan.coolant.name},
+                  {"supply_C", r6(r.cooling_plan.supply_C)},
+                  {"delta_T_K", r6(r.cooling_plan.delta_T_K)},
+                  {"rack_heat_peak_W", r6(c.heat_peak_W)},
+                  {"rack_flow_L_per_min", r6(c.flow_L_per_min)},
+                  {"rack_return_avg_C", r6(c.return_avg_C)},
+                  {"rack_return_peak_C", r6(c.return_peak_C)},
+                  {"cluster_flow_L_per_min", r6(r.cluster_flow_L_per_min)}};
+  j["duration_s"] = r6(r.duration_s);
+  j["output_tokens"] = r6(r.output_tokens);
+  j["energy_J"] = r6(r.energy_J);
+  j["gpu_energy_J"] = r6(r.gpu_energy_J);
+  j["energy_per_token_J"] = r6(r.energy_per_token_J);
+  j["energy_per_token_basis"] = "IT energy of the deployment over the run / output tokens";
+  j["gpu_energy_per_token_J"] = r6(r.gpu_energy_per_token_J);
+  j["facility_energy_per_token_J"] = r6(r.facility_energy_per_token_J);
+  j["energy_per_request_J"] = r6(r.energy_per_request_J);
+  j["energy_per_iteration_J"] = r6(r.energy_per_iteration_J);
+  j["waveforms"] = waveforms_json(r.waveforms, max_points);
+  j["notes"] = r.notes;
+  j["warnings"] = r.warnings;
+  return j;
+}
+
+std::string serving_power_text(const power::ServingPowerResult& r) {
+  std::string o = fmt::format(
+      "\npower ({}): GPU limit {} ({}){}\n", r.system, W(r.cap_W), r.cap_reason,
+      r.clock_lock_MHz > 0 ? fmt::format(", clock locked at {:.0f} MHz", r.clock_lock_MHz) : "");
+  Table g({"per GPU", "W"}, {true});
+  g.add({"average over the run", fmt::format("{:.0f}", r.gpu_avg_W)});
+  g.add({"peak / min (10 ms bins)", fmt::format("{:.0f} / {:.0f}", r.gpu_peak_W, r.gpu_min_W)});
+  g.add({"prompt chunk kernels (compute-bound)", fmt::format("{:.0f}", r.gpu_prefill_W)});
+  g.add({"decode kernels at the mean batch (memory-bound)", fmt::format("{:.0f}", r.gpu_decode_W)});
+  g.add({"communication and waits", fmt::format("{:.0f}", r.gpu_comm_W)});
+  g.add({"idle", fmt::format("{:.0f}", r.gpu_idle_W)});
+  o += "\n" + g.render(2);
+  if (r.prefill_slowdown > 1 + 1e-6 || r.decode_slowdown > 1 + 1e-6) {
+    o += fmt::format(
+        "  the limit slows prompt kernels {:.1f}% and decode kernels {:.1f}% (decode demand {}); "
+        "tokens/s {:.0f} -> {:.0f}, TPOT p99 {:.1f} -> {:.1f} ms\n",
+        100 * (r.prefill_slowdown - 1), 100 * (r.decode_slowdown - 1), W(r.decode_demand_W),
+        r.baseline_tokens_per_s, r.serving.tokens_per_s, 1e3 * r.baseline_tpot_p99_s,
+        1e3 * r.serving.tpot_s.p99);
+  }
+  Table p({"pool", "GPUs", "GPU avg W", "decode / prompt / other / idle", "rack avg / peak kW"},
+          {true});
+  for (const auto& x : r.pools) {
+    p.add({x.name + " (" + x.layout + ")", std::to_string(x.gpus),
+           fmt::format("{:.0f}", x.gpu_avg_W),
+           fmt::format("{:.0f}% / {:.0f}% / {:.0f}% / {:.0f}%", 100 * x.decode_share,
+                       100 * x.prefill_share, 100 * x.other_share, 100 * x.idle_share),
+           fmt::format("{:.1f} / {:.1f}", x.rack_avg_W / 1e3, x.rack_peak_W / 1e3)});
+  }
+  o += "\n" + p.render(2);
+  if (!r.rack_limit_message.empty()) o += "  " + r.rack_limit_message + "\n";
+  Table c({"deployment", ""}, {true});
+  c.add({"racks (GPUs / GPUs per rack)", fmt::format("{:.3g}", r.racks)});
+  c.add({"IT power, racks + fabric share: avg / peak",
+         fmt::format("{} / {}", W(r.cluster_avg_W), W(r.cluster_peak_W))});
+  c.add({"facility power / PUE",
+         fmt::format("{} / {:.3f}{}", W(r.facility.facility_W), r.facility.pue,
+                     r.facility.pue_given ? " (given)" : "")});
+  if (r.rack_cooling.flow_L_per_min > 0) {
+    c.add({"coolant flow per rack",
+           fmt::format("{:.0f} L/min ({}, supply {:.0f} C, return {:.1f} C "
+                       "peak)",
+                       r.rack_cooling.flow_L_per_min, r.cooling_plan.coolant.name,
+                       r.cooling_plan.supply_C, r.rack_cooling.return_peak_C)});
+  }
+  c.add({"energy per output token: IT / facility",
+         fmt::format("{:.3g} J / {:.3g} J (GPUs {:.3g} J)", r.energy_per_token_J,
+                     r.facility_energy_per_token_J, r.gpu_energy_per_token_J)});
+  c.add({"energy per request / iteration (IT)",
+         fmt::format("{} / {}", J(r.energy_per_request_J), J(r.energy_per_iteration_J))});
+  o += "\n" + c.render(2);
+  for (const auto& wf : r.waveforms) {
+    if (wf.name.rfind("rack", 0) != 0) continue;
+    o += fmt::format("  {:<24} {}\n", wf.name, sparkline(wf.power_W, 72));
+  }
+  for (const auto& n : r.notes) o += "  note: " + n + "\n";
+  for (const auto& n : r.warnings) o += "  warning: " + n + "\n";
+  return o;
 }
 
 }  // namespace clustertwin::report

@@ -6,6 +6,7 @@
 
 #include <string>
 
+#include "clustertwin/power/serving_power.h"
 #include "clustertwin/power/training_power.h"
 #include "clustertwin/report/json_out.h"
 #include "clustertwin/report/trace.h"
@@ -25,6 +26,15 @@ std::string power_text(const power::TrainingPowerResult& r);
 /// the waveforms of the job window (at most `max_points` samples each).
 void add_power_counters(TraceWriter& w, const power::TrainingPowerResult& r,
                         size_t max_points = 5000);
+
+/// The `power` section of a serving run (`serve --power`): scalars with units in their names
+/// (`gpu_avg_W`, `gpu_decode_W`, `gpu_prefill_W`, `rack_avg_W`, `cluster_peak_W`, `facility_W`,
+/// `pue`, `energy_per_token_J` per output token, `energy_per_request_J`,
+/// `energy_per_iteration_J`, ...), `pools`, `cooling`, `facility` and `waveforms` as power_json.
+Json serving_power_json(const power::ServingPowerResult& r, size_t max_points = 2000);
+
+/// The power block of `clustertwin serve --power`.
+std::string serving_power_text(const power::ServingPowerResult& r);
 
 /// Sparkline of a waveform in `width` characters (block elements, min to max).
 std::string sparkline(const std::vector<double>& w, size_t width);
