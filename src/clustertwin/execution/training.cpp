@@ -223,9 +223,11 @@ base::Result<Prepared> prepare(const TrainingSetup& s) {
   // Pipeline sends: the micro-batch's activations (SP-sharded over tp), every pipeline at once.
   const double act = static_cast<double>(pass.tokens()) * static_cast<double>(m.hidden) * 2.0 /
                      (l.sequence_parallel ? l.tp : 1);
+  // One stage (pp = 1, any vpp): the chunks share the GPUs and nothing is sent.
   const int stage_stride = static_cast<int>(p.gpus / l.pp);
   const double send =
-      comm(c, CommOp::kSendRecv, act, 2, stage_stride, static_cast<int>(p.gpus / l.pp));
+      l.pp > 1 ? comm(c, CommOp::kSendRecv, act, 2, stage_stride, static_cast<int>(p.gpus / l.pp))
+               : 0.0;
   p.p2p.assign(static_cast<size_t>(std::max(0, chunks - 1)), send);
   return p;
 }

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include "clustertwin/execution/collective_comm.h"
 #include "clustertwin/models/model_catalog.h"
 
 namespace clustertwin::execution {
@@ -108,6 +109,28 @@ TEST(Training, DeduplicatedMoeDispatchCutsCrossDomainTraffic) {
   ASSERT_TRUE(a && b) << (a ? b.error().to_string() : a.error().to_string());
   EXPECT_GT(a->breakdown.ep_comm, 0.0);
   EXPECT_DOUBLE_EQ(a->step_time_s, b->step_time_s);
+}
+
+TEST(Training, AJobOnEveryGpuWithoutPipelineSendsNothing) {
+  // Pure data parallelism on the whole cluster: no pipeline send may address a GPU past the
+  // last one (this was an internal error on one 8-GPU server).
+  Fixture f("hgx-h100*1", "llama3.1-8b");
+  workload::TrainingLayout l{.tp = 1,
+                             .pp = 1,
+                             .dp = 8,
+                             .micro_batch = 1,
+                             .global_batch = 64,
+                             .seq_len = 4096,
+                             .recompute = models::Recompute::kFull};
+  auto calib = collective::Calibration::load(f.cat);
+  ASSERT_TRUE(calib) << calib.error().to_string();
+  const CollectiveComm nccl(f.cat, f.topo, std::move(*calib), {});
+  auto s = f.setup(l);
+  s.comm = &nccl;
+  auto r = simulate_training_step(s);
+  ASSERT_TRUE(r) << r.error().to_string();
+  EXPECT_GT(r->step_time_s, 0.0);
+  EXPECT_GT(r->breakdown.dp_comm + r->breakdown.optimizer, 0.0);
 }
 
 TEST(Training, BadLayoutsAreErrors) {
