@@ -44,6 +44,7 @@ workload:
     tp: 8
     ep: 8
     dp_attention: true
+    power: true
 )";
 
 struct Scenario {
@@ -117,6 +118,7 @@ base::Result<Scenario> parse_scenario(const config::Document& doc) {
       o.max_batch = i->integer("max_batch", Need::kOptional, 1).value_or(0);
       o.requests = i->integer("requests", Need::kOptional, 1).value_or(0);
       o.seed = static_cast<uint64_t>(i->integer("seed", Need::kOptional, 0).value_or(1));
+      o.power = i->boolean("power", Need::kOptional).value_or(false);
       i->finish();
       s.inference = o;
     }
@@ -182,6 +184,7 @@ int run_scenario(const Context& ctx, const config::Document& doc, const std::str
     auto r = run_serving(ctx, *s->inference);
     if (!r) return bad_input(r.error());
     results["inference"] = r->json;
+    if (!r->power.is_null()) results["inference"]["power"] = r->power;
     summary += "  " + r->summary + "\n";
   }
   if (!json_path.empty()) {
