@@ -8,6 +8,10 @@ ct_cli_test(NAME power.cap_above_maximum RC 2 ARGS power ${POWER_JOB} --power-ca
             STDERR "outside the settable range of gb300")
 ct_cli_test(NAME power.zero_ramp RC 2 ARGS power ${POWER_JOB} --smoothing floor=0.8,ramp-up=0
             STDERR "ramp-up=0 W/s: a ramp limit must be > 0")
+ct_cli_test(NAME power.zero_ramp_down RC 2 ARGS power ${POWER_JOB} --smoothing ramp-down=0
+            STDERR "ramp-down=0 W/s: a ramp limit must be > 0")
+ct_cli_test(NAME power.supply_temperature_below_range RC 2 ARGS power ${POWER_JOB} --supply-temp 10
+            STDERR "--supply-temp 10 C is outside the pg25 supply range 15-45 C")
 ct_cli_test(NAME power.floor_out_of_range RC 2 ARGS power ${POWER_JOB} --smoothing floor=0.95
             STDERR "expected 0 (off) or a fraction of TDP in 0.2-0.9")
 ct_cli_test(NAME power.unknown_smoothing_key RC 2 ARGS power ${POWER_JOB} --smoothing flor=0.8
@@ -39,3 +43,9 @@ ct_cli_test(NAME power.serve_cap_needs_power RC 2 ARGS ${SERVE_POWER_JOB} --powe
             STDERR "--power-cap goes with --power")
 ct_cli_test(NAME power.serve_cap_below_minimum RC 2 ARGS ${SERVE_POWER_JOB} --power --power-cap 50W
             STDERR "power cap 50 W is outside the settable range of h200 (200-700 W)")
+
+# Done-when of issue 7: `clustertwin power` on the flagship cluster training a large model shows
+# the rack and cluster waveform with and without smoothing, energy per step and per token,
+# coolant flow per rack and PUE. Pinned whole (a reviewer reads the diff).
+ct_cli_test(NAME golden.power_flagship ARGS power --comm analytical --duration 60
+            GOLDEN scenarios/golden/power-flagship.txt LABELS golden)
