@@ -498,10 +498,32 @@ base::Result<ServingPowerResult> analyze_serving_power(const ServingPowerInput& 
   R.cluster_avg_W = it_e / T;
   R.cluster_peak_W = *std::max_element(w_it.begin(), w_it.end());
   if (worst_dc > R.rack_limit_W * (1 + 1e-9)) {
+    if (o.enforce_rack_limit) {
+      // The largest per-GPU cap whose power-limited kernels fit the usable PSU capacity (GPUs at
+      // the limit draw margin x cap), and the run again under it: what the limit costs.
+      const double budget = sm.gpu_budget_W(true) / sys.gpus();
+      const double cap =
+          std::min(R.cap_W, std::max((*gp)->min_limit.base(), budget / (*gp)->limit_margin));
+      ServingPowerOptions o2 = o;
+      o2.gpu.cap = base::watts(cap);
+      o2.enforce_rack_limit = false;
+      auto r2 = analyze_serving_power(in, o2);
+      if (!r2) return r2;
+      r2->rack_limit_binds = true;
+      r2->cap_reason = "rack limit";
+      r2->rack_limit_message = fmt::format(
+          "rack limit binds: a {} serving needs {} DC at its peak, over the {} usable PSU "
+          "capacity; GPUs capped at {} each, tokens/s {:.0f} -> {:.0f}, TPOT p99 {:.1f} -> {:.1f} "
+          "ms",
+          sys.name, fmt_W(worst_dc), fmt_W(R.rack_limit_W), fmt_W(cap), R.serving.tokens_per_s,
+          r2->serving.tokens_per_s, 1e3 * R.serving.tpot_s.p99, 1e3 * r2->serving.tpot_s.p99);
+      r2->warnings.insert(r2->warnings.begin(), r2->rack_limit_message);
+      return r2;
+    }
     R.rack_limit_binds = true;
     R.rack_limit_message = fmt::format(
         "rack over its limit: a {} serving needs {} DC at its peak, over the {} usable PSU "
-        "capacity; give --power-cap to fit it",
+        "capacity",
         sys.name, fmt_W(worst_dc), fmt_W(R.rack_limit_W));
     R.warnings.push_back(R.rack_limit_message);
   }

@@ -22,7 +22,9 @@
 ///     kernel-time factor and the run simulated again at the same arrival rate; the result says
 ///     what the cap cost (tokens/s, TPOT, TTFT).
 ///  4. Racks of each pool (systems at the pool's GPU power, hosts active), the deployment's IT
-///     share (its racks' fraction + its share of the fabric), cooling and facility (PUE).
+///     share (its racks' fraction + its share of the fabric), cooling and facility (PUE). A rack
+///     over its usable PSU capacity caps the GPUs at the largest limit that fits and runs again:
+///     the result says that the limit binds and what it costs.
 ///  5. Energy per output token (MLPerf counts output tokens): the deployment's IT energy over the
 ///     run / the output tokens it generated; x PUE for the facility.
 /// Cost: O(grid x ops) to build the tables + O(iterations + bins x pools).
@@ -54,7 +56,9 @@ struct ServingPowerInput {
 struct ServingPowerOptions {
   GpuSettings gpu;
   CoolingSettings cooling;
-  bool feedback = true;        ///< re-run when a cap or clock lock slows the kernels
+  bool feedback = true;  ///< re-run when a cap or clock lock slows the kernels
+  /// A rack over its usable PSU capacity: cap the GPUs to fit and run again (else only say so).
+  bool enforce_rack_limit = true;
   double resolution_s = 0.01;  ///< waveform bins
   size_t max_points = 2000;    ///< samples per reported waveform
 };

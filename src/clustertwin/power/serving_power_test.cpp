@@ -141,6 +141,36 @@ TEST(ServingPower, DisaggregatedPoolsAndMoe) {
   EXPECT_GT(r->rack_cooling.flow_L_per_min, 0);
 }
 
+TEST(ServingPower, ARackOverItsShelvesIsCappedAndSaysWhatItCosts) {
+  // A GB300 NVL72 with 12 of its 48 PSUs usable (66 kW): serving at full tilt does not fit.
+  std::string gpus, systems, facility;
+  for (const auto& f : catalog().other_files()) {
+    if (f.path == "power/gpus.yaml") gpus = f.text;
+    if (f.path == "power/systems.yaml") systems = f.text;
+    if (f.path == "power/facility.yaml") facility = f.text;
+  }
+  const std::string from = "redundant_units: {value: 24, source: n-plus-n}";
+  const auto at = systems.find(from);
+  ASSERT_NE(at, std::string::npos);
+  systems.replace(at, from.size(), "redundant_units: {value: 36, source: n-plus-n}");
+  auto pc = PowerCatalog::parse(gpus, systems, facility);
+  ASSERT_TRUE(pc) << pc.error().to_string();
+  Serving s("gb300-nvl72*1", "llama3.1-8b", tp_layout(1, 72, compute::DType::kNvfp4), 2048, 128,
+            720);
+  auto in = s.input();
+  in.power = &*pc;
+  auto r = analyze_serving_power(in, {});
+  ASSERT_TRUE(r) << r.error().to_string();
+  EXPECT_TRUE(r->rack_limit_binds);
+  EXPECT_EQ(r->cap_reason, "rack limit");
+  EXPECT_LT(r->cap_W, r->gpu_tgp_W);
+  EXPECT_LT(r->serving.tokens_per_s, r->baseline_tokens_per_s);
+  EXPECT_NE(r->rack_limit_message.find("rack limit binds"), std::string::npos)
+      << r->rack_limit_message;
+  EXPECT_NE(r->rack_limit_message.find("tokens/s"), std::string::npos);
+  ASSERT_FALSE(r->warnings.empty());
+}
+
 TEST(ServingPower, BadSettingsAreErrors) {
   Serving s("hgx-h200*1", "llama3.1-8b", tp_layout(1, 8, compute::DType::kFp8), 512, 64, 50);
   ServingPowerOptions o;
