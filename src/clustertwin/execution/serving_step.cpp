@@ -362,7 +362,15 @@ double StepModel::rank_time(const RankBatch& r, StepTime* parts) const {
     a.kv_len =
         static_cast<int64_t>(std::llround(r.decode_context / static_cast<double>(r.decode))) +
         a.q_len;
-    attn += layers * s_.compute->attention(a).base();
+    constexpr size_t kMemo = 1 << 14;
+    if (decode_memo_.empty()) decode_memo_.resize(kMemo);
+    AttentionMemo& m = decode_memo_[(static_cast<size_t>(a.batch) * 0x9E3779B97F4A7C15ULL ^
+                                     static_cast<size_t>(a.kv_len)) &
+                                    (kMemo - 1)];
+    if (m.batch != a.batch || m.kv_len != a.kv_len) {
+      m = {.batch = a.batch, .kv_len = a.kv_len, .seconds = s_.compute->attention(a).base()};
+    }
+    attn += layers * m.seconds;
   }
   if (has_attention_ && r.prefill_seqs > 0 && r.prefill_tokens > 0) {
     compute::AttentionShape a = prefill_shape_;

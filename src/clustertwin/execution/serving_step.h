@@ -145,6 +145,14 @@ class StepModel {
   std::vector<double> common_, decode_only_, prefill_only_, moe_, head_;
   compute::AttentionShape decode_shape_, prefill_shape_;
   bool has_attention_ = false;
+  // Decode attention kernel time by (batch, kv_len): a pure function of the two, called for
+  // every rank of every iteration with values that recur, so a direct-mapped memo saves the
+  // compute model's interpolation. Exact; one StepModel serves one simulation (one thread).
+  struct AttentionMemo {
+    int64_t batch = -1, kv_len = -1;
+    double seconds = 0;
+  };
+  mutable std::vector<AttentionMemo> decode_memo_;
 };
 
 /// TensorRT-LLM custom all-reduce time of `bytes` (bf16 buffer) over `n` GPUs of one NVLink
