@@ -233,6 +233,8 @@ base::Status serve_impl(const Context& ctx, const ServeOptions& o, ServeOutput& 
       s.rate_qps = o.rate;
       auto r = execution::simulate_serving(s);
       if (!r) return base::fail(r.error());
+      // A chosen request count must load the GPUs, or the figures describe the drain.
+      if (o.requests > 0 && !r->steady) return base::fail("--requests: " + r->steady_note);
       rep.result = *r;
     } else {
       auto r = execution::find_max_rate(s);

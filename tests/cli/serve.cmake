@@ -2,11 +2,11 @@
 # a message that says what is wrong).
 ct_cli_test(NAME cli.serve_offline_explicit_layout
             ARGS serve --cluster hgx-h200*1 --model llama2-70b --scenario offline --precision fp8
-                 --tp 1 --max-batch 256 --requests 2000 --trace serve-trace.json
+                 --tp 1 --max-batch 256 --requests 8000 --trace serve-trace.json
             STDOUT "tokens/s")
 ct_cli_test(NAME cli.serve_json_keys_carry_units
             ARGS serve --cluster hgx-h200*1 --model llama2-70b --scenario offline --precision fp8
-                 --tp 1 --requests 800 --json -
+                 --tp 1 --requests 8000 --json -
             STDOUT "\"tokens_per_s_per_gpu\"")
 ct_cli_test(NAME cli.serve_server_reports_best_effort_when_nothing_meets
             ARGS serve --cluster hgx-h200*1 --model llama2-70b --scenario server --precision fp8
@@ -14,8 +14,18 @@ ct_cli_test(NAME cli.serve_server_reports_best_effort_when_nothing_meets
             STDOUT "no rate meets the limits")
 ct_cli_test(NAME cli.serve_auto_on_one_node
             ARGS serve --cluster hgx-h200*1 --model llama2-70b --scenario server --precision fp8
-                 --serving auto --requests 1500 --threads 2
+                 --serving auto --requests 12000 --threads 2
             STDOUT "Pareto frontier")
+# Run length: a request count too small to load the GPUs is refused with what it would take
+# (it used to report the drain as offline throughput, and empty queues as a compliant rate).
+ct_cli_test(NAME bad.serve_too_few_requests_offline RC 2
+            ARGS serve --cluster gb300-nvl72*1 --model deepseek-r1 --scenario offline --tp 8
+                 --dp-attention --requests 3000
+            STDERR "too few for a steady state")
+ct_cli_test(NAME bad.serve_too_few_requests_server RC 2
+            ARGS serve --cluster gb300-nvl72*1 --model deepseek-r1 --scenario server --tp 8
+                 --dp-attention --requests 3000
+            STDERR "too few for a steady state")
 ct_cli_test(NAME bad.serve_model_does_not_fit RC 2
             ARGS serve --cluster hgx-h100*1 --model llama3.1-405b --precision fp8 --tp 2
                  --scenario offline

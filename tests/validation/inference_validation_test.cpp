@@ -23,7 +23,11 @@
 // scheduler thrashed with preemptions TensorRT-LLM does not show), max_num_tokens capping the
 // decode batch, the FP8/FP4 quantisation corrections (serving_step.cpp, from the measured
 // tables' README), the DeepSeek-R1 offline sample count of the real run, and bf16 KV where the
-// submitter's config leaves the KV dtype unset (VC0020).
+// submitter's config leaves the KV dtype unset (VC0020). One modelling fix made after looking at
+// them: server arrivals go to the least loaded instance (NVIDIA's harness load-balances server
+// traffic, setups §1.3) and every instance is simulated; the symmetry reduction had split the
+// Poisson stream evenly, which penalised multi-instance deployments under TTFT limits (VC0118,
+// two TP4 instances, was -17.8%; the B200/H200 405B server ratio -19.4%).
 
 #include <gtest/gtest.h>
 
@@ -203,68 +207,71 @@ Outcome run_case(const InferenceCase& c) {
   return o;
 }
 
-const std::map<std::string, Outcome>& outcomes() {
-  static const std::map<std::string, Outcome> all = [] {
-    std::map<std::string, Outcome> m;
-    for (const auto& c : cases()) m[c.id] = run_case(c);
-    std::printf("%-7s %-6s %-14s %-11s %10s %10s %7s  %s\n", "case", "gpu", "model", "scenario",
-                "measured", "predicted", "error", "(tokens/s per GPU)");
-    for (const auto& c : cases()) {
-      const Outcome& o = m[c.id];
-      std::printf("%-7s %-6s %-14s %-11s %10.1f %10.1f %+6.1f%%  %s\n", c.id, c.gpu, c.model,
-                  workload::scenario_name(c.scenario), o.measured_per_gpu, o.predicted_per_gpu,
-                  100.0 * (o.predicted_per_gpu / o.measured_per_gpu - 1.0), o.note.c_str());
-    }
-    return m;
-  }();
-  return all;
-}
+// Runs the cases of one model, prints them, and checks each case's per-GPU throughput (+-20%)
+// and each generation ratio between them (+-15%). One test per model: the ratios pair cases of
+// the same model and scenario, and ctest runs the models in parallel.
+struct Pair {
+  const char* a;
+  const char* b;
+};
 
-TEST(InferenceValidation, PerGpuThroughputWithin20Percent) {
+void validate_model(const char* model, const std::vector<Pair>& pairs) {
+  std::map<std::string, Outcome> m;
   for (const auto& c : cases()) {
+    if (std::string(c.model) == model) m[c.id] = run_case(c);
+  }
+  std::printf("%-7s %-8s %-14s %-11s %10s %10s %7s  %s\n", "case", "gpu", "model", "scenario",
+              "measured", "predicted", "error", "(tokens/s per GPU)");
+  for (const auto& c : cases()) {
+    if (std::string(c.model) != model) continue;
+    const Outcome& o = m[c.id];
+    std::printf("%-7s %-8s %-14s %-11s %10.1f %10.1f %+6.1f%%  %s\n", c.id, c.gpu, c.model,
+                workload::scenario_name(c.scenario), o.measured_per_gpu, o.predicted_per_gpu,
+                100.0 * (o.predicted_per_gpu / o.measured_per_gpu - 1.0), o.note.c_str());
     if (!c.asserted) continue;
-    const Outcome& o = outcomes().at(c.id);
     EXPECT_NEAR(o.predicted_per_gpu / o.measured_per_gpu, 1.0, 0.20)
         << c.id << " " << c.source << ": predicted " << o.predicted_per_gpu << " vs measured "
         << o.measured_per_gpu << " tokens/s per GPU";
   }
-}
-
-// Ratios between generations on the same model and scenario (the software stack is shared).
-TEST(InferenceValidation, GenerationRatiosWithin15Percent) {
-  struct Pair {
-    const char* a;
-    const char* b;
-    double tolerance = 0.15;
-  };
-  const std::vector<Pair> pairs = {
-      {"VC0074", "VC0158"},  // Llama 2 70B Offline: H200 / H100
-      {"VC0029", "VC0074"},  // Llama 2 70B Offline: B200 / H200
-      {"VC0045", "VC0029"},  // Llama 2 70B Offline: GB200 / B200
-      {"VC0079", "VC0159"},  // Llama 2 70B Server: H200 / H100
-      {"VC0039", "VC0079"},  // Llama 2 70B Server: B200 / H200
-      {"VC0048", "VC0039"},  // Llama 2 70B Server: GB200 / B200
-      {"VC0020", "VC0063"},  // Llama 2 70B Interactive: B200 / H200
-      {"VC0153", "VC0133"},  // Llama 3.1 405B Offline: H200 / H100
-      {"VC0148", "VC0153"},  // Llama 3.1 405B Offline: B200 / H200 (both v5.0)
-      {"VC0125", "VC0105"},  // Llama 3.1 405B Offline: GB200 / B200
-      // Llama 3.1 405B Server: B200 / H200. H200's figure is v5.0's (v5.1's H200 results are the
-      // same, VC0142-3), B200's is v5.1's; B200 alone gained 47% between the rounds (VC0149 ->
-      // VC0118), a software change: +-20% here.
-      {"VC0118", "VC0154", 0.20},
-      {"VC0128", "VC0118"},  // Llama 3.1 405B Server: GB200 / B200
-      {"VC0093", "VC0137"},  // Llama 3.1 405B Interactive: B200 / H200
-  };
-  for (const auto& [a, b, tolerance] : pairs) {
-    const Outcome& x = outcomes().at(a);
-    const Outcome& y = outcomes().at(b);
+  // Ratios between generations on the same model and scenario (the software stack is shared).
+  for (const auto& [a, b] : pairs) {
+    ASSERT_TRUE(m.count(a) && m.count(b)) << a << " / " << b;
+    const Outcome& x = m.at(a);
+    const Outcome& y = m.at(b);
     const double measured = x.measured_per_gpu / y.measured_per_gpu;
     const double predicted = x.predicted_per_gpu / y.predicted_per_gpu;
     std::printf("ratio %s/%s measured %.3f predicted %.3f (%+.1f%%)\n", a, b, measured, predicted,
                 100.0 * (predicted / measured - 1.0));
-    EXPECT_NEAR(predicted / measured, 1.0, tolerance) << a << " / " << b;
+    EXPECT_NEAR(predicted / measured, 1.0, 0.15) << a << " / " << b;
   }
 }
+
+TEST(InferenceValidation, Llama2_70B) {
+  validate_model("llama2-70b", {
+                                   {"VC0074", "VC0158"},  // Offline: H200 / H100
+                                   {"VC0029", "VC0074"},  // Offline: B200 / H200
+                                   {"VC0045", "VC0029"},  // Offline: GB200 / B200
+                                   {"VC0079", "VC0159"},  // Server: H200 / H100
+                                   {"VC0039", "VC0079"},  // Server: B200 / H200
+                                   {"VC0048", "VC0039"},  // Server: GB200 / B200
+                                   {"VC0020", "VC0063"},  // Interactive: B200 / H200
+                               });
+}
+
+TEST(InferenceValidation, Llama31_405B) {
+  validate_model("llama3.1-405b", {
+                                      {"VC0153", "VC0133"},  // Offline: H200 / H100
+                                      {"VC0148", "VC0153"},  // Offline: B200 / H200 (both v5.0)
+                                      {"VC0125", "VC0105"},  // Offline: GB200 / B200
+                                      // Server: B200 / H200. H200's figure is v5.0's (v5.1's H200
+                                      // results are the same, VC0142-3), B200's is v5.1's.
+                                      {"VC0118", "VC0154"},
+                                      {"VC0128", "VC0118"},  // Server: GB200 / B200
+                                      {"VC0093", "VC0137"},  // Interactive: B200 / H200
+                                  });
+}
+
+TEST(InferenceValidation, DeepSeekR1) { validate_model("deepseek-r1", {}); }
 
 }  // namespace
 }  // namespace clustertwin::execution

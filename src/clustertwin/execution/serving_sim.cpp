@@ -27,26 +27,39 @@ constexpr int64_t kMlperfOfflineFloor = 24576;
 constexpr int64_t kMaxRequestsPerInstance = 60000;
 
 std::string fmt(const char* f, double v) {
-  char buf[64];
+  char buf[256];
   std::snprintf(buf, sizeof buf, f, v);
   return buf;
+}
+
+// Nearest rank, as LoadGen reports percentiles: the p-quantile of n samples is the
+// ceil(p n)-th smallest.
+size_t nearest_rank(double p, size_t count) {
+  const auto n = static_cast<double>(count);
+  return static_cast<size_t>(std::clamp(std::ceil(p * n) - 1.0, 0.0, n - 1.0));
+}
+
+// Samples over a limit that make the p99 exceed it for certain: p99 > L iff at least
+// n - nearest_rank(0.99, n) samples are above L.
+int64_t p99_violations(int64_t n) {
+  return n <= 0 ? 0 : n - static_cast<int64_t>(nearest_rank(0.99, static_cast<size_t>(n)));
 }
 
 LatencyStats stats_of(std::vector<double>& v) {
   LatencyStats s;
   if (v.empty()) return s;
-  std::sort(v.begin(), v.end());
-  auto pct = [&](double p) {
-    // Nearest rank, as LoadGen reports percentiles.
-    const auto n = static_cast<double>(v.size());
-    const auto i = static_cast<size_t>(std::clamp(std::ceil(p * n) - 1.0, 0.0, n - 1.0));
+  // Selection instead of a sort: O(n) per percentile, descending so each call narrows the range.
+  auto pct = [&](double p, size_t hi) {
+    const size_t i = nearest_rank(p, v.size());
+    std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(i),
+                     v.begin() + static_cast<std::ptrdiff_t>(hi));
     return v[i];
   };
   s.mean = std::accumulate(v.begin(), v.end(), 0.0) / static_cast<double>(v.size());
-  s.p50 = pct(0.50);
-  s.p90 = pct(0.90);
-  s.p99 = pct(0.99);
-  s.max = v.back();
+  s.max = *std::max_element(v.begin(), v.end());
+  s.p99 = pct(0.99, v.size());
+  s.p90 = pct(0.90, nearest_rank(0.99, v.size()));
+  s.p50 = pct(0.50, nearest_rank(0.90, v.size()));
   return s;
 }
 
@@ -59,6 +72,7 @@ struct Seq {
   int32_t generated = 0;  // output tokens produced
   int32_t gen_at_start = 0;
   double arrival = 0, first_token = -1;
+  double admitted = -1;  // first admission to a rank
   int64_t start_iter = 0;
   double kv_base = 0;   // KV tokens held at decode start (or admission)
   double ctx_base = 0;  // context at decode start
@@ -66,6 +80,7 @@ struct Seq {
   uint32_t epoch = 0;
   State state = State::kWaiting;
   bool needs_prefill = true;
+  bool ttft_late = false;  // counted over the TTFT limit while still queued
 };
 
 struct HeapEntry {
@@ -154,6 +169,9 @@ class Sim {
     }
   }
 
+  /// The deployment's request count, for messages (the simulated shares round it up).
+  void set_requested(int64_t n) { requested_ = n; }
+
   ServingResult run(const std::vector<workload::RequestLengths>& reqs, double rate_sim) {
     seqs_.resize(reqs.size());
     for (size_t i = 0; i < reqs.size(); ++i) {
@@ -161,6 +179,12 @@ class Sim {
       q.input = std::max(1, reqs[i].input);
       q.output = std::max(1, reqs[i].output);
       q.prompt = q.input;
+    }
+    int64_t multi_token = 0;
+    for (const Seq& q : seqs_) multi_token += q.output > 1 ? 1 : 0;
+    if (s_.limits && s_.stop_when_limits_fail) {
+      ttft_stop_ = p99_violations(static_cast<int64_t>(seqs_.size()));
+      tpot_stop_ = p99_violations(multi_token);
     }
     ttft_.reserve(reqs.size());
     tpot_.reserve(reqs.size());
@@ -215,6 +239,7 @@ class Sim {
   void schedule_arrival(size_t i) {
     if (i >= seqs_.size()) return;
     sim_.schedule_at(engine::to_ticks(base::seconds(seqs_[i].arrival)), [this, i](Simulator&) {
+      if (stopped_) return;
       const int inst = least_loaded(s_.layout.disaggregated);
       enqueue(static_cast<int32_t>(i), inst, true);
       schedule_arrival(i + 1);
@@ -270,6 +295,20 @@ class Sim {
     Group& g = in.groups[static_cast<size_t>(group_idx)];
     const auto& il = *in.layout;
     const bool reserve = s_.layout.kv_policy == KvPolicy::kReserve;
+    if (ttft_stop_ > 0) {
+      // Queued requests that have waited past the TTFT limit will miss it: count them now, so
+      // that an overloaded probe stops as its queue grows rather than when it drains.
+      const double late = now_s() - s_.limits->ttft.base();
+      for (int32_t id : in.queue) {
+        Seq& q = seqs_[static_cast<size_t>(id)];
+        if (q.first_token >= 0 || q.ttft_late) continue;
+        if (q.arrival >= late) break;  // first-come order: the rest arrived later
+        q.ttft_late = true;
+        ttft_over_++;
+      }
+      check_stop();
+      if (stopped_) return;
+    }
     batch_.assign(g.ranks.size(), RankBatch{});
     bool any = false;
     for (size_t k = 0; k < g.ranks.size(); ++k) {
@@ -333,6 +372,7 @@ class Sim {
           if (budget < 1) break;
           if (!il.chunked_prefill && q.prompt > budget && chunk_taken) break;
           in.queue.pop_front();
+          admitted(q);
           q.rank = rank_id;
           q.state = State::kPrefill;
           q.kv_base = need + extra;
@@ -411,6 +451,23 @@ class Sim {
     }
   }
 
+  // First admission of a request from its queue: the end of the loaded window offline, and the
+  // start of its service time.
+  void admitted(Seq& q) {
+    if (q.admitted >= 0) return;
+    q.admitted = now_s();
+    last_admit_ = q.admitted;
+    live_++;
+    peak_live_ = std::max(peak_live_, live_);
+  }
+
+  // Stops the run once a p99 limit is provably missed (stop_when_limits_fail).
+  void check_stop() {
+    if ((ttft_stop_ > 0 && ttft_over_ >= ttft_stop_) ||
+        (tpot_stop_ > 0 && tpot_over_ >= tpot_stop_))
+      stopped_ = true;
+  }
+
   void begin_decode(Rank& r, const Group& g, int32_t id) {
     Seq& q = seqs_[static_cast<size_t>(id)];
     q.state = State::kDecode;
@@ -437,7 +494,13 @@ class Sim {
     const double ttft = q.first_token - q.arrival;
     ttft_.push_back(ttft);
     e2e_.push_back(t - q.arrival);
-    if (q.output > 1) tpot_.push_back((t - q.first_token) / (q.output - 1));
+    if (q.output > 1) {
+      const double tpot = (t - q.first_token) / (q.output - 1);
+      tpot_.push_back(tpot);
+      if (s_.limits && tpot > s_.limits->tpot.base()) tpot_over_++;
+    }
+    service_sum_ += t - q.admitted;
+    live_--;
     output_tokens_ += q.output;
     input_tokens_ += q.input;
     last_done_ = std::max(last_done_, t);
@@ -446,6 +509,7 @@ class Sim {
   }
 
   void end_iteration(int inst_idx, int group_idx) {
+    if (stopped_) return;
     Instance& in = instances_[static_cast<size_t>(inst_idx)];
     Group& g = in.groups[static_cast<size_t>(group_idx)];
     const bool reserve = s_.layout.kv_policy == KvPolicy::kReserve;
@@ -454,6 +518,7 @@ class Sim {
     for (int rank_id : g.ranks) {
       Rank& r = in.ranks[static_cast<size_t>(rank_id)];
       const double grow = static_cast<double>(r.decoding) * tps_;
+      emitted_ += grow;
       r.sum_ctx += grow;
       if (!reserve) r.kv_used += grow;
       while (!r.finish.empty() && r.finish.top().finish <= g.iter) {
@@ -469,7 +534,11 @@ class Sim {
         q.prefilled += tok;
         if (q.prefilled < q.prompt) continue;
         r.prefilling.erase(std::find(r.prefilling.begin(), r.prefilling.end(), id));
-        if (q.first_token < 0) q.first_token = t;
+        if (q.first_token < 0) {
+          q.first_token = t;
+          emitted_ += 1;
+          if (s_.limits && !q.ttft_late && t - q.arrival > s_.limits->ttft.base()) ttft_over_++;
+        }
         q.generated++;
         if (q.generated >= q.output) {
           // A one-token answer is done with its prompt (complete() undoes the decode count).
@@ -494,6 +563,9 @@ class Sim {
         });
       }
     }
+    if (emit_.empty() || emit_.back().second != emitted_) emit_.emplace_back(t, emitted_);
+    check_stop();
+    if (stopped_) return;
     g.busy = false;
     start_iteration(inst_idx, group_idx);
     // Finished requests may have freed room for other idle groups of the instance.
@@ -512,6 +584,7 @@ class Sim {
     instances_[static_cast<size_t>(dst)].in_flight++;  // reserve its place now
     sim_.schedule_in(std::max<Tick>(1, engine::to_ticks(base::seconds(dt))),
                      [this, inst_idx, rank_id, id, dst](Simulator&) {
+                       if (stopped_) return;
                        Instance& s = instances_[static_cast<size_t>(inst_idx)];
                        Rank& r = s.ranks[static_cast<size_t>(rank_id)];
                        Seq& moved = seqs_[static_cast<size_t>(id)];
@@ -537,7 +610,8 @@ class Sim {
     out.iterations = iterations_;
     out.preemptions = preemptions_;
     out.events = sim_.events_run();
-    CT_CHECK(completed_ == static_cast<int64_t>(n), "every request must complete");
+    out.stopped_early = stopped_;
+    CT_CHECK(stopped_ || completed_ == static_cast<int64_t>(n), "every request must complete");
     const double gpus = static_cast<double>(s_.layout.gpus());
     if (last_done_ > 0) {
       out.tokens_per_s = output_tokens_ * symmetry_ / last_done_;
@@ -548,8 +622,10 @@ class Sim {
     out.tpot_s = stats_of(tpot_);
     out.e2e_s = stats_of(e2e_);
     out.tokens_per_s_per_user = out.tpot_s.p50 > 0 ? 1.0 / out.tpot_s.p50 : 0;
-    out.mean_input_tokens = input_tokens_ / static_cast<double>(n);
-    out.mean_output_tokens = output_tokens_ / static_cast<double>(n);
+    const double done = static_cast<double>(std::max<int64_t>(1, completed_));
+    out.mean_input_tokens = input_tokens_ / done;
+    out.mean_output_tokens = output_tokens_ / done;
+    steady_state(out, gpus, done);
     out.kv_utilization_mean = busy_time_ > 0 ? kv_time_ / busy_time_ : 0;
     out.kv_utilization_peak = kv_peak_;
     out.mean_decode_batch = rank_iters_ > 0 ? decode_sum_ / static_cast<double>(rank_iters_) : 0;
@@ -569,8 +645,72 @@ class Sim {
     return out;
   }
 
+  // The loaded window and whether the run reached a steady state (serving_sim.h).
+  void steady_state(ServingResult& out, double gpus, double done) const {
+    if (stopped_ || completed_ == 0) return;
+    const bool offline = s_.scenario == ServingScenario::kOffline || s_.rate_qps <= 0;
+    const double lifetime = offline ? service_sum_ / done : out.e2e_s.mean;
+    const double end = offline ? last_admit_ : seqs_.back().arrival;
+    const double start = offline ? 0.0 : std::min(lifetime, 0.5 * end);
+    out.arrival_window_s = end;
+    auto emitted_by = [&](double t) {
+      auto it = std::upper_bound(emit_.begin(), emit_.end(), std::make_pair(t, 1e300));
+      return it == emit_.begin() ? 0.0 : std::prev(it)->second;
+    };
+    if (end > start) {
+      out.steady_window_s = end - start;
+      out.steady_tokens_per_s = (emitted_by(end) - emitted_by(start)) * symmetry_ / (end - start);
+      out.steady_tokens_per_s_per_gpu = out.steady_tokens_per_s / gpus;
+    }
+    const auto n = static_cast<double>(
+        requested_ > 0 ? requested_ : static_cast<int64_t>(seqs_.size()) * symmetry_);
+    out.steady = end >= lifetime && end > 0;
+    if (!out.steady) {
+      if (offline) {
+        // Requests the ranks hold at once: what was admitted, or what the batch limits and the
+        // KV cache allow at the mean sequence length when everything fitted.
+        double hold = 0;
+        for (const auto& in : instances_) {
+          if (s_.layout.disaggregated && !in.prefill_pool) continue;
+          const auto& il = *in.layout;
+          const double by_batch =
+              std::min(static_cast<double>(il.max_batch), static_cast<double>(il.max_tokens) / q_);
+          for (const auto& r : in.ranks) {
+            hold += std::min(by_batch, r.capacity / std::max(1.0, out.mean_input_tokens +
+                                                                      out.mean_output_tokens));
+          }
+        }
+        const double held = std::max(hold, static_cast<double>(peak_live_));
+        out.steady_min_requests = static_cast<int64_t>(std::ceil(2.0 * held * symmetry_));
+        out.steady_note =
+            fmt("%.0f requests are too few for a steady state: ", n) +
+            (peak_live_ >= static_cast<int64_t>(seqs_.size())
+                 ? std::string("every one is admitted at once")
+                 : fmt("the last is admitted at %.3g s", end)) +
+            fmt(", before one request lifetime (%.3g s) has passed, so the figures describe ",
+                lifetime) +
+            fmt("the drain; at least about %.0f requests keep the GPUs loaded",
+                static_cast<double>(out.steady_min_requests));
+      } else {
+        out.steady_min_requests =
+            static_cast<int64_t>(std::ceil(2.0 * s_.rate_qps * std::max(lifetime, 1e-3)));
+        out.steady_note =
+            fmt("%.0f requests are too few for a steady state: ", n) +
+            fmt("at %.4g requests/s they arrive ", s_.rate_qps) + fmt("within %.3g s, ", end) +
+            fmt("less than the mean latency (%.3g s), so the queues never ", lifetime) +
+            fmt("build up (at least about %.0f requests would)",
+                static_cast<double>(out.steady_min_requests));
+      }
+    }
+    const auto floor = static_cast<double>(
+        std::min<int64_t>(kMlperfOfflineFloor, std::max<int64_t>(1, s_.dataset.samples)));
+    out.loadgen_length =
+        offline ? (n >= floor && out.duration_s >= kMinDurationS) : end >= kMinDurationS;
+  }
+
   const ServingSetup& s_;
   int symmetry_ = 1;
+  int64_t requested_ = 0;  // the deployment's request count (before rounding to instances)
   double tps_ = 1, q_ = 1;
   int64_t max_out_ = 0;
   Simulator sim_;
@@ -584,7 +724,25 @@ class Sim {
   int64_t rank_iters_ = 0, decode_iters_ = 0;
   StepTime step_sum_;
   std::vector<IterationRecord> trace_;
+  // Run length and early stop.
+  std::vector<std::pair<double, double>> emit_;  // (iteration end, output tokens emitted so far)
+  double emitted_ = 0, last_admit_ = 0, service_sum_ = 0;
+  int64_t live_ = 0, peak_live_ = 0;
+  int64_t ttft_stop_ = 0, tpot_stop_ = 0, ttft_over_ = 0, tpot_over_ = 0;
+  bool stopped_ = false;
 };
+
+// Identical shares of the deployment simulated once each (serving_sim.h, "symmetry").
+int symmetry_of(const workload::ServingLayout& l, bool offline) {
+  const int base = l.disaggregated ? std::gcd(l.replicas, l.prefill_replicas) : l.replicas;
+  if (offline) return base;
+  const int instances = l.replicas + (l.disaggregated ? l.prefill_replicas : 0);
+  for (int d = 1; d < base; ++d) {
+    if (base % d == 0 && instances / d <= kDispatchInstances) return d;
+  }
+  // No divisor brings it under the cap: all of a few instances, or one share of many.
+  return instances <= 4 * kDispatchInstances ? 1 : base;
+}
 
 StepSetup step_setup(const ServingSetup& s, const workload::InstanceLayout& il, int first_gpu) {
   StepSetup st;
@@ -758,7 +916,7 @@ base::Result<ServingResult> simulate_serving(const ServingSetup& s) {
     return base::fail("the " + std::string(workload::scenario_name(s.scenario)) +
                       " scenario needs an arrival rate > 0");
   }
-  const int symmetry = l.disaggregated ? std::gcd(l.replicas, l.prefill_replicas) : l.replicas;
+  const int symmetry = symmetry_of(l, s.scenario == ServingScenario::kOffline);
   int64_t n = s.requests;
   if (n <= 0) {
     double qps = s.rate_qps;
@@ -768,10 +926,26 @@ base::Result<ServingResult> simulate_serving(const ServingSetup& s) {
     }
     n = default_request_count(s, qps);
   }
-  const int64_t n_sim = std::max<int64_t>(1, (n + symmetry - 1) / symmetry);
+  int64_t n_sim = std::max<int64_t>(1, (n + symmetry - 1) / symmetry);
+  if (s.requests <= 0 && s.scenario != ServingScenario::kOffline) {
+    // LoadGen issues queries until min_duration has elapsed: draw the same arrival stream as
+    // Sim::run and count the arrivals up to 600 s (within the per-instance cap).
+    workload::Rng rng(s.seed * 7919 + 17);
+    const double rate_sim = s.rate_qps / symmetry;
+    const int64_t cap = n_sim + static_cast<int64_t>(std::ceil(0.1 * static_cast<double>(n_sim)));
+    double t = 0;
+    int64_t k = 0;
+    while (k < cap && t < kMinDurationS) {
+      t += rng.exponential(rate_sim);
+      ++k;
+    }
+    n_sim = std::max(n_sim, k);
+    n = n_sim * symmetry;
+  }
   auto reqs = workload::sample_requests(s.dataset, n_sim, s.seed);
   Sim sim(s, p->agg, p->has_pre ? &p->pre : nullptr, p->mem, p->has_pre ? &p->pre_mem : nullptr,
           symmetry);
+  sim.set_requested(n);
   ServingResult r = sim.run(reqs, s.rate_qps / symmetry);
   r.rate_qps = s.scenario == ServingScenario::kOffline ? r.requests_per_s : s.rate_qps;
   r.memory = p->mem;
@@ -784,6 +958,17 @@ base::Result<ServingResult> simulate_serving(const ServingSetup& s) {
     r.notes.push_back(std::to_string(r.preemptions) +
                       " preemptions: the KV cache filled and sequences were recomputed");
   }
+  if (r.stopped_early) {
+    r.notes.push_back("stopped early: the p99 limits were provably missed (figures are partial)");
+  } else if (!r.steady) {
+    r.notes.push_back(r.steady_note);
+  } else if (!r.loadgen_length) {
+    r.notes.push_back(fmt("shorter than LoadGen's minimum run (%.0f s", kMinDurationS) +
+                      (s.scenario == ServingScenario::kOffline ? " and the sample floor" : "") +
+                      "): not a valid MLPerf length; steady-state " +
+                      fmt("%.0f tokens/s per GPU over ", r.steady_tokens_per_s_per_gpu) +
+                      fmt("%.3g s", r.steady_window_s));
+  }
   if (s.limits) {
     std::string why;
     if (r.ttft_s.p99 > s.limits->ttft.base()) {
@@ -794,6 +979,12 @@ base::Result<ServingResult> simulate_serving(const ServingSetup& s) {
       if (!why.empty()) why += "; ";
       why += "TPOT p99 " + fmt("%.3g", r.tpot_s.p99 * 1e3) + " ms > " +
              fmt("%.3g", s.limits->tpot.base() * 1e3) + " ms";
+    }
+    if (r.stopped_early) {
+      // Stopped because more samples than the p99 allows were over a limit (counted as they
+      // happened: the partial percentiles may not show it yet).
+      if (!why.empty()) why += "; ";
+      why += "p99 limits provably missed (stopped early)";
     }
     r.meets_limits = why.empty();
     r.limit_note = why;
@@ -807,13 +998,16 @@ base::Result<RateSearch> find_max_rate(const ServingSetup& s, int max_probes) {
   auto est = estimate_serving(s, lm);
   if (!est) return base::fail(est.error());
   RateSearch out;
-  auto probe = [&](double rate) -> base::Result<ServingResult> {
+  auto probe = [&](double rate, bool stop_early = true) -> base::Result<ServingResult> {
     ServingSetup x = s;
     x.rate_qps = rate;
     if (x.scenario == ServingScenario::kOffline) x.scenario = ServingScenario::kServer;
     x.requests = s.requests > 0 ? s.requests : 0;
+    x.stop_when_limits_fail = stop_early;
     auto r = simulate_serving(x);
     if (!r) return r;
+    // A fixed request count that ends before a steady state cannot judge the rate.
+    if (s.requests > 0 && !r->stopped_early && !r->steady) return base::fail(r->steady_note);
     out.probes.push_back({.rate_qps = rate,
                           .ttft_p99_s = r->ttft_s.p99,
                           .tpot_p99_s = r->tpot_s.p99,
@@ -848,7 +1042,16 @@ base::Result<RateSearch> find_max_rate(const ServingSetup& s, int max_probes) {
     }
   }
   if (!out.found) {
-    if (lightest) out.result = std::move(*lightest);
+    if (lightest) {
+      // The best effort is reported in full: run the lightest probe to the end.
+      if (lightest->stopped_early) {
+        auto full = probe(lightest->rate_qps, false);
+        if (!full) return base::fail(full.error());
+        out.probes.pop_back();  // the same rate, already listed
+        lightest = std::move(*full);
+      }
+      out.result = std::move(*lightest);
+    }
     return out;
   }
   while (hi > 0 && probes < max_probes && hi - lo > 0.02 * lo) {

@@ -19,10 +19,20 @@
 /// scheduled arrival; TTFT = first token - arrival; TPOT per sample = (e2e - TTFT)/(n - 1);
 /// p99 over samples; throughput = output tokens / time of the last completion.
 ///
-/// Symmetry: identical instances receive identical shares of the load (round robin / a Poisson
-/// stream split evenly), so one instance is simulated with 1/replicas of the requests and of the
-/// rate and the deployment's throughput is replicas x its own; a disaggregated deployment is
-/// reduced by the gcd of its pool sizes.
+/// Symmetry: offline, identical instances receive identical shares of the load (round robin),
+/// so one instance is simulated with 1/replicas of the requests and the deployment's throughput
+/// is replicas x its own; a disaggregated deployment is reduced by the gcd of its pool sizes.
+/// Server / interactive arrivals go to the least loaded instance (the harness's load balancing),
+/// which couples the instances: a queue that one instance would build is absorbed by another, so
+/// up to kDispatchInstances instances are simulated side by side (more only by a divisor that
+/// keeps the pools' proportions).
+///
+/// Run length (docs/models/inference.md, "run length"): a run says whether it reached a steady
+/// state -- offline, the ranks stayed loaded (requests still queued) for at least one mean
+/// request lifetime; server, arrivals lasted at least one mean end-to-end latency, so that the
+/// concurrency rate x latency of Little's law was built up -- and gives the output tokens/s
+/// over that loaded window beside LoadGen's figure (which counts the drain of the last long
+/// requests). LoadGen's own minimum (600 s; the offline sample floor) is checked too.
 /// Cost: O(requests x log + iterations x ranks); one event per arrival and per iteration.
 
 #include <cstdint>
@@ -55,7 +65,13 @@ struct ServingSetup {
   /// Harness cap on requests in flight per instance (TensorRT-LLM max_concurrency); 0 = none.
   int64_t max_concurrency = 0;
   int64_t trace_iterations = 0;  ///< iterations kept per simulated instance for the trace
+  /// Stop as soon as the p99 limits are provably missed (more samples over a limit than the
+  /// 1% p99 allows); the result is then partial (ServingResult::stopped_early). For rate search.
+  bool stop_when_limits_fail = false;
 };
+
+/// Instances of a server / interactive deployment simulated side by side (see the header note).
+inline constexpr int kDispatchInstances = 16;
 
 struct LatencyStats {
   double mean = 0, p50 = 0, p90 = 0, p99 = 0, max = 0;
@@ -87,9 +103,20 @@ struct ServingResult {
   int simulated_instances = 0;
   int symmetry = 1;  ///< deployment = symmetry x simulated
   double rate_qps = 0;
-  bool meets_limits = true;  ///< true when no limits were given
-  std::string limit_note;    ///< what missed, by how much
-  StepTime mean_step;        ///< per iteration, decode (or aggregated) instances
+  bool meets_limits = true;    ///< true when no limits were given
+  std::string limit_note;      ///< what missed, by how much
+  bool stopped_early = false;  ///< stop_when_limits_fail: the limits were provably missed
+  /// Run length: whether the run reached a steady state (header note), the loaded window
+  /// (offline: until the last admission; server: from one mean latency, at most half the
+  /// arrivals, to the last arrival) and the output tokens/s emitted in it.
+  bool steady = true;
+  std::string steady_note;          ///< when not: why, and about how many requests it would take
+  int64_t steady_min_requests = 0;  ///< that estimate (0 when steady)
+  double steady_window_s = 0;
+  double steady_tokens_per_s = 0, steady_tokens_per_s_per_gpu = 0;
+  bool loadgen_length = true;   ///< at least LoadGen's minimum duration and sample count
+  double arrival_window_s = 0;  ///< server: first to last arrival; offline: to the last admission
+  StepTime mean_step;           ///< per iteration, decode (or aggregated) instances
   workload::ServingMemory memory, prefill_memory;
   std::vector<IterationRecord> trace;
   std::vector<std::string> notes;
@@ -128,7 +155,10 @@ base::Result<SteadyEstimate> estimate_serving(const ServingSetup& s, const Lengt
                                               int64_t batch = 0);
 
 /// MLPerf server / interactive mode: the highest arrival rate whose run meets the p99 limits,
-/// by bisection on the rate between 0 and a bracket from the steady-state estimate.
+/// by bisection on the rate between 0 and a bracket from the steady-state estimate. Probes stop
+/// as soon as the limits are provably missed. With a fixed request count (s.requests > 0), a
+/// probe that ends before a steady state is an error (it could not judge the rate); the default
+/// count is LoadGen's 600 s of arrivals.
 struct RateProbe {
   double rate_qps = 0, ttft_p99_s = 0, tpot_p99_s = 0, tokens_per_s_per_gpu = 0;
   bool meets = false;

@@ -143,12 +143,15 @@ TEST(ServingSim, ServerLatencyGrowsWithTheRate) {
   EXPECT_TRUE(low->meets_limits);
   EXPECT_FALSE(high->meets_limits);
   EXPECT_NE(high->limit_note.find("p99"), std::string::npos) << high->limit_note;
-  // Requests arrive over time: at a low rate the run lasts about requests / rate.
-  EXPECT_NEAR(low->duration_s, 2000 / 20.0, 15.0);
+  // Requests arrive over time: at a low rate they arrive over about requests / rate and the run
+  // lasts that plus the last requests' latency.
+  EXPECT_NEAR(low->arrival_window_s, 2000 / 20.0, 10.0);
+  EXPECT_GT(low->duration_s, low->arrival_window_s);
+  EXPECT_LT(low->duration_s, low->arrival_window_s + 60);
 }
 
 TEST(ServingSim, RateSearchReportsBestEffortWhenNothingMeetsTheLimits) {
-  Fixture f = llama2_h200(600);
+  Fixture f = llama2_h200(4000);
   bind(f);
   f.setup.scenario = workload::ServingScenario::kServer;
   f.setup.limits = workload::LatencyLimits{base::seconds(0.001), base::seconds(0.001)};
@@ -163,6 +166,55 @@ TEST(ServingSim, RateSearchReportsBestEffortWhenNothingMeetsTheLimits) {
   EXPECT_TRUE(ok->found);
   EXPECT_TRUE(ok->result.meets_limits);
   EXPECT_GT(ok->rate_qps, 1);
+}
+
+// Run length (serving_sim.h): a run too short to load the GPUs says so instead of passing off
+// its drain as throughput or its empty queues as compliance.
+TEST(ServingSim, ShortRunsNeverReachASteadyState) {
+  // Offline: 1,000 requests on 8 instances of batch 256 are all admitted at once.
+  Fixture f = llama2_h200(1000);
+  bind(f);
+  auto few = simulate_serving(f.setup);
+  ASSERT_TRUE(few) << few.error().to_string();
+  EXPECT_FALSE(few->steady);
+  EXPECT_GT(few->steady_min_requests, 1000);
+  EXPECT_NE(few->steady_note.find("too few for a steady state"), std::string::npos)
+      << few->steady_note;
+  EXPECT_FALSE(few->loadgen_length);
+  f.setup.requests = 8000;
+  auto enough = simulate_serving(f.setup);
+  ASSERT_TRUE(enough);
+  EXPECT_TRUE(enough->steady) << enough->steady_note;
+  // The loaded window runs faster than the whole run with its drain.
+  EXPECT_GT(enough->steady_tokens_per_s, enough->tokens_per_s);
+  EXPECT_LT(enough->steady_tokens_per_s, 2.0 * enough->tokens_per_s);
+  // Server: 400 requests at the rates the search probes arrive within seconds, far less than a
+  // request's latency; the search refuses to call such a rate compliant.
+  f.setup.requests = 400;
+  f.setup.scenario = workload::ServingScenario::kServer;
+  f.setup.limits = f.setup.dataset.limits(f.setup.scenario);
+  auto r = find_max_rate(f.setup, 8);
+  ASSERT_FALSE(r);
+  EXPECT_NE(r.error().message.find("too few for a steady state"), std::string::npos)
+      << r.error().message;
+}
+
+// A rate search stops a probe once its p99 limits are provably missed, and finds the same rate.
+TEST(ServingSim, EarlyStopKeepsTheRateSearchResult) {
+  Fixture f = llama2_h200(6000);
+  bind(f);
+  f.setup.scenario = workload::ServingScenario::kServer;
+  f.setup.limits = f.setup.dataset.limits(f.setup.scenario);
+  f.setup.rate_qps = 400;  // far beyond what 8 H200s serve
+  auto full = simulate_serving(f.setup);
+  ASSERT_TRUE(full);
+  f.setup.stop_when_limits_fail = true;
+  auto stopped = simulate_serving(f.setup);
+  ASSERT_TRUE(stopped);
+  EXPECT_FALSE(full->meets_limits);
+  EXPECT_FALSE(stopped->meets_limits);
+  EXPECT_TRUE(stopped->stopped_early);
+  EXPECT_LT(stopped->events, full->events / 2);
 }
 
 TEST(ServingSim, SmallKvCachePreemptsOrWaits) {

@@ -109,6 +109,11 @@ Json serving_json(const ServingReport& r) {
   j["meets_limits"] = x.meets_limits;
   if (!x.limit_note.empty()) j["limit_note"] = x.limit_note;
   j["duration_s"] = r6(x.duration_s);
+  j["run_length"] = {{"steady", x.steady},
+                     {"loadgen_minimum_met", x.loadgen_length},
+                     {"arrival_window_s", r6(x.arrival_window_s)},
+                     {"steady_window_s", r6(x.steady_window_s)},
+                     {"steady_tokens_per_s_per_gpu", r6(x.steady_tokens_per_s_per_gpu)}};
   j["requests"] = x.requests;
   j["simulated_requests"] = x.simulated_requests;
   j["symmetry"] = x.symmetry;
@@ -205,6 +210,11 @@ std::string serving_text(const ServingReport& r) {
   o += fmt::format("  throughput       {} tokens/s, {} per GPU, {} requests/s\n",
                    base::format_sig(x.tokens_per_s, 4), base::format_sig(x.tokens_per_s / gpus, 4),
                    base::format_sig(x.requests_per_s, 4));
+  if (x.steady_window_s > 0) {
+    o += fmt::format("  steady state     {} tokens/s per GPU over the loaded {:.0f} s{}\n",
+                     base::format_sig(x.steady_tokens_per_s_per_gpu, 4), x.steady_window_s,
+                     x.steady ? "" : " (no steady state: see the note)");
+  }
   o += fmt::format("  per user         {} tokens/s (1 / median TPOT)\n",
                    base::format_sig(x.tokens_per_s_per_user, 3));
   Table t({"latency", "p50", "p90", "p99"}, {true});
@@ -306,10 +316,15 @@ TraceWriter serving_trace(const ServingReport& r) {
   const int prefill = l.disaggregated ? l.prefill_replicas / std::max(1, r.result.symmetry) : 0;
   for (const auto& it : r.result.trace) {
     const bool pre = it.instance < prefill;
+    // Offline, identical replicas run identical shares: one share is simulated and shown.
+    const std::string shares = r.result.symmetry > 1
+                                   ? fmt::format(" (share 1 of {} identical)", r.result.symmetry)
+                                   : std::string();
     const std::string process =
-        pre ? fmt::format("prefill instance {}", it.instance)
-            : fmt::format("{} instance {}", l.disaggregated ? "decode" : "replica",
-                          it.instance - prefill);
+        (pre ? fmt::format("prefill instance {}", it.instance)
+             : fmt::format("{} instance {}", l.disaggregated ? "decode" : "replica",
+                           it.instance - prefill)) +
+        shares;
     auto track = w.track(process, fmt::format("batches (slot {})", it.group));
     const std::string name =
         it.prefill_tokens > 0 && it.decode > 0

@@ -327,6 +327,8 @@ base::Result<ServingSearchResult> search_serving(
     if (base.scenario == ServingScenario::kOffline || !base.limits) {
       auto r = execution::simulate_serving(s);
       if (!r) continue;
+      // A request count chosen for the run must give a steady state (as in find_max_rate).
+      if (space.verify_requests > 0 && !r->steady) return base::fail(r->steady_note);
       tps = r->tokens_per_s / g;
       p.ttft_s = r->ttft_s.p99;
       p.tpot_s = r->tpot_s.p99;
@@ -338,6 +340,7 @@ base::Result<ServingSearchResult> search_serving(
       }
     } else {
       auto r = execution::find_max_rate(s, 12);
+      if (!r && space.verify_requests > 0) return base::fail(r.error());
       if (!r) continue;
       tps = r->result.tokens_per_s / g;
       p.ttft_s = r->result.ttft_s.p99;

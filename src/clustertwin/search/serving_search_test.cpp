@@ -47,7 +47,7 @@ TEST(ServingSearch, FindsACompliantLayoutAndAFrontier) {
   s.scenario = workload::ServingScenario::kServer;
   s.limits = s.dataset.limits(s.scenario);
   s.layout.weights = compute::DType::kFp8;
-  ServingSpace sp{.gpus = 8, .domain_size = 8, .verify = 1, .verify_requests = 3000};
+  ServingSpace sp{.gpus = 8, .domain_size = 8, .verify = 1, .verify_requests = 12000};
   auto one = search_serving(s, sp, 1);
   ASSERT_TRUE(one) << one.error().to_string();
   auto many = search_serving(s, sp, 4);
