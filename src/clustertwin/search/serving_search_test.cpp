@@ -94,5 +94,51 @@ TEST(ServingSearch, ModelThatFitsNowhereIsAnError) {
   EXPECT_NE(r.error().message.find("does not fit"), std::string::npos) << r.error().message;
 }
 
+// The seed's claim machinery (`serve --compare`): a per-GPU ratio broken into its reasons, each
+// step the best configuration under the limits. 8 x B200 over 8 x H200 keeps it small; the
+// GB300 NVL72 figures are in docs/models/inference.md.
+TEST(ServingSearch, GenerationBreakdownNamesTheReasons) {
+  auto h200 = *hardware::resolve_cluster(cat(), "hgx-h200*1");
+  auto b200 = *hardware::resolve_cluster(cat(), "hgx-b200*1");
+  const auto& gh = **cat().gpu("h200");
+  const auto& gb = **cat().gpu("b200");
+  auto ch = *compute::ComputeModel::for_gpu(gh, cat());
+  auto cb = *compute::ComputeModel::for_gpu(gb, cat());
+  auto model = *models::load_model(cat(), "deepseek-r1");
+  execution::ServingSetup s;
+  s.model = &model;
+  s.compute = &cb;
+  s.fabric = *execution::serving_fabric(cat(), b200);
+  s.memory_capacity = gb.hbm_usable;
+  s.dataset = *workload::dataset_for_model(cat(), "deepseek-r1");
+  s.scenario = workload::ServingScenario::kServer;
+  s.limits = s.dataset.limits(s.scenario);
+  GenerationTarget from{.gpu = &gh,
+                        .compute = &ch,
+                        .fabric = *execution::serving_fabric(cat(), h200),
+                        .gpus = 8,
+                        .weights = ch.effective(compute::DType::kNvfp4)};
+  GenerationTarget to{
+      .gpu = &gb, .compute = &cb, .fabric = s.fabric, .gpus = 8, .weights = compute::DType::kNvfp4};
+  auto steps = generation_breakdown(s, from, to, 2);
+  ASSERT_TRUE(steps) << steps.error().to_string();
+  ASSERT_EQ(steps->size(), 5u);
+  EXPECT_EQ((*steps)[0].change, "baseline");
+  EXPECT_EQ((*steps)[3].change, "FP4 weights");
+  double product = 1;
+  for (const auto& g : *steps) {
+    EXPECT_TRUE(g.meets) << g.change << ": " << g.label;
+    EXPECT_GT(g.tokens_per_s_per_gpu, 0) << g.change;
+    // Each step only adds capability and the search takes the best: never slower.
+    EXPECT_GE(g.factor, 0.999) << g.change;
+    product *= g.factor;
+  }
+  // The factors multiply to the ratio; B200 beats H200 per GPU by more than its bandwidth alone.
+  const double ratio = steps->back().tokens_per_s_per_gpu / steps->front().tokens_per_s_per_gpu;
+  EXPECT_NEAR(product, ratio, 1e-9 * ratio);
+  EXPECT_GT(ratio, 1.5);
+  EXPECT_GT((*steps)[1].factor, 1.2);  // GPU compute and bandwidth
+}
+
 }  // namespace
 }  // namespace clustertwin::search
