@@ -186,6 +186,7 @@ int run_scenario(const Context& ctx, const config::Document& doc, const std::str
     results["inference"] = r->json;
     if (!r->power.is_null()) results["inference"]["power"] = r->power;
     summary += "  " + r->summary + "\n";
+    if (!r->power_summary.empty()) summary += "  " + r->power_summary + "\n";
   }
   if (!json_path.empty()) {
     if (auto st = report::write_json(results, json_path); !st) return bad_input(st.error());
