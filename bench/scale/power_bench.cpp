@@ -8,6 +8,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <string>
 
 #include "clustertwin/collective/calibration.h"
@@ -40,8 +41,11 @@ struct Case {
 }  // namespace
 
 int main(int argc, char** argv) {
-  // `power_bench profile`: only the step-level power, 1000 times (for perf).
+  // `power_bench profile [CASE [N]]`: only the step-level power, N times (1000; for perf), of
+  // every case or of case CASE (0 = the flagship).
   const bool profile = argc > 1 && std::string(argv[1]) == "profile";
+  const int only = profile && argc > 2 ? std::atoi(argv[2]) : -1;
+  const int reps = profile && argc > 3 ? std::atoi(argv[3]) : 1000;
   auto cat = *hardware::Catalog::load_embedded();
   auto pcat = *power::PowerCatalog::load(cat);
   const Case cases[] = {
@@ -59,6 +63,7 @@ int main(int argc, char** argv) {
   std::printf("%-62s %8s %12s %12s %12s %8s %8s %9s\n", "case", "step_s", "step_coll_s",
               "step_anal_s", "power_wall_s", "ratio_c", "ratio_a", "peak_MiB");
   for (size_t ci = 0; ci < std::size(cases); ++ci) {
+    if (only >= 0 && static_cast<int>(ci) != only) continue;
     const auto& c = cases[ci];
     auto spec = *hardware::resolve_cluster(cat, c.cluster);
     auto topo = *topology::Topology::build(cat, spec);
@@ -107,7 +112,7 @@ int main(int argc, char** argv) {
                                  .baseline = &step};
     power::TrainingPowerOptions o;
     o.waveforms = false;
-    for (int rep = 0; rep < (profile ? 1000 : 20); ++rep) {
+    for (int rep = 0; rep < (profile ? reps : 20); ++rep) {
       auto t1 = std::chrono::steady_clock::now();
       auto p = power::analyze_training_power(in, o);
       power_wall = std::min(power_wall, since(t1));

@@ -16,6 +16,15 @@ ct_cli_test(NAME cli.serve_auto_on_one_node
             ARGS serve --cluster hgx-h200*1 --model llama2-70b --scenario server --precision fp8
                  --serving auto --requests 12000 --threads 2
             STDOUT "Pareto frontier")
+# The generation breakdown (issue 5's seed claim, per GPU, one factor per hardware difference).
+ct_cli_test(NAME cli.serve_compare_breaks_down_the_generation_ratio
+            ARGS serve --cluster hgx-b200*1 --model deepseek-r1 --scenario offline --precision fp8
+                 --compare hgx-h200*1 --threads 2
+            STDOUT "over hgx-h200")
+ct_cli_test(NAME bad.serve_compare_unknown_cluster RC 2
+            ARGS serve --cluster hgx-b200*1 --model deepseek-r1 --scenario offline --precision fp8
+                 --compare hgx-h201*1
+            STDERR "hgx-h201")
 # Run length: a request count too small to load the GPUs is refused with what it would take
 # (it used to report the drain as offline throughput, and empty queues as a compliant rate).
 ct_cli_test(NAME bad.serve_too_few_requests_offline RC 2

@@ -70,8 +70,8 @@ RackCooling rack_cooling(double peak_W, double avg_W, double liquid_fraction,
 
 FacilityModel::FacilityModel(const FacilityParams& f, const CoolingPlan& plan,
                              double design_liquid_W, double flow_L_per_min, double liquid_fraction)
-    : f_(f),
-      plan_(plan),
+    : f_(&f),
+      plan_(&plan),
       liquid_fraction_(liquid_fraction),
       flow_(flow_L_per_min),
       design_liquid_W_(design_liquid_W) {
@@ -92,25 +92,25 @@ FacilityPower FacilityModel::at(double it_W) const {
   p.it_W = it_W;
   p.cdus = cdus_;
   p.flow_L_per_min = flow_;
-  p.cdu_load = cdus_ > 0 ? design_liquid_W_ / (cdus_ * f_.cdu_capacity.base()) : 0;
+  p.cdu_load = cdus_ > 0 ? design_liquid_W_ / (cdus_ * f_->cdu_capacity.base()) : 0;
   const double liquid = liquid_fraction_ * it_W;
   const double air = it_W - liquid;
-  p.distribution_loss_W = it_W / f_.distribution_efficiency - it_W;
+  p.distribution_loss_W = it_W / f_->distribution_efficiency - it_W;
   p.cdu_pumps_W = pumps_W_;
   // Free cooling above the threshold supply temperature; a chiller takes a share that grows
   // 10% per kelvin below it.
   const double chiller_share =
-      std::clamp((f_.free_cooling_min_supply_C - plan_.supply_C) / 10.0, 0.0, 1.0);
-  p.heat_rejection_W = f_.heat_rejection_per_W * liquid;
-  p.chiller_W = chiller_share * liquid / f_.chiller_cop;
-  p.air_cooling_W = f_.air_cooling_per_W * air;
-  p.facility_pumps_W = f_.facility_pumps_per_W * it_W;
-  p.auxiliary_W = f_.auxiliary_fraction * it_W;
+      std::clamp((f_->free_cooling_min_supply_C - plan_->supply_C) / 10.0, 0.0, 1.0);
+  p.heat_rejection_W = f_->heat_rejection_per_W * liquid;
+  p.chiller_W = chiller_share * liquid / f_->chiller_cop;
+  p.air_cooling_W = f_->air_cooling_per_W * air;
+  p.facility_pumps_W = f_->facility_pumps_per_W * it_W;
+  p.auxiliary_W = f_->auxiliary_fraction * it_W;
   p.facility_W = it_W + p.distribution_loss_W + p.cdu_pumps_W + p.heat_rejection_W + p.chiller_W +
                  p.air_cooling_W + p.facility_pumps_W + p.auxiliary_W;
-  if (plan_.pue) {
+  if (plan_->pue) {
     p.pue_given = true;
-    p.facility_W = it_W * *plan_.pue;
+    p.facility_W = it_W * *plan_->pue;
   }
   p.pue = it_W > 0 ? p.facility_W / it_W : 1;
   return p;

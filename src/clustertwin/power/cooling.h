@@ -67,14 +67,15 @@ struct FacilityPower {
 /// `at()` evaluates it for any IT power (pumps run at design flow).
 class FacilityModel {
  public:
+  /// `f` and `plan` must outlive the model.
   FacilityModel(const FacilityParams& f, const CoolingPlan& plan, double design_liquid_W,
                 double flow_L_per_min, double liquid_fraction);
   [[nodiscard]] FacilityPower at(double it_W) const;
   [[nodiscard]] double facility_W(double it_W) const { return at(it_W).facility_W; }
 
  private:
-  FacilityParams f_;
-  CoolingPlan plan_;
+  const FacilityParams* f_;  // the caller's: outlive the model
+  const CoolingPlan* plan_;
   double liquid_fraction_ = 0, flow_ = 0, pumps_W_ = 0, design_liquid_W_ = 0;
   int cdus_ = 0;
 };

@@ -21,27 +21,27 @@ constexpr double kMemoryAnchorUtil = 0.8;
 }  // namespace
 
 GpuPowerModel::GpuPowerModel(const hardware::GpuSpec& gpu, const GpuPowerParams& p)
-    : p_(p), tgp_(gpu.tgp.base()), idle_(gpu.idle_power.base()) {
-  const double top = p_.limit_margin * tgp_ - p_.floor.base();
-  const double frac = (p_.memory_anchor.base() - p_.floor.base()) / top;
+    : p_(&p), tgp_(gpu.tgp.base()), idle_(gpu.idle_power.base()) {
+  const double top = p_->limit_margin * tgp_ - p_->floor.base();
+  const double frac = (p_->memory_anchor.base() - p_->floor.base()) / top;
   CT_CHECK(top > 0 && frac > 0 && frac < 1, "power parameters: floor < memory anchor < limit");
   // (u_anchor / x_m)^gamma = frac
-  x_m_ = kMemoryAnchorUtil / std::pow(frac, 1.0 / p_.exponent);
+  x_m_ = kMemoryAnchorUtil / std::pow(frac, 1.0 / p_->exponent);
 }
 
 base::Status GpuPowerModel::check(const GpuSettings& s) const {
   if (s.cap.base() != 0) {
-    if (s.cap < p_.min_limit || s.cap > p_.max_limit) {
+    if (s.cap < p_->min_limit || s.cap > p_->max_limit) {
       return base::fail(
           fmt::format("power cap {:g} W is outside the settable range of {} ({:g}-{:g} W)",
-                      s.cap.base(), p_.gpu, p_.min_limit.base(), p_.max_limit.base()));
+                      s.cap.base(), p_->gpu, p_->min_limit.base(), p_->max_limit.base()));
     }
   }
   if (s.clock_lock_MHz != 0) {
-    const double lo = 0.2 * p_.max_clock_MHz;
-    if (s.clock_lock_MHz < lo || s.clock_lock_MHz > p_.max_clock_MHz) {
+    const double lo = 0.2 * p_->max_clock_MHz;
+    if (s.clock_lock_MHz < lo || s.clock_lock_MHz > p_->max_clock_MHz) {
       return base::fail(fmt::format("clock lock {:g} MHz is outside {:g}-{:g} MHz for {}",
-                                    s.clock_lock_MHz, lo, p_.max_clock_MHz, p_.gpu));
+                                    s.clock_lock_MHz, lo, p_->max_clock_MHz, p_->gpu));
     }
   }
   return {};
@@ -49,31 +49,31 @@ base::Status GpuPowerModel::check(const GpuSettings& s) const {
 
 double GpuPowerModel::demand(double u_c, double u_m, double u_l) const {
   const double x = std::min(
-      1.0, std::max(std::max(0.0, u_c) / p_.compute_saturation, std::max(0.0, u_m) / x_m_));
-  const double top = p_.limit_margin * tgp_;
-  return p_.floor.base() + (top - p_.floor.base()) * std::pow(x, p_.exponent) +
-         p_.link_power.base() * std::clamp(u_l, 0.0, 1.0);
+      1.0, std::max(std::max(0.0, u_c) / p_->compute_saturation, std::max(0.0, u_m) / x_m_));
+  const double top = p_->limit_margin * tgp_;
+  return p_->floor.base() + (top - p_->floor.base()) * std::pow(x, p_->exponent) +
+         p_->link_power.base() * std::clamp(u_l, 0.0, 1.0);
 }
 
 Effect GpuPowerModel::apply(double demand_W, bool compute_bound, const GpuSettings& s) const {
-  const double alpha = p_.dvfs_exponent;
+  const double alpha = p_->dvfs_exponent;
   double P = demand_W;
   double slow = 1.0;
   if (s.clock_lock_MHz > 0) {
     if (compute_bound) {
-      const bool limited = demand_W >= p_.limit_margin * tgp_ - 1e-6;
-      const double f0 = limited ? p_.sustained_clock_MHz : p_.max_clock_MHz;
+      const bool limited = demand_W >= p_->limit_margin * tgp_ - 1e-6;
+      const double f0 = limited ? p_->sustained_clock_MHz : p_->max_clock_MHz;
       const double phi = std::min(1.0, s.clock_lock_MHz / f0);
       slow /= phi;
       P = idle_ + std::max(0.0, P - idle_) * std::pow(phi, alpha);
     } else {
-      const double phi = std::min(1.0, s.clock_lock_MHz / p_.max_clock_MHz);
+      const double phi = std::min(1.0, s.clock_lock_MHz / p_->max_clock_MHz);
       P = idle_ +
           std::max(0.0, P - idle_) * (1.0 - kMemorySmShare + kMemorySmShare * std::pow(phi, alpha));
     }
   }
   const double cap = s.cap.base() > 0 ? s.cap.base() : tgp_;
-  const double lim = p_.limit_margin * cap;
+  const double lim = p_->limit_margin * cap;
   if (P > lim) {
     // The clock falls until the dynamic power fits; floor the headroom so a cap near the static
     // power gives a large but finite slowdown.
@@ -88,7 +88,7 @@ OpPower GpuPowerModel::op(const compute::ComputeModel& cm, const compute::Op& o)
   OpPower r;
   r.time_s = cm.op(o).base();
   if (r.time_s <= 0) {
-    r.demand_W = p_.floor.base();
+    r.demand_W = p_->floor.base();
     return r;
   }
   const double peak = cm.peak(o.dtype).base();

@@ -50,6 +50,7 @@ struct Effect {
 
 class GpuPowerModel {
  public:
+  /// `p` must outlive the model (it is the power catalog's).
   GpuPowerModel(const hardware::GpuSpec& gpu, const GpuPowerParams& p);
 
   /// Caps outside [min_limit, max_limit] and clock locks outside [0.2, 1] x the maximum clock
@@ -67,19 +68,19 @@ class GpuPowerModel {
   [[nodiscard]] double memory_bound_W(const compute::ComputeModel& cm) const;
   /// Waiting for communication with the link busy (u_l) or a pipeline bubble (u_l = 0).
   [[nodiscard]] double comm_W(double u_l) const {
-    return p_.floor.base() + p_.link_power.base() * u_l;
+    return p_->floor.base() + p_->link_power.base() * u_l;
   }
 
   [[nodiscard]] double tgp_W() const { return tgp_; }
   [[nodiscard]] double idle_W() const { return idle_; }
-  [[nodiscard]] double floor_W() const { return p_.floor.base(); }
+  [[nodiscard]] double floor_W() const { return p_->floor.base(); }
   /// Where a power-limited kernel settles under limit `cap_W`.
-  [[nodiscard]] double limited_W(double cap_W) const { return p_.limit_margin * cap_W; }
+  [[nodiscard]] double limited_W(double cap_W) const { return p_->limit_margin * cap_W; }
   [[nodiscard]] double memory_saturation() const { return x_m_; }
-  [[nodiscard]] const GpuPowerParams& params() const { return p_; }
+  [[nodiscard]] const GpuPowerParams& params() const { return *p_; }
 
  private:
-  GpuPowerParams p_;
+  const GpuPowerParams* p_;  // the catalog's: outlives the model
   double tgp_ = 0, idle_ = 0, x_m_ = 1;
 };
 

@@ -9,7 +9,7 @@ namespace clustertwin::power {
 
 SystemPowerModel::SystemPowerModel(const hardware::Catalog& catalog,
                                    const hardware::SystemSpec& sys, const SystemPowerParams& p)
-    : sys_(sys), p_(p) {
+    : sys_(&sys), p_(&p) {
   auto gpu = catalog.gpu(sys.gpu);
   CT_CHECK(gpu.has_value(), "system GPU is in the catalog (checked at load)");
   tgp_ = (*gpu)->tgp.base();
@@ -26,20 +26,20 @@ SystemPowerModel::SystemPowerModel(const hardware::Catalog& catalog,
 
 SystemBreakdown SystemPowerModel::at(double gpu_sum_W, bool hosts_active) const {
   SystemBreakdown b;
-  const double nodes = sys_.nodes;
+  const double nodes = sys_->nodes;
   b.gpus_W = gpu_sum_W;
-  const double cpu_idle = std::min(p_.cpu_idle.base(), cpu_tdp_);
-  const double load = hosts_active ? p_.cpu_training_load : 0.0;
-  b.cpus_W = sys_.cpus() * (cpu_idle + (cpu_tdp_ - cpu_idle) * load);
-  b.nics_W = sys_.nics() * nic_W_;
+  const double cpu_idle = std::min(p_->cpu_idle.base(), cpu_tdp_);
+  const double load = hosts_active ? p_->cpu_training_load : 0.0;
+  b.cpus_W = sys_->cpus() * (cpu_idle + (cpu_tdp_ - cpu_idle) * load);
+  b.nics_W = sys_->nics() * nic_W_;
   b.board_W = nodes * board_W_;
-  if (p_.fans_max.base() > 0 && nameplate_heat_ > 0) {
+  if (p_->fans_max.base() > 0 && nameplate_heat_ > 0) {
     const double heat_per_node = (b.gpus_W + b.cpus_W + b.nics_W + b.board_W) / nodes;
     const double x = std::clamp(heat_per_node / nameplate_heat_, 0.0, 1.0);
-    b.fans_W = nodes * p_.fans_max.base() * (p_.fan_min + (1 - p_.fan_min) * x * x * x);
+    b.fans_W = nodes * p_->fans_max.base() * (p_->fan_min + (1 - p_->fan_min) * x * x * x);
   }
-  b.switch_trays_W = sys_.switch_trays * sys_.switch_tray_power.base();
-  b.misc_W = p_.rack_misc.base() / p_.systems_per_rack;
+  b.switch_trays_W = sys_->switch_trays * sys_->switch_tray_power.base();
+  b.misc_W = p_->rack_misc.base() / p_->systems_per_rack;
   b.dc_W = b.gpus_W + b.cpus_W + b.nics_W + b.board_W + b.fans_W + b.switch_trays_W + b.misc_W;
   b.ac_W = psu_input_W(b.dc_W);
   b.psu_loss_W = b.ac_W - b.dc_W;
@@ -47,7 +47,7 @@ SystemBreakdown SystemPowerModel::at(double gpu_sum_W, bool hosts_active) const 
 }
 
 double SystemPowerModel::psu_input_W(double dc_W) const {
-  const auto& psu = p_.psu;
+  const auto& psu = p_->psu;
   // Redundant PSUs share the load (N+N shelves run every unit at half the load), so the
   // efficiency is read at the load of all units; constant losses count every unit.
   const double installed = psu.rating.base() * psu.units;
@@ -94,9 +94,9 @@ FabricPower fabric_power(const hardware::Catalog& catalog, const topology::Topol
 }
 
 double SystemPowerModel::nameplate_W() const {
-  return tgp_ * sys_.gpus() + cpu_tdp_ * sys_.cpus() + nic_W_ * sys_.nics() +
-         sys_.node_other_power.base() * sys_.nodes +
-         sys_.switch_trays * sys_.switch_tray_power.base();
+  return tgp_ * sys_->gpus() + cpu_tdp_ * sys_->cpus() + nic_W_ * sys_->nics() +
+         sys_->node_other_power.base() * sys_->nodes +
+         sys_->switch_trays * sys_->switch_tray_power.base();
 }
 
 }  // namespace clustertwin::power

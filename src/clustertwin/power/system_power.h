@@ -30,6 +30,7 @@ struct SystemBreakdown {
 
 class SystemPowerModel {
  public:
+  /// `sys` and `p` must outlive the model (they are the catalogs').
   SystemPowerModel(const hardware::Catalog& catalog, const hardware::SystemSpec& sys,
                    const SystemPowerParams& p);
 
@@ -47,21 +48,21 @@ class SystemPowerModel {
   /// PSU input for a DC load.
   [[nodiscard]] double psu_input_W(double dc_W) const;
   /// The usable DC capacity of the system's PSUs (spares excluded): the rack limit.
-  [[nodiscard]] double usable_W() const { return p_.psu.usable().base(); }
+  [[nodiscard]] double usable_W() const { return p_->psu.usable().base(); }
   /// The largest sum of GPU power whose system DC power fits `usable_W()` (bisection).
   [[nodiscard]] double gpu_budget_W(bool hosts_active) const;
 
-  [[nodiscard]] int gpus() const { return sys_.gpus(); }
-  [[nodiscard]] int gpus_per_node() const { return sys_.gpus_per_node; }
-  [[nodiscard]] const SystemPowerParams& params() const { return p_; }
-  [[nodiscard]] const hardware::SystemSpec& spec() const { return sys_; }
+  [[nodiscard]] int gpus() const { return sys_->gpus(); }
+  [[nodiscard]] int gpus_per_node() const { return sys_->gpus_per_node; }
+  [[nodiscard]] const SystemPowerParams& params() const { return *p_; }
+  [[nodiscard]] const hardware::SystemSpec& spec() const { return *sys_; }
   [[nodiscard]] double tgp_W() const { return tgp_; }
   /// The nameplate estimate of topology::summarize (TGP, TDP, NICs, node other, switch trays).
   [[nodiscard]] double nameplate_W() const;
 
  private:
-  hardware::SystemSpec sys_;
-  SystemPowerParams p_;
+  const hardware::SystemSpec* sys_;  // the catalog's: outlive the model
+  const SystemPowerParams* p_;
   double tgp_ = 0, cpu_tdp_ = 0, nic_W_ = 0, board_W_ = 0, nameplate_heat_ = 0;
 };
 

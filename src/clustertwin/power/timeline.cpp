@@ -29,58 +29,67 @@ const char* activity_name(Activity a) {
 }
 
 PeriodicTimeline::PeriodicTimeline(std::vector<Segment> segments) : segments_(std::move(segments)) {
-  std::erase_if(segments_, [](const Segment& s) { return s.t1_s <= s.t0_s; });
-  if (segments_.empty()) return;
-  t_.reserve(segments_.size() + 1);
-  cum_.reserve(segments_.size() + 1);
-  t_.push_back(0);
-  cum_.push_back(0);
-  for (auto& s : segments_) {
-    CT_CHECK(std::abs(s.t0_s - t_.back()) < 1e-9 * std::max(1.0, s.t0_s),
-             "segments are contiguous from 0");
-    s.t0_s = t_.back();
-    t_.push_back(s.t1_s);
-    cum_.push_back(cum_.back() + s.power_W * (s.t1_s - s.t0_s));
+  if (std::any_of(segments_.begin(), segments_.end(),
+                  [](const Segment& s) { return s.t1_s <= s.t0_s; })) {
+    std::erase_if(segments_, [](const Segment& s) { return s.t1_s <= s.t0_s; });
   }
+  if (segments_.empty()) return;
+  const size_t n = segments_.size();
+  cum_.resize(n + 1);
+  double t = 0, e = 0;
+  peak_W_ = segments_.front().power_W;
+  min_W_ = peak_W_;
+  for (size_t i = 0; i < n; ++i) {
+    auto& s = segments_[i];
+    CT_CHECK(std::abs(s.t0_s - t) < 1e-9 * std::max(1.0, s.t0_s), "segments are contiguous from 0");
+    s.t0_s = t;
+    cum_[i] = e;
+    e += s.power_W * (s.t1_s - t);
+    t = s.t1_s;
+    peak_W_ = std::max(peak_W_, s.power_W);
+    min_W_ = std::min(min_W_, s.power_W);
+  }
+  cum_[n] = e;
+}
+
+PeriodicTimeline PeriodicTimeline::from_parts(std::vector<Segment> segments,
+                                              std::vector<double> cum, double peak_W,
+                                              double min_W) {
+  CT_CHECK(cum.size() == segments.size() + 1 || (segments.empty() && cum.empty()),
+           "one energy per segment boundary");
+  PeriodicTimeline t;
+  t.segments_ = std::move(segments);
+  t.cum_ = std::move(cum);
+  t.peak_W_ = peak_W;
+  t.min_W_ = min_W;
+  return t;
 }
 
 double PeriodicTimeline::energy_J(double t) const {
   if (segments_.empty() || t <= 0) return 0;
-  const double T = t_.back();
+  const double T = period_s();
   const double k = std::floor(t / T);
   double r = t - k * T;
   if (r >= T) r = T;
-  // The segment holding r.
-  const auto it = std::upper_bound(t_.begin(), t_.end(), r);
-  const size_t i = static_cast<size_t>(std::max<std::ptrdiff_t>(1, it - t_.begin())) - 1;
-  const size_t seg = std::min(i, segments_.size() - 1);
-  return k * cum_.back() + cum_[seg] + segments_[seg].power_W * (r - t_[seg]);
+  const size_t seg = holding(r);
+  return k * cum_.back() + cum_[seg] + segments_[seg].power_W * (r - segments_[seg].t0_s);
 }
 
 double PeriodicTimeline::average_W() const {
-  return segments_.empty() ? 0 : cum_.back() / t_.back();
-}
-
-double PeriodicTimeline::peak_W() const {
-  double p = 0;
-  for (const auto& s : segments_) p = std::max(p, s.power_W);
-  return p;
-}
-
-double PeriodicTimeline::min_W() const {
-  if (segments_.empty()) return 0;
-  double p = segments_.front().power_W;
-  for (const auto& s : segments_) p = std::min(p, s.power_W);
-  return p;
+  return segments_.empty() ? 0 : cum_.back() / period_s();
 }
 
 double PeriodicTimeline::at(double t) const {
   if (segments_.empty()) return 0;
-  const double T = t_.back();
-  const double r = t - std::floor(t / T) * T;
-  const auto it = std::upper_bound(t_.begin(), t_.end(), r);
-  const size_t i = static_cast<size_t>(std::max<std::ptrdiff_t>(1, it - t_.begin())) - 1;
-  return segments_[std::min(i, segments_.size() - 1)].power_W;
+  const double T = period_s();
+  return segments_[holding(t - std::floor(t / T) * T)].power_W;
+}
+
+size_t PeriodicTimeline::holding(double r) const {
+  // The first segment ending after r (the last one for r at or past the period).
+  const auto it = std::upper_bound(segments_.begin(), segments_.end(), r,
+                                   [](double x, const Segment& s) { return x < s.t1_s; });
+  return std::min(static_cast<size_t>(it - segments_.begin()), segments_.size() - 1);
 }
 
 std::vector<WallInterval> job_schedule(JobWindow& w, double step_time_s) {

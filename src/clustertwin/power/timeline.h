@@ -3,6 +3,7 @@
 /// power over one training step (periodic), and the wall-clock schedule of a job (idle before it
 /// starts, initialisation, training with checkpoint pauses, idle after it stops).
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -25,24 +26,32 @@ class PeriodicTimeline {
   PeriodicTimeline() = default;
   /// Takes contiguous segments; a zero-length segment is dropped.
   explicit PeriodicTimeline(std::vector<Segment> segments);
+  /// For builders that already hold what the constructor computes: segments contiguous from 0,
+  /// each of positive length; cum[i] the energy before segment i (size segments + 1); the
+  /// highest and lowest power.
+  static PeriodicTimeline from_parts(std::vector<Segment> segments, std::vector<double> cum,
+                                     double peak_W, double min_W);
 
-  [[nodiscard]] double period_s() const { return t_.empty() ? 0 : t_.back(); }
+  [[nodiscard]] double period_s() const { return segments_.empty() ? 0 : segments_.back().t1_s; }
   /// Energy over [0, t) for any t >= 0 (periodic extension).
   [[nodiscard]] double energy_J(double t) const;
   /// Energy over [a, b).
   [[nodiscard]] double energy_J(double a, double b) const { return energy_J(b) - energy_J(a); }
   [[nodiscard]] double energy_per_period_J() const { return cum_.empty() ? 0 : cum_.back(); }
   [[nodiscard]] double average_W() const;
-  [[nodiscard]] double peak_W() const;
-  [[nodiscard]] double min_W() const;
+  /// The highest and lowest power of the period (0 when empty).
+  [[nodiscard]] double peak_W() const { return std::max(peak_W_, 0.0); }
+  [[nodiscard]] double min_W() const { return min_W_; }
   [[nodiscard]] const std::vector<Segment>& segments() const { return segments_; }
   /// Power at time t (periodic).
   [[nodiscard]] double at(double t) const;
 
  private:
+  /// Index of the segment holding time r in [0, period].
+  [[nodiscard]] size_t holding(double r) const;
   std::vector<Segment> segments_;
-  std::vector<double> t_;    // boundaries, size n+1
   std::vector<double> cum_;  // energy at each boundary, size n+1
+  double peak_W_ = 0, min_W_ = 0;
 };
 
 /// The wall-clock phases of a job in a waveform window.

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <limits>
 #include <map>
 #include <sstream>
 
@@ -142,55 +143,112 @@ struct PowerLevels {
   double fwd_comm_share = 0, bwd_comm_share = 0;
 };
 
-std::vector<PeriodicTimeline> stage_timelines(const execution::TrainingResult& r,
-                                              const workload::TrainingLayout& l,
-                                              const std::vector<ChunkPower>& cps,
-                                              const PowerLevels& lv) {
-  // The tasks bucketed by stage (counting sort: one array, no per-stage vectors).
-  const auto pp = static_cast<size_t>(l.pp);
-  std::vector<size_t> first(pp + 1, 0);
-  for (const auto& t : r.tasks) ++first[static_cast<size_t>(t.stage) + 1];
-  for (size_t st = 0; st < pp; ++st) first[st + 1] += first[st];
-  std::vector<const execution::TaskRecord*> bucket(r.tasks.size());
-  {
-    std::vector<size_t> at(first.begin(), first.end() - 1);
-    for (const auto& t : r.tasks) bucket[at[static_cast<size_t>(t.stage)]++] = &t;
+// The stages' timelines, and for each segment its power level: levels are the few distinct
+// powers a GPU draws in a step (wait, communication, optimizer, each chunk's forward and
+// backward), so what depends only on a GPU's power (a rack's system model, a class's energy) is
+// evaluated per level rather than per segment.
+struct StageTimelines {
+  std::vector<PeriodicTimeline> timelines;
+  std::vector<double> level_W;               // kWaitLevel, kCommLevel, kOptLevel, chunks
+  std::vector<std::vector<uint16_t>> level;  // per stage, per segment
+  std::vector<double> level_time_s;          // per stage x level: time spent at it
+};
+constexpr uint16_t kWaitLevel = 0, kCommLevel = 1, kOptLevel = 2, kChunkLevel0 = 3;
+
+// One pass over the tasks in the order execution recorded them (completion order, so each
+// stage's tasks arrive in start order: a stage runs one task at a time); tasks recorded in another
+// order are sorted by stage and start first.
+StageTimelines stage_timelines(const execution::TrainingResult& r,
+                               const workload::TrainingLayout& l,
+                               const std::vector<ChunkPower>& cps, const PowerLevels& lv) {
+  StageTimelines out;
+  out.level_W = {lv.wait_W, lv.comm_W, lv.optimizer_W};
+  for (const auto& cp : cps) {
+    out.level_W.push_back((1 - lv.fwd_comm_share) * cp.fwd.power_W() +
+                          lv.fwd_comm_share * lv.comm_W);
+    out.level_W.push_back((1 - lv.bwd_comm_share) * cp.bwd.power_W() +
+                          lv.bwd_comm_share * lv.comm_W);
   }
-  std::vector<PeriodicTimeline> out;
-  out.reserve(pp);
+  const size_t levels = out.level_W.size();
+  const auto pp = static_cast<size_t>(l.pp);
   const double step = r.step_time_s;
-  for (int st = 0; st < l.pp; ++st) {
-    const std::span<const execution::TaskRecord*> ts(
-        bucket.data() + first[static_cast<size_t>(st)],
-        first[static_cast<size_t>(st) + 1] - first[static_cast<size_t>(st)]);
-    // A stage runs one task at a time, so completion order is start order: sort only if not.
-    const auto by_start = [](const auto* a, const auto* b) { return a->start < b->start; };
-    if (!std::is_sorted(ts.begin(), ts.end(), by_start)) std::sort(ts.begin(), ts.end(), by_start);
+  struct Builder {
     std::vector<Segment> seg;
-    seg.reserve(2 * ts.size() + 4);
-    double t = 0;
-    auto push = [&](double t1, double w, Activity a) {
-      t1 = std::min(t1, step);
+    std::vector<double> cum;
+    std::vector<uint16_t> level;
+    double t = 0, e = 0, peak = 0, low = 1e300;
+    engine::Tick last_start = std::numeric_limits<engine::Tick>::min();
+    // The stage moves to level k (power w) until t1; `lt` is its time per level.
+    [[gnu::always_inline]] void push(double t1, uint16_t k, double w, Activity a, double* lt) {
       if (t1 > t) {
         seg.push_back({t, t1, w, a});
+        level.push_back(k);
+        lt[k] += t1 - t;
+        e += w * (t1 - t);
+        cum.push_back(e);
+        peak = std::max(peak, w);
+        low = std::min(low, w);
         t = t1;
       }
-    };
-    for (const auto* task : ts) {
-      const double a = static_cast<double>(task->start) * 1e-9,
-                   b = static_cast<double>(task->end) * 1e-9;
-      push(a, lv.wait_W, Activity::kWait);
-      const auto& cp = cps[static_cast<size_t>(task->chunk)];
-      const double comp = task->forward ? cp.fwd.power_W() : cp.bwd.power_W();
-      const double share = task->forward ? lv.fwd_comm_share : lv.bwd_comm_share;
-      push(b, (1 - share) * comp + share * lv.comm_W, Activity::kCompute);
     }
-    const auto& stage = r.stages[static_cast<size_t>(st)];
-    push(std::max(t, stage.pipeline_end_s), lv.wait_W, Activity::kWait);
-    push(t + stage.dp_exposed_s, lv.comm_W, Activity::kComm);
-    push(t + stage.optimizer_s, lv.optimizer_W, Activity::kOptimizer);
-    push(step, lv.wait_W, Activity::kWait);
-    out.emplace_back(std::move(seg));
+  };
+  std::vector<Builder> bs(pp);
+  out.level_time_s.assign(pp * levels, 0.0);
+  auto reset = [&] {
+    const size_t est = 2 * r.tasks.size() / std::max<size_t>(pp, 1) + 8;
+    for (auto& b : bs) {
+      b = Builder{};
+      b.seg.reserve(est);
+      b.cum.reserve(est + 1);
+      b.level.reserve(est);
+      b.cum.push_back(0);
+    }
+    std::fill(out.level_time_s.begin(), out.level_time_s.end(), 0.0);
+  };
+  auto push = [&](Builder& b, size_t st, double t1, uint16_t k, Activity a) {
+    b.push(std::min(t1, step), k, out.level_W[k], a, out.level_time_s.data() + st * levels);
+  };
+  // False when a stage's tasks are not in start order.
+  auto add = [&](const execution::TaskRecord& task) {
+    const auto st = static_cast<size_t>(task.stage);
+    auto& b = bs[st];
+    if (task.start < b.last_start) return false;
+    b.last_start = task.start;
+    double* lt = out.level_time_s.data() + st * levels;
+    b.push(std::min(static_cast<double>(task.start) * 1e-9, step), kWaitLevel,
+           out.level_W[kWaitLevel], Activity::kWait, lt);
+    const auto k = static_cast<uint16_t>(kChunkLevel0 + 2 * task.chunk + (task.forward ? 0 : 1));
+    b.push(std::min(static_cast<double>(task.end) * 1e-9, step), k, out.level_W[k],
+           Activity::kCompute, lt);
+    return true;
+  };
+  reset();
+  if (!std::all_of(r.tasks.begin(), r.tasks.end(), add)) {
+    std::vector<const execution::TaskRecord*> order;
+    order.reserve(r.tasks.size());
+    for (const auto& t : r.tasks) order.push_back(&t);
+    std::stable_sort(order.begin(), order.end(), [](const auto* a, const auto* b) {
+      return std::pair{a->stage, a->start} < std::pair{b->stage, b->start};
+    });
+    reset();
+    for (const auto* t : order) add(*t);
+  }
+  out.timelines.reserve(pp);
+  out.level.reserve(pp);
+  for (size_t st = 0; st < pp; ++st) {
+    auto& b = bs[st];
+    const auto& stage = r.stages[st];
+    push(b, st, std::max(b.t, stage.pipeline_end_s), kWaitLevel, Activity::kWait);
+    push(b, st, b.t + stage.dp_exposed_s, kCommLevel, Activity::kComm);
+    push(b, st, b.t + stage.optimizer_s, kOptLevel, Activity::kOptimizer);
+    push(b, st, step, kWaitLevel, Activity::kWait);
+    if (b.seg.empty()) {
+      out.timelines.emplace_back();
+    } else {
+      out.timelines.push_back(
+          PeriodicTimeline::from_parts(std::move(b.seg), std::move(b.cum), b.peak, b.low));
+    }
+    out.level.push_back(std::move(b.level));
   }
   return out;
 }
@@ -204,13 +262,14 @@ std::vector<RackClass> rack_classes(const workload::TrainingLayout& l, int64_t f
   const int64_t per_rack = static_cast<int64_t>(gpus_per_system) * systems_per_rack;
   const int64_t n_racks = (cluster_gpus + per_rack - 1) / per_rack;
   *racks = static_cast<int>(n_racks);
-  std::map<std::pair<std::vector<int>, std::pair<int, int>>, int> classes;
   // Stages are outermost in the rank order (workload::coord_of: tp-cp-dp-pp), so stage s holds
   // the job's ranks [s * per_stage, (s + 1) * per_stage): a rack's share of each stage is an
   // interval intersection, O(racks x stages) rather than O(GPUs).
   const int64_t per_stage = job / l.pp;
-  // Neighbouring racks mostly hold the same stages: runs of equal keys enter the map once.
+  // Neighbouring racks mostly hold the same stages: runs of equal keys are counted once, then
+  // equal keys merged (sorted by key).
   using Key = std::pair<std::vector<int>, std::pair<int, int>>;
+  std::vector<std::pair<Key, int>> runs;
   Key prev;
   int run = 0;
   std::vector<int> stages(static_cast<size_t>(l.pp), 0);
@@ -233,12 +292,23 @@ std::vector<RackClass> rack_classes(const workload::TrainingLayout& l, int64_t f
       ++run;
       continue;
     }
-    if (run > 0) classes[prev] += run;
+    if (run > 0) runs.emplace_back(std::move(prev), run);
     prev = {stages, {idle, systems}};
     run = 1;
   }
-  if (run > 0) classes[prev] += run;
+  if (run > 0) runs.emplace_back(std::move(prev), run);
+  std::sort(runs.begin(), runs.end(),
+            [](const auto& a, const auto& b) { return a.first < b.first; });
+  std::vector<std::pair<Key, int>> classes;
+  for (auto& r : runs) {
+    if (!classes.empty() && classes.back().first == r.first) {
+      classes.back().second += r.second;
+    } else {
+      classes.push_back(std::move(r));
+    }
+  }
   std::vector<RackClass> out;
+  out.reserve(classes.size());
   for (const auto& [key, count] : classes) {
     RackClass c;
     c.stage_gpus = key.first;
@@ -306,28 +376,75 @@ class SystemCache {
 };
 
 // Rack classes and the cluster over one step. A class holding one stage (the usual case: stages
-// are contiguous rank ranges, racks hold whole shares of them) follows that stage's segments:
-// its AC power, energy, peak and minimum come from one pass over them, and its contribution to
-// the cluster is tabled per segment. The cluster's peak and minimum then need the stages' segment
-// ends in time order (the sorted runs merged pairwise, O(K log stages) for K segments), where a
-// segment end changes the cluster by one table difference. Classes over several stages (racks
-// that straddle a stage boundary) are evaluated at their stages' ends. Energy is accumulated over
-// constant stretches (closed form), so nothing is sampled.
+// are contiguous rank ranges, racks hold whole shares of them) draws one power per level of its
+// stage: its AC power, energy, peak and minimum come from one system-model evaluation per level
+// the stage visits, and its contribution to the cluster is tabled per (stage, level). The
+// cluster's peak and minimum then need the stages' segment ends in time order, where each end
+// changes the cluster by one table difference: the ends are bucket-sorted by time (K buckets of
+// equal width, then an insertion sort of the nearly sorted array: O(K) for K segments). Classes
+// over several stages (racks that straddle a stage boundary) are evaluated at their stages' ends.
+// Energy is accumulated over constant stretches (closed form), so nothing is sampled.
+// A stage's segment end in the cluster sweep: its time, its stage and the level that follows
+// (kNone after the stage's last segment).
+struct End {
+  double t;
+  uint32_t stage;
+  uint32_t next;
+};
+constexpr uint32_t kNone = ~0U;
+
+struct Walk {
+  double energy_J = 0, peak_W = -1e300, min_W = 1e300;
+};
+
+// The cluster over [0, step) from its value at 0 and the ends in time order, when every class
+// holds one stage: each end moves its stage's contribution to the next level's (contrib[stage x
+// L + level]). Ends closer than 1e-12 s form one instant: the cluster is recorded only between
+// instants. A separate function so that the loop's state stays in registers.
+Walk walk_single_stage(std::span<const End> ends, std::span<const double> contrib, size_t L,
+                       std::span<double> cur, double cluster, double step) {
+  Walk w;
+  double t = 0, e = 0, peak = -1e300, low = 1e300;
+  for (const End& x : ends) {
+    if (x.t > t + 1e-12) {
+      const double t1 = std::min(x.t, step);
+      e += cluster * (t1 - t);
+      peak = std::max(peak, cluster);
+      low = std::min(low, cluster);
+      t = t1;
+      if (t >= step) break;
+    }
+    if (x.next == kNone) continue;
+    const double v = contrib[x.stage * L + x.next];
+    cluster += v - cur[x.stage];
+    cur[x.stage] = v;
+  }
+  if (t < step) {
+    e += cluster * (step - t);
+    peak = std::max(peak, cluster);
+    low = std::min(low, cluster);
+  }
+  w.energy_J = e;
+  w.peak_W = peak;
+  w.min_W = low;
+  return w;
+}
+
 struct StepSweep {
   double it_avg_W = 0, it_peak_W = 0, it_min_W = 0;
   std::vector<double> peak_sum;  // per class: the GPU sum at its AC peak
 };
 
-StepSweep sweep_step(const std::vector<PeriodicTimeline>& tls, double step,
-                     std::vector<RackClass>& classes, const SystemPowerModel& sm, double idle_W,
-                     double fabric_W) {
-  const size_t S = tls.size(), C = classes.size();
+StepSweep sweep_step(const StageTimelines& stl, double step, std::vector<RackClass>& classes,
+                     const SystemPowerModel& sm, double idle_W, double fabric_W) {
+  const auto& tls = stl.timelines;
+  const size_t S = tls.size(), C = classes.size(), L = stl.level_W.size();
   StepSweep out;
   out.peak_sum.assign(C, 0.0);
-  std::vector<size_t> off(S + 1, 0);
-  for (size_t st = 0; st < S; ++st) off[st + 1] = off[st] + tls[st].segments().size();
-  const size_t K = off[S];
-  std::vector<double> contrib(K, 0.0);  // single-stage classes' AC x count, per segment
+  size_t K = 0;
+  for (const auto& tl : tls) K += tl.segments().size();
+  // Single-stage classes' AC x count, per stage and level.
+  std::vector<double> contrib(S * L, 0.0);
   std::vector<std::vector<int>> multi_of(S);
   std::vector<int> multi;
   for (size_t ci = 0; ci < C; ++ci) {
@@ -343,14 +460,14 @@ StepSweep sweep_step(const std::vector<PeriodicTimeline>& tls, double step,
     }
     const auto st = static_cast<size_t>(c.present[0].first);
     const double n = c.present[0].second, idle = c.idle_gpus * idle_W;
-    SystemCache cache(c, sm);
+    const double* lt = stl.level_time_s.data() + st * L;
     double e = 0;
-    const auto& sg = tls[st].segments();
-    for (size_t k = 0; k < sg.size(); ++k) {
-      const double sum = n * sg[k].power_W + idle;
-      const auto& br = cache.at(sum);
-      contrib[off[st] + k] += c.count * br.ac_W;
-      e += br.ac_W * (sg[k].t1_s - sg[k].t0_s);
+    for (size_t k = 0; k < L; ++k) {
+      if (lt[k] <= 0) continue;
+      const double sum = n * stl.level_W[k] + idle;
+      const auto br = class_power(c, sm, sum, true);
+      contrib[st * L + k] += c.count * br.ac_W;
+      e += br.ac_W * lt[k];
       if (br.ac_W > c.peak_ac_W) {
         c.peak_ac_W = br.ac_W;
         out.peak_sum[ci] = sum;
@@ -362,7 +479,6 @@ StepSweep sweep_step(const std::vector<PeriodicTimeline>& tls, double step,
   }
 
   // Classes over several stages (or none): evaluated whenever one of their stages moves on.
-  std::vector<size_t> seg(S, 0);
   std::vector<double> stage_W(S, 0.0);
   for (size_t st = 0; st < S; ++st) {
     const auto& sg = tls[st].segments();
@@ -374,7 +490,7 @@ StepSweep sweep_step(const std::vector<PeriodicTimeline>& tls, double step,
   std::vector<double> ac(C, 0.0), e(C, 0.0), since(C, 0.0);
   double cluster = fabric_W;
   for (size_t st = 0; st < S; ++st) {
-    if (off[st + 1] > off[st]) cluster += contrib[off[st]];
+    if (!stl.level[st].empty()) cluster += contrib[st * L + stl.level[st][0]];
   }
   auto eval = [&](size_t ci, double t) {
     auto& c = classes[ci];
@@ -397,36 +513,76 @@ StepSweep sweep_step(const std::vector<PeriodicTimeline>& tls, double step,
     eval(static_cast<size_t>(ci), 0.0);
   }
 
-  // Every segment end tagged with its stage, in time order: the stages' sorted runs merged
-  // pairwise between two buffers (sequential memory).
-  using End = std::pair<double, uint32_t>;
-  std::vector<End> ends, tmp(K);
-  ends.reserve(K);
-  for (size_t st = 0; st < S; ++st) {
-    for (const auto& sg : tls[st].segments()) ends.emplace_back(sg.t1_s, static_cast<uint32_t>(st));
-  }
-  std::vector<size_t> runs(off.begin(), off.end());
-  while (runs.size() > 2) {
-    std::vector<size_t> next{0};
-    for (size_t r = 0; r + 1 < runs.size(); r += 2) {
-      const size_t end = r + 2 < runs.size() ? runs[r + 2] : runs[r + 1];
-      std::merge(ends.begin() + static_cast<std::ptrdiff_t>(runs[r]),
-                 ends.begin() + static_cast<std::ptrdiff_t>(runs[r + 1]),
-                 ends.begin() + static_cast<std::ptrdiff_t>(runs[r + 1]),
-                 ends.begin() + static_cast<std::ptrdiff_t>(end),
-                 tmp.begin() + static_cast<std::ptrdiff_t>(runs[r]),
-                 [](const End& a, const End& b) { return a.first < b.first; });
-      next.push_back(end);
+  // Every segment end with its stage, the level that follows (kNone after the last) and the
+  // cluster's change there, in time order (ties in stage order). Bucket k holds ends in
+  // [k, k + 1) x step / K; placed stage by stage, so an insertion sort by time keeps ties in
+  // stage order.
+  std::vector<End> ends(K);
+  {
+    std::vector<uint32_t> start(K + 1, 0);
+    const double scale = K > 0 && step > 0 ? static_cast<double>(K) / step : 0.0;
+    auto bucket_of = [&](double t) {
+      const double b = t * scale;
+      return b >= static_cast<double>(K) ? K - 1 : static_cast<size_t>(std::max(0.0, b));
+    };
+    std::vector<uint32_t> bucket(K);
+    for (size_t i = 0; const auto& tl : tls) {
+      for (const auto& sg : tl.segments()) {
+        bucket[i] = static_cast<uint32_t>(bucket_of(sg.t1_s));
+        ++start[bucket[i++] + 1];
+      }
     }
-    ends.swap(tmp);
-    runs = std::move(next);
+    for (size_t k = 0; k < K; ++k) start[k + 1] += start[k];
+    for (size_t st = 0, i = 0; st < S; ++st) {
+      const auto& sg = tls[st].segments();
+      const auto& lev = stl.level[st];
+      for (size_t k = 0; k < sg.size(); ++k) {
+        const bool last = k + 1 == sg.size();
+        ends[start[bucket[i++]]++] = {sg[k].t1_s, static_cast<uint32_t>(st),
+                                      last ? kNone : static_cast<uint32_t>(lev[k + 1])};
+      }
+    }
+    // Now start[k] is the end of bucket k. Small buckets (the usual: one end each on average)
+    // by insertion, crowded ones (ends clustered in time) by a stable sort.
+    const auto by_time = [](const End& a, const End& b) { return a.t < b.t; };
+    for (size_t k = 0, b0 = 0; k < K; b0 = start[k++]) {
+      const size_t b1 = start[k];
+      if (b1 - b0 > 32) {
+        std::stable_sort(ends.begin() + static_cast<std::ptrdiff_t>(b0),
+                         ends.begin() + static_cast<std::ptrdiff_t>(b1), by_time);
+        continue;
+      }
+      for (size_t i = b0 + 1; i < b1; ++i) {
+        if (!(ends[i].t < ends[i - 1].t)) continue;
+        const End x = ends[i];
+        size_t j = i;
+        for (; j > b0 && x.t < ends[j - 1].t; --j) ends[j] = ends[j - 1];
+        ends[j] = x;
+      }
+    }
   }
 
   out.it_peak_W = -1e300;
   out.it_min_W = 1e300;
   double it_e = 0, t = 0;
+  if (multi.empty()) {
+    std::vector<double> cur(S, 0.0);
+    for (size_t st = 0; st < S; ++st) {
+      if (!stl.level[st].empty()) cur[st] = contrib[st * L + stl.level[st][0]];
+    }
+    const auto w = walk_single_stage(ends, contrib, L, cur, cluster, step);
+    out.it_avg_W = w.energy_J / step;
+    out.it_peak_W = w.peak_W;
+    out.it_min_W = w.min_W;
+    return out;
+  }
+  std::vector<uint32_t> cur_level(S, 0);
+  for (size_t st = 0; st < S; ++st) {
+    if (!stl.level[st].empty()) cur_level[st] = stl.level[st][0];
+  }
+  // Ends closer than 1e-12 s form one instant: the cluster is recorded only between instants.
   for (size_t i = 0; i < K;) {
-    const double t1 = std::min(ends[i].first, step);
+    const double t1 = std::min(ends[i].t, step);
     if (t1 > t) {
       // The cluster was constant over [t, t1).
       it_e += cluster * (t1 - t);
@@ -437,17 +593,16 @@ StepSweep sweep_step(const std::vector<PeriodicTimeline>& tls, double step,
     if (t >= step) break;
     // Every stage whose segment ends here moves on, then the classes over several stages.
     size_t j = i;
-    for (; j < K && ends[j].first <= t + 1e-12; ++j) {
-      const size_t st = ends[j].second;
-      const size_t k = ++seg[st];
-      if (off[st] + k < off[st + 1]) {
-        cluster += contrib[off[st] + k] - contrib[off[st] + k - 1];
-        if (!multi.empty()) stage_W[st] = tls[st].segments()[k].power_W;
-      }
+    for (; j < K && ends[j].t <= t + 1e-12; ++j) {
+      if (ends[j].next == kNone) continue;
+      const size_t st = ends[j].stage;
+      cluster += contrib[st * L + ends[j].next] - contrib[st * L + cur_level[st]];
+      cur_level[st] = ends[j].next;
+      if (!multi.empty()) stage_W[ends[j].stage] = stl.level_W[ends[j].next];
     }
     if (!multi.empty()) {
       for (size_t q = i; q < j; ++q) {
-        for (int ci : multi_of[ends[q].second]) eval(static_cast<size_t>(ci), t);
+        for (int ci : multi_of[ends[q].stage]) eval(static_cast<size_t>(ci), t);
       }
     }
     i = j;
@@ -486,7 +641,7 @@ std::string fmt_W(double w) { return base::format_quantity(w, base::Dimension::k
 
 int RackClass::job_gpus() const {
   int n = 0;
-  for (int g : stage_gpus) n += g;
+  for (const auto& sg : present) n += sg.second;
   return n;
 }
 
@@ -716,9 +871,9 @@ base::Result<TrainingPowerResult> analyze_training_power(const TrainingPowerInpu
   StepSweep swept;
   auto evaluate = [&]() {
     shares(R.training);
-    R.stage_timelines = stage_timelines(R.training, l, cps, lv);
-    swept = sweep_step(R.stage_timelines, R.training.step_time_s, classes, sm, lv.idle_W,
-                       R.fabric.ac_W);
+    auto stl = stage_timelines(R.training, l, cps, lv);
+    swept = sweep_step(stl, R.training.step_time_s, classes, sm, lv.idle_W, R.fabric.ac_W);
+    R.stage_timelines = std::move(stl.timelines);
   };
   evaluate();
 

@@ -23,7 +23,8 @@
 ///  5. Cooling and facility at the rack peak and average; energy per step, per token, per run.
 ///  6. Waveforms over a job window (idle, start, training, checkpoints, stop) at a fixed
 ///     resolution, with and without smoothing, and their statistics and spectrum.
-/// Cost: O(ops of distinct layers + tasks) per step; waveforms O(bins x stages + bins x classes).
+/// Cost: O(ops of distinct layers + tasks + levels x rack classes) per step (the segment ends
+/// bucket-sorted by time); waveforms O(bins x stages + bins x classes).
 
 #include <optional>
 #include <string>
@@ -79,7 +80,8 @@ struct TrainingPowerInput {
 /// One class of identical racks.
 struct RackClass {
   std::vector<int> stage_gpus;               ///< job GPUs of each pipeline stage in the rack
-  std::vector<std::pair<int, int>> present;  ///< (stage, GPUs) of the stages with GPUs here
+  std::vector<std::pair<int, int>> present;  ///< (stage, GPUs) of the stages with GPUs here (the
+                                             ///< non-zero stage_gpus: job_gpus() sums these)
   int idle_gpus = 0;                         ///< GPUs of the rack outside the job
   int systems = 1;
   int count = 0;  ///< racks of this class
