@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <map>
 
 #include "clustertwin/power/test_fixture.h"
@@ -72,6 +73,48 @@ TEST(TrainingPower, FiguresAreConsistentAndEnergyIsTheIntegralOfPower) {
   EXPECT_NEAR(wave_e, expect, 1e-3 * expect);
   EXPECT_GT(r->facility_energy_per_token_J, r->energy_per_token_J);
   EXPECT_NEAR(r->facility_energy_per_step_J, r->energy_per_step_J * r->facility.pue, 1e-6);
+}
+
+// The timelines are built in one pass over the task records when execution recorded them in
+// completion order (each stage's tasks in start order), and from a sort by stage and start
+// otherwise: both give the same result, to the bit.
+TEST(TrainingPower, TaskRecordOrderDoesNotMatter) {
+  const auto& j = gb300_job();
+  const auto in = j.input(llama8b_layout());
+  auto step = execution::simulate_training_step(in.setup);
+  ASSERT_TRUE(step) << step.error().to_string();
+  TrainingPowerOptions o;
+  o.waveforms = false;
+  auto recorded = in;
+  recorded.baseline = &*step;
+  auto a = analyze_training_power(recorded, o);
+  ASSERT_TRUE(a) << a.error().to_string();
+  auto reversed = *step;
+  std::reverse(reversed.tasks.begin(), reversed.tasks.end());
+  ASSERT_GT(reversed.tasks.size(), 4U);
+  auto shuffled_in = in;
+  shuffled_in.baseline = &reversed;
+  auto b = analyze_training_power(shuffled_in, o);
+  ASSERT_TRUE(b) << b.error().to_string();
+  EXPECT_EQ(a->gpu_avg_W, b->gpu_avg_W);
+  EXPECT_EQ(a->gpu_peak_W, b->gpu_peak_W);
+  EXPECT_EQ(a->cluster_avg_W, b->cluster_avg_W);
+  EXPECT_EQ(a->cluster_peak_W, b->cluster_peak_W);
+  EXPECT_EQ(a->cluster_min_W, b->cluster_min_W);
+  EXPECT_EQ(a->rack_peak_W, b->rack_peak_W);
+  EXPECT_EQ(a->energy_per_step_J, b->energy_per_step_J);
+  ASSERT_EQ(a->stage_timelines.size(), b->stage_timelines.size());
+  for (size_t s = 0; s < a->stage_timelines.size(); ++s) {
+    EXPECT_EQ(a->stage_timelines[s].segments().size(), b->stage_timelines[s].segments().size());
+    EXPECT_EQ(a->stage_timelines[s].energy_per_period_J(),
+              b->stage_timelines[s].energy_per_period_J());
+  }
+  // The cluster's peak is the highest of its values between segment ends: no higher than the
+  // sum of the racks' peaks and the fabric, and at least the average.
+  double racks_peak = 0;
+  for (const auto& c : a->rack_classes) racks_peak += c.count * c.peak_ac_W;
+  EXPECT_LE(a->cluster_peak_W, racks_peak + a->fabric.ac_W + 1e-6);
+  EXPECT_GE(a->cluster_peak_W, a->cluster_avg_W);
 }
 
 TEST(TrainingPower, RackClassesHoldTheStagesTheRankOrderPutsThere) {
