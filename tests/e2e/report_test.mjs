@@ -232,6 +232,13 @@ async function runCase({ name, json, detail }) {
     results.power.waveforms.forEach((w, i) =>
       check(points(`power/${i}`) === w.t_s.length, `${name}: power/${i} shows ${points(`power/${i}`)} of ${w.t_s.length} samples`));
   }
+  if (results.inference && results.inference.power) {
+    const waves = results.inference.power.waveforms || [];
+    check(waves.length > 0, `${name}: the serving power view has no waveforms`);
+    waves.forEach((w, i) =>
+      check(points(`inference/power/${i}`) === w.t_s.length,
+        `${name}: inference/power/${i} shows ${points(`inference/power/${i}`)} of ${w.t_s.length} samples`));
+  }
   if (results.warnings) {
     const items = await page.$$eval('ul.warnings li', (e) => e.length);
     check(items === results.warnings.length, `${name}: ${items} warnings shown of ${results.warnings.length}`);

@@ -800,12 +800,20 @@
       cards.push(scatter('inference/ttft', 'Throughput vs time to first token', 'ttft_s', (v) => `${+v.toPrecision(3)}`,
         'time to first token (s)', inf.ttft_limit_s, 1));
     }
+    // `serve --power` (and scenario files with inference.power): the serving run's power view.
+    if (inf.power && typeof inf.power === 'object') cards.push(...powerCards(inf.power, 'inference/power', 'Serving power'));
     return cards;
   }
 
-  function powerSection(p) {
+  // The power view of a training step or of a serving run: its figures, then one chart per
+  // waveform (ids PREFIX/0, PREFIX/1, ...).
+  function powerCards(p, prefix, title) {
     const cards = [];
-    cards.push(card('Power', kvTable(p)));
+    // Sentences (the basis of a figure) go under the table, where they do not squeeze it.
+    const long = (k) => typeof p[k] === 'string' && p[k].length > 40;
+    const keys = Object.keys(p);
+    cards.push(card(title, h('div', {}, kvTable(p, keys.filter((k) => !long(k))),
+      keys.filter(long).map((k) => h('p', { class: 'note' }, `${label(k)}: ${p[k]}`)))));
     const waves = Array.isArray(p.waveforms) ? p.waveforms : [];
     waves.forEach((w, i) => {
       const data = w.t_s.map((t, k) => [t, w.power_W[k]]);
@@ -828,10 +836,14 @@
       });
       const peak = Math.max(...w.power_W);
       const min = Math.min(...w.power_W);
-      cards.push(card(`Power: ${w.name}`, chart(`power/${i}`, 'power', option, 280),
+      cards.push(card(`${title}: ${w.name}`, chart(`${prefix}/${i}`, 'power', option, 280),
         { wide: waves.length === 1, note: `peak ${si(peak, 'W')} · min ${si(min, 'W')} · swing ${si(peak - min, 'W')}` }));
     });
     return cards;
+  }
+
+  function powerSection(p) {
+    return powerCards(p, 'power', 'Power');
   }
 
   // Cluster schedule (`clustertwin schedule --json`): {runs: [...]}, one run per placement policy.
