@@ -29,36 +29,6 @@ struct PowerOptions {
   bool no_feedback = false;
 };
 
-// "1200", "1200W", "1.2 kW"
-base::Result<double> parse_watts(const std::string& s, const char* flag) {
-  try {
-    size_t used = 0;
-    const double v = std::stod(s, &used);
-    if (used == s.size()) return v;
-  } catch (...) {
-  }
-  auto w = base::parse<base::Watts>(s);
-  if (!w) return base::fail(std::string(flag) + ": " + w.error().message);
-  return w->base();
-}
-
-// "1500", "1500MHz", "1.5GHz"
-base::Result<double> parse_mhz(const std::string& s) {
-  std::string v = s;
-  double mult = 1;
-  if (v.size() > 3 && (v.ends_with("MHz") || v.ends_with("GHz"))) {
-    mult = v.ends_with("GHz") ? 1e3 : 1;
-    v = v.substr(0, v.size() - 3);
-  }
-  try {
-    size_t used = 0;
-    const double x = std::stod(v, &used);
-    if (used == v.size() && x > 0) return x * mult;
-  } catch (...) {
-  }
-  return base::fail("--clock-lock: expected a clock such as 1500MHz, got '" + s + "'");
-}
-
 int power(const Context& ctx, const PowerOptions& po) {
   const auto& o = po.t;
   // The cluster, model, layout and compute/communication models as `train` prepares them.
@@ -76,17 +46,9 @@ int power(const Context& ctx, const PowerOptions& po) {
 
   power::TrainingPowerOptions opt;
   opt.token_budget = job.token_budget;
-  if (!po.cap.empty()) {
-    auto w = parse_watts(po.cap, "--power-cap");
-    if (!w) return bad_input(w.error());
-    if (!(*w > 0)) return bad_input("--power-cap: must be > 0 W");
-    opt.gpu.cap = base::watts(*w);
-  }
-  if (!po.clock_lock.empty()) {
-    auto f = parse_mhz(po.clock_lock);
-    if (!f) return bad_input(f.error());
-    opt.gpu.clock_lock_MHz = *f;
-  }
+  auto g = gpu_settings(po.cap, po.clock_lock);
+  if (!g) return bad_input(g.error());
+  opt.gpu = *g;
   opt.node_policy = po.node_policy;
   const auto sp = pcat->system(sys.name);
   if (!sp) return bad_input(sp.error());

@@ -121,7 +121,17 @@ base::Result<workload::LatencyLimits> limits_of(const ServeOptions& o, const wor
 }
 
 base::Status serve_impl(const Context& ctx, const ServeOptions& o, ServeOutput& out) {
-  if (!o.power_cap.empty() && !o.power) return base::fail("--power-cap goes with --power");
+  if (!o.power) {
+    const std::pair<bool, const char*> given[] = {{!o.power_cap.empty(), "--power-cap"},
+                                                  {!o.clock_lock.empty(), "--clock-lock"},
+                                                  {o.pue != 0, "--pue"},
+                                                  {o.supply_temp > -999, "--supply-temp"},
+                                                  {o.delta_t != 0, "--delta-t"},
+                                                  {!o.coolant.empty(), "--coolant"}};
+    for (const auto& [on, flag] : given) {
+      if (on) return base::fail(std::string(flag) + " goes with --power");
+    }
+  }
   auto cat = ctx.load_catalog();
   if (!cat) return base::fail(cat.error());
   auto spec = hardware::resolve_cluster(*cat, o.cluster);
@@ -445,6 +455,15 @@ Verb add_serve(CLI::App& app, const Context& ctx) {
                 "facility, energy per output token)");
   cmd->add_option("--power-cap", o->power_cap,
                   "with --power: GPU power limit (e.g. 1000W); slowed kernels are fed back");
+  cmd->add_option("--clock-lock", o->clock_lock,
+                  "with --power: lock the SM clock (e.g. 1500MHz); slowed kernels are fed back");
+  cmd->add_option("--pue", o->pue,
+                  "with --power: use this PUE instead of the facility model (>= 1)");
+  cmd->add_option("--supply-temp", o->supply_temp,
+                  "with --power: coolant supply temperature, C (default: 25)");
+  cmd->add_option("--delta-t", o->delta_t,
+                  "with --power: coolant temperature rise across a rack, K (default: 10)");
+  cmd->add_option("--coolant", o->coolant, "with --power: pg25 or water (default: pg25)");
   cmd->add_option("--json", o->json, "write results JSON to FILE ('-' for stdout)");
   cmd->add_option("--trace", o->trace, "write a Chrome trace of batches per instance to FILE");
   return {cmd, [&ctx, o] { return serve(ctx, *o); }};

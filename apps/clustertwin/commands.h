@@ -15,6 +15,7 @@
 #include "clustertwin/execution/serving_sim.h"
 #include "clustertwin/execution/training.h"
 #include "clustertwin/hardware/catalog.h"
+#include "clustertwin/power/gpu_power.h"
 #include "clustertwin/topology/topology.h"
 
 namespace clustertwin::app {
@@ -153,12 +154,24 @@ struct ServeOptions {
   int threads = 0;
   std::string compare;
   std::string json, trace, format = "text";
-  bool power = false;     ///< add the power view of the run (serve_power.cpp)
-  std::string power_cap;  ///< with power: a GPU power limit ("1000W")
+  bool power = false;      ///< add the power view of the run (serve_power.cpp)
+  std::string power_cap;   ///< with power: a GPU power limit ("1000W")
+  std::string clock_lock;  ///< with power: an SM clock lock ("1500MHz")
+  /// With power: cooling and facility settings as `clustertwin power` takes them (0, -1000 and
+  /// "" = the facility defaults).
+  double pue = 0, supply_temp = -1000, delta_t = 0;
+  std::string coolant;
 };
 
 /// One serving study as `serve` runs it.
 base::Result<RunOutput> run_serving(const Context& ctx, const ServeOptions& o);
+
+/// Power flags shared by `power` and `serve`: "1200", "1200W", "1.2 kW" (the message names
+/// `flag`); "1500", "1500MHz", "1.5GHz"; both into GPU settings ("" = not given).
+base::Result<double> parse_watts(const std::string& s, const char* flag);
+base::Result<double> parse_mhz(const std::string& s);
+base::Result<power::GpuSettings> gpu_settings(const std::string& cap,
+                                              const std::string& clock_lock);
 
 /// The power section of a serving run: JSON (`report::serving_power_json`), the text block and
 /// a summary line for the flagship.

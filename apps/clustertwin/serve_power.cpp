@@ -10,6 +10,53 @@
 
 namespace clustertwin::app {
 
+// "1200", "1200W", "1.2 kW"
+base::Result<double> parse_watts(const std::string& s, const char* flag) {
+  try {
+    size_t used = 0;
+    const double v = std::stod(s, &used);
+    if (used == s.size()) return v;
+  } catch (...) {
+  }
+  auto w = base::parse<base::Watts>(s);
+  if (!w) return base::fail(std::string(flag) + ": " + w.error().message);
+  return w->base();
+}
+
+// "1500", "1500MHz", "1.5GHz"
+base::Result<double> parse_mhz(const std::string& s) {
+  std::string v = s;
+  double mult = 1;
+  if (v.size() > 3 && (v.ends_with("MHz") || v.ends_with("GHz"))) {
+    mult = v.ends_with("GHz") ? 1e3 : 1;
+    v = v.substr(0, v.size() - 3);
+  }
+  try {
+    size_t used = 0;
+    const double x = std::stod(v, &used);
+    if (used == v.size() && x > 0) return x * mult;
+  } catch (...) {
+  }
+  return base::fail("--clock-lock: expected a clock such as 1500MHz, got '" + s + "'");
+}
+
+base::Result<power::GpuSettings> gpu_settings(const std::string& cap,
+                                              const std::string& clock_lock) {
+  power::GpuSettings g;
+  if (!cap.empty()) {
+    auto w = parse_watts(cap, "--power-cap");
+    if (!w) return base::fail(w.error());
+    if (!(*w > 0)) return base::fail("--power-cap: must be > 0 W");
+    g.cap = base::watts(*w);
+  }
+  if (!clock_lock.empty()) {
+    auto f = parse_mhz(clock_lock);
+    if (!f) return base::fail(f.error());
+    g.clock_lock_MHz = *f;
+  }
+  return g;
+}
+
 base::Result<ServingPowerOutput> serving_power(const ServeOptions& o,
                                                const hardware::Catalog& catalog,
                                                const hardware::ClusterSpec& cluster,
@@ -20,24 +67,13 @@ base::Result<ServingPowerOutput> serving_power(const ServeOptions& o,
   auto topo = topology::Topology::build(catalog, cluster);
   if (!topo) return base::fail(topo.error());
   power::ServingPowerOptions opt;
-  if (!o.power_cap.empty()) {
-    // "1200", "1200W", "1.2 kW"
-    double w = -1;
-    try {
-      size_t used = 0;
-      w = std::stod(o.power_cap, &used);
-      if (used != o.power_cap.size()) w = -1;
-    } catch (...) {
-      w = -1;
-    }
-    if (w < 0) {
-      auto q = base::parse<base::Watts>(o.power_cap);
-      if (!q) return base::fail("--power-cap: " + q.error().message);
-      w = q->base();
-    }
-    if (!(w > 0)) return base::fail("--power-cap: must be > 0 W");
-    opt.gpu.cap = base::watts(w);
-  }
+  auto g = gpu_settings(o.power_cap, o.clock_lock);
+  if (!g) return base::fail(g.error());
+  opt.gpu = *g;
+  if (o.pue != 0) opt.cooling.pue = o.pue;
+  if (o.supply_temp > -999) opt.cooling.supply_C = o.supply_temp;
+  if (o.delta_t != 0) opt.cooling.delta_T_K = o.delta_t;
+  opt.cooling.coolant = o.coolant;
   power::ServingPowerInput in{.catalog = &catalog,
                               .power = &*pcat,
                               .cluster = &cluster,

@@ -43,6 +43,21 @@ ct_cli_test(NAME power.serve_cap_needs_power RC 2 ARGS ${SERVE_POWER_JOB} --powe
             STDERR "--power-cap goes with --power")
 ct_cli_test(NAME power.serve_cap_below_minimum RC 2 ARGS ${SERVE_POWER_JOB} --power --power-cap 50W
             STDERR "power cap 50 W is outside the settable range of h200 (200-700 W)")
+# The settings `clustertwin power` takes, on a serving run: a clock lock (fed back like a cap), a
+# given PUE, the coolant; and their bad input.
+ct_cli_test(NAME power.serve_clock_lock RC 0 ARGS ${SERVE_POWER_JOB} --power --clock-lock 1500MHz
+            STDOUT "clock locked at 1500 MHz")
+ct_cli_test(NAME power.serve_given_pue_and_coolant RC 0
+            ARGS ${SERVE_POWER_JOB} --power --pue 1.3 --coolant water --supply-temp 30
+            STDOUT "1.300 (given)")
+ct_cli_test(NAME power.serve_pue_below_one RC 2 ARGS ${SERVE_POWER_JOB} --power --pue 0.9
+            STDERR "a PUE is facility / IT power, so at least 1")
+ct_cli_test(NAME power.serve_supply_temp_out_of_range RC 2 ARGS ${SERVE_POWER_JOB} --power --supply-temp 90
+            STDERR "outside the pg25 supply range 15-45 C")
+ct_cli_test(NAME power.serve_clock_lock_below_range RC 2 ARGS ${SERVE_POWER_JOB} --power --clock-lock 100MHz
+            STDERR "clock lock 100 MHz is outside 396-1980 MHz for h200")
+ct_cli_test(NAME power.serve_facility_flags_need_power RC 2 ARGS ${SERVE_POWER_JOB} --supply-temp 30
+            STDERR "--supply-temp goes with --power")
 
 # Done-when of issue 7: `clustertwin power` on the flagship cluster training a large model shows
 # the rack and cluster waveform with and without smoothing, energy per step and per token,
