@@ -117,7 +117,16 @@ class Sim {
     const int cell = c_.cell_of(n);
     const int f = node_free_[static_cast<size_t>(n)];
     cell_gpus_[static_cast<size_t>(cell)] += sign * f;
-    if (f == gpn_) cell_nodes_[static_cast<size_t>(cell)] += sign;
+    free_gpus_total_ += sign * f;
+    if (f == gpn_) {
+      cell_nodes_[static_cast<size_t>(cell)] += sign;
+      free_nodes_total_ += sign;
+      if (!seg_cap_.empty()) {
+        int& bf = block_free_[static_cast<size_t>(index_.block_of_cell(cell))];
+        for (auto& [seg, cap] : seg_cap_) cap += (bf + sign) / seg - bf / seg;
+        bf += sign;
+      }
+    }
     cell_hist_[static_cast<size_t>(cell) * static_cast<size_t>(gpn_ + 1) +
                static_cast<size_t>(f)] += sign;
   }
@@ -503,7 +512,10 @@ class Sim {
       const bool known =
           !may_preempt && head_job_[best_p] == id && head_epoch_[best_p] == free_epoch_;
       if (!known) {
-        if (place(index_, pcfg_, view(), request(j), &pl) && start(id, pl)) {
+        // Fewer free nodes (GPUs, segments) in the whole cluster than the job needs: no placement
+        // can exist (a cheap test for a large gang at the head of the queue).
+        const bool room = may_fit(j, free_nodes_total_, free_gpus_total_, segment_capacity(j));
+        if (room && place(index_, pcfg_, view(), request(j), &pl) && start(id, pl)) {
           any = true;
           continue;
         }
@@ -652,21 +664,42 @@ class Sim {
     index_plan();
   }
 
-  void plan_add(Delta d) {
-    auto it = std::upper_bound(plan_.begin(), plan_.end(), d.t,
-                               [](Tick t, const Delta& x) { return t < x.t; });
-    plan_.insert(it, d);
-    auto& cl = cell_deltas_[static_cast<size_t>(d.cell)];
-    cl.insert(
-        std::upper_bound(cl.begin(), cl.end(), d.t, [](Tick t, const Delta& x) { return t < x.t; }),
-        d);
-    const bool negative = d.dn < 0 || d.dg < 0;
-    if (negative || neg_flag_[static_cast<size_t>(d.cell)]) relevant_ok_ = false;
-    if (negative) neg_t_.insert(std::upper_bound(neg_t_.begin(), neg_t_.end(), d.t), d.t);
-    if (negative && !neg_flag_[static_cast<size_t>(d.cell)]) {
-      neg_flag_[static_cast<size_t>(d.cell)] = 1;
-      neg_cells_.push_back(d.cell);
+  // Adds deltas to the plan as if each were inserted after those of equal time, in order; the
+  // sorted plan takes them in one merge (a reservation of a large gang adds one per rack).
+  void plan_add(std::vector<Delta>& batch) {
+    if (batch.empty()) return;
+    const auto by_t = [](const Delta& a, const Delta& b) { return a.t < b.t; };
+    for (const auto& d : batch) {
+      auto& cl = cell_deltas_[static_cast<size_t>(d.cell)];
+      cl.insert(std::upper_bound(cl.begin(), cl.end(), d.t,
+                                 [](Tick t, const Delta& x) { return t < x.t; }),
+                d);
+      const bool negative = d.dn < 0 || d.dg < 0;
+      if (negative || neg_flag_[static_cast<size_t>(d.cell)]) relevant_ok_ = false;
+      if (negative) neg_t_.push_back(d.t);
+      if (negative && !neg_flag_[static_cast<size_t>(d.cell)]) {
+        neg_flag_[static_cast<size_t>(d.cell)] = 1;
+        neg_cells_.push_back(d.cell);
+      }
     }
+    std::stable_sort(batch.begin(), batch.end(), by_t);
+    if (batch.size() <= 8) {
+      for (const auto& d : batch) {
+        plan_.insert(std::upper_bound(plan_.begin(), plan_.end(), d.t,
+                                      [](Tick t, const Delta& x) { return t < x.t; }),
+                     d);
+      }
+    } else {
+      const auto old = static_cast<std::ptrdiff_t>(plan_.size());
+      plan_.insert(plan_.end(), batch.begin(), batch.end());
+      std::inplace_merge(plan_.begin(), plan_.begin() + old, plan_.end(), by_t);
+    }
+    if (neg_sorted_ < static_cast<std::ptrdiff_t>(neg_t_.size())) {
+      std::sort(neg_t_.begin() + neg_sorted_, neg_t_.end());
+      std::inplace_merge(neg_t_.begin(), neg_t_.begin() + neg_sorted_, neg_t_.end());
+      neg_sorted_ = static_cast<std::ptrdiff_t>(neg_t_.size());
+    }
+    batch.clear();
   }
 
   // Per-cell delta lists and the cells that ever lose capacity in the plan (reservations):
@@ -688,6 +721,7 @@ class Sim {
         }
       }
     }
+    neg_sorted_ = static_cast<std::ptrdiff_t>(neg_t_.size());
     if (stamp_.size() != C) stamp_.assign(C, 0);
     base_cap_.clear();
     relevant_ok_ = false;
@@ -747,11 +781,11 @@ class Sim {
 
   // window_min at the present, cached: the result only changes where the window's end passes
   // a delta of a cell that loses capacity, so jobs whose limits fall between two such times
-  // share it. Leaves the plan arrays lowered and undo_ set (restore() puts them back).
-  void now_window(Tick limit, int seg, int64_t* dn, int64_t* dg, int64_t* dcap) {
-    undo_.clear();
-    *dn = *dg = *dcap = 0;
-    if (!loss_within(sim_.now(), limit)) return;
+  // share it. Returns the lowest running sum of each such cell's changes over the window (they
+  // do not depend on where the cell starts), or nullptr when nothing is lost in the window;
+  // `key` names the window end (up to the next relevant change).
+  const std::vector<Touch>* now_drops(Tick limit, size_t* key) {
+    if (!loss_within(sim_.now(), limit)) return nullptr;
     if (!relevant_ok_) {
       relevant_t_.clear();
       for (int c : neg_cells_) {
@@ -759,15 +793,13 @@ class Sim {
       }
       std::sort(relevant_t_.begin(), relevant_t_.end());
       now_cache_.clear();
+      now_totals_.clear();
       relevant_ok_ = true;
     }
-    // The lowest running sum of a cell's changes over the window does not depend on where the
-    // cell starts, so it is cached per window end (up to the next relevant change) and applied
-    // to the present values.
     const Tick end = sim_.now() + limit;
-    const size_t key = static_cast<size_t>(
-        std::lower_bound(relevant_t_.begin(), relevant_t_.end(), end) - relevant_t_.begin());
-    auto it = now_cache_.find(key);
+    *key = static_cast<size_t>(std::lower_bound(relevant_t_.begin(), relevant_t_.end(), end) -
+                               relevant_t_.begin());
+    auto it = now_cache_.find(*key);
     if (it == now_cache_.end()) {
       std::vector<Touch> drops;
       for (int cell : neg_cells_) {
@@ -783,15 +815,40 @@ class Sim {
         }
         if (mn < 0 || mg < 0) drops.push_back({cell, mn, mg});
       }
-      it = now_cache_.emplace(key, std::move(drops)).first;
+      it = now_cache_.emplace(*key, std::move(drops)).first;
     }
-    for (const auto& t : it->second) {
+    return &it->second;
+  }
+
+  // Lowers the plan's present arrays by `drops` (undo_ set; restore() puts them back) and
+  // reports the change of totals and, with seg > 0, of segment capacity.
+  void lower_now(const std::vector<Touch>& drops, int seg, int64_t* dn, int64_t* dg,
+                 int64_t* dcap) {
+    undo_.clear();
+    *dn = *dg = *dcap = 0;
+    for (const auto& t : drops) {
       const auto c = static_cast<size_t>(t.cell);
       const int nn = std::max(0, plan_n_[c] + t.n), ng = std::max(0, plan_g_[c] + t.g);
       if (nn == plan_n_[c] && ng == plan_g_[c]) continue;
       undo_.push_back({t.cell, nn, ng});  // new values for now; swapped below
     }
     apply_lowered(plan_n_, plan_g_, seg, dn, dg, dcap);
+  }
+
+  // The changes of totals and segment capacity that lowering the present by the window
+  // `key` makes, cached per (window end, segment) until the plan's present changes: most tested
+  // jobs fail on these totals alone, without lowering the arrays.
+  struct Totals {
+    int64_t dn = 0, dg = 0, dcap = 0;
+  };
+  Totals now_totals(const std::vector<Touch>& drops, size_t key, int seg) {
+    auto [it, fresh] = now_totals_.try_emplace({key, seg});
+    if (fresh) {
+      lower_now(drops, seg, &it->second.dn, &it->second.dg, &it->second.dcap);
+      restore(plan_n_, plan_g_, undo_);
+      undo_.clear();
+    }
+    return it->second;
   }
 
   // undo_ holds (cell, new n, new g): writes them into n/g, sums the changes of totals and of
@@ -833,6 +890,18 @@ class Sim {
     }
   }
 
+  // Segments of the job's size that the free nodes of every block hold now (kept up to date by
+  // contrib() for every segment size of the workload).
+  int64_t segment_capacity(const Job& j) const {
+    const int seg = seg_of(j);
+    if (seg <= 0) return 0;
+    for (const auto& [s, cap] : seg_cap_) {
+      if (s == seg) return cap;
+    }
+    CT_CHECK(false, "a segment size that run() did not track");
+    return 0;
+  }
+
   int seg_of(const Job& j) const {
     const bool segmented =
         pcfg_.policy == PlacementPolicy::kBlock || pcfg_.policy == PlacementPolicy::kKueue;
@@ -853,9 +922,21 @@ class Sim {
       if (cap_it == base_cap_.end()) {
         cap_it = base_cap_.emplace(seg, seg > 0 ? segment_capacity(plan_n_, seg) : 0).first;
       }
-      now_window(limit, seg, &dn, &dg, &dcap);
+      undo_.clear();
+      size_t key = 0;
+      const auto* drops = now_drops(limit, &key);
+      if (drops != nullptr) {
+        const Totals tot = now_totals(*drops, key, seg);
+        dn = tot.dn;
+        dg = tot.dg;
+        dcap = tot.dcap;
+      }
       bool ok = may_fit(j, base_total_n_ + dn, base_total_g_ + dg, cap_it->second + dcap);
       if (ok) {
+        if (drops != nullptr) {
+          int64_t unused_n = 0, unused_g = 0, unused_cap = 0;
+          lower_now(*drops, 0, &unused_n, &unused_g, &unused_cap);
+        }
         FreeView v{plan_n_, plan_g_, {}};
         if (j.nodes_needed == 0 && undo_.empty()) v.node_hist = cell_hist_;  // exact now
         ok = place(index_, pcfg_, v, request(j), pl);
@@ -926,9 +1007,9 @@ class Sim {
       if (t == now) {
         take_now(cell, dn, dg);
       } else {
-        plan_add({t, cell, -dn, -dg});
+        batch_.push_back({t, cell, -dn, -dg});
       }
-      plan_add({round_up(end), cell, dn, dg});
+      batch_.push_back({round_up(end), cell, dn, dg});
     };
     if (j.nodes_needed > 0) {
       for (const auto& tk : pl.takes) apply(tk.cell, tk.nodes, tk.nodes * gpn_);
@@ -937,6 +1018,7 @@ class Sim {
       const bool breaks = plan_g_[c] - j.sub_gpus < plan_n_[c] * gpn_;
       apply(pl.sub_cell, breaks ? 1 : 0, j.sub_gpus);
     }
+    plan_add(batch_);
   }
 
   void take_now(int cell, int dn, int dg) {
@@ -945,6 +1027,7 @@ class Sim {
     base_total_n_ -= dn;
     base_total_g_ -= dg;
     base_cap_.clear();
+    now_totals_.clear();
   }
 
   // Whether a capacity loss of the plan falls inside (t, t + limit).
@@ -958,7 +1041,7 @@ class Sim {
     const Tick end = round_up(sim_.now() + std::max<Tick>(j.spec->time_limit, 1));
     auto take = [&](int cell, int dn, int dg) {
       take_now(cell, dn, dg);
-      plan_add({end, cell, dn, dg});
+      batch_.push_back({end, cell, dn, dg});
     };
     if (j.nodes_needed > 0) {
       for (const auto& ct : j.cells) take(ct.cell, ct.nodes, ct.nodes * gpn_);
@@ -968,6 +1051,7 @@ class Sim {
         take(c_.cell_of(n), was_whole ? 1 : 0, j.sub_gpus);
       }
     }
+    plan_add(batch_);
   }
 
   void backfill_pass() {
@@ -1376,8 +1460,11 @@ class Sim {
   std::vector<int> neg_cells_;
   std::vector<Touch> undo_;
   std::map<int, int64_t> base_cap_;
-  std::map<size_t, std::vector<Touch>> now_cache_;  // window end -> per-cell drops
+  std::map<size_t, std::vector<Touch>> now_cache_;       // window end -> per-cell drops
+  std::map<std::pair<size_t, int>, Totals> now_totals_;  // (window end, segment) -> changes
   std::vector<Tick> neg_t_;
+  std::ptrdiff_t neg_sorted_ = 0;  // neg_t_ is sorted up to here
+  std::vector<Delta> batch_;       // deltas for plan_add
   std::vector<Tick> relevant_t_;
   bool relevant_ok_ = false;
   int64_t base_total_n_ = 0, base_total_g_ = 0;
@@ -1387,6 +1474,9 @@ class Sim {
   uint32_t stamp_id_ = 0;
   // accounting
   int64_t alloc_gpus_ = 0, down_gpus_ = 0;
+  int64_t free_nodes_total_ = 0, free_gpus_total_ = 0;  // the sums of cell_nodes_, cell_gpus_
+  std::vector<int> block_free_;                         // cell_nodes_ summed per block
+  std::vector<std::pair<int, int64_t>> seg_cap_;        // segment size -> segment capacity
   double alloc_integral_ = 0, down_integral_ = 0;
   Tick last_integral_ = 0;
   Tick sample_every_ = 0;
@@ -1408,6 +1498,19 @@ ScheduleResult Sim::run() {
   cell_nodes_.assign(C, 0);
   cell_gpus_.assign(C, 0);
   cell_hist_.assign(C * static_cast<size_t>(gpn_ + 1), 0);
+  // Segment capacities for the main loop's quick test (placement.h: a job of segments of s
+  // nodes needs ceil(nodes / s) of them, sum over blocks of floor(free nodes / s)).
+  if (pcfg_.policy == PlacementPolicy::kBlock || pcfg_.policy == PlacementPolicy::kKueue) {
+    block_free_.assign(static_cast<size_t>(index_.blocks()), 0);
+    for (const auto& s : w_.jobs) {
+      if (s.gpus < gpn_) continue;
+      const int seg = index_.segment_for(pcfg_, (s.gpus + gpn_ - 1) / gpn_);
+      if (std::none_of(seg_cap_.begin(), seg_cap_.end(),
+                       [seg](const auto& sc) { return sc.first == seg; })) {
+        seg_cap_.push_back({seg, 0});
+      }
+    }
+  }
   for (int n = 0; n < N; ++n) contrib(n, +1);
   if (cfg_.reserve_spares && cfg_.spares > 0) {
     for (const auto& b : c_.blocks()) {
