@@ -27,7 +27,7 @@ struct ScheduleOptions {
   std::string failures = "on", preempt = "on", bad_rows = "stop";
   int spares = 0;
   uint64_t seed = 1;
-  std::string spare_policy = "shared";
+  std::string spare_policy = "shared", sub_node = "pack";
   double bf_interval_s = 30, bf_window_min = 1440, bf_resolution_s = 60;
   int bf_max_job_test = 500, bf_max_job_start = 0, bf_reserve = -1;
   int max_jobs_per_user = 0;
@@ -77,6 +77,8 @@ int schedule(const Context& ctx, const ScheduleOptions& o, bool html) {
   if (o.spare_policy != "shared" && o.spare_policy != "reserved") {
     return bad_input("--spare-policy: expected shared or reserved, got '" + o.spare_policy + "'");
   }
+  auto sub_node = parse_sub_node_fit(o.sub_node);
+  if (!sub_node) return with_flag("--sub-node", sub_node.error());
   if (o.bad_rows != "stop" && o.bad_rows != "skip") {
     return bad_input("--bad-rows: expected stop or skip, got '" + o.bad_rows + "'");
   }
@@ -141,6 +143,7 @@ int schedule(const Context& ctx, const ScheduleOptions& o, bool html) {
   cfg.policy = *policy;
   cfg.spares = o.spares;
   cfg.reserve_spares = o.spare_policy == "reserved";
+  cfg.placement.sub_node = *sub_node;
   cfg.bad_jobs = o.bad_rows == "skip" ? BadRows::kSkip : BadRows::kStop;
   cfg.backfill.interval = engine::to_ticks(base::seconds(o.bf_interval_s));
   cfg.backfill.window = engine::to_ticks(base::seconds(o.bf_window_min * 60));
@@ -248,6 +251,10 @@ Verb add_schedule(CLI::App& app, const Context& ctx) {
   cmd->add_option("--spare-policy", o->spare_policy,
                   "shared (spare trays also run small jobs, Slurm BlockSizes) or reserved (kept "
                   "free for hot swaps)")
+      ->capture_default_str();
+  cmd->add_option("--sub-node", o->sub_node,
+                  "jobs smaller than a node: pack (the fullest node that fits, best fit) or "
+                  "spread (the emptiest node)")
       ->capture_default_str();
   cmd->add_option("--seed", o->seed, "random seed (same seed, same result)")->capture_default_str();
   cmd->add_option("--bad-rows", o->bad_rows,

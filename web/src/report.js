@@ -942,6 +942,7 @@
     row('jobs running / pending at the end', (r) => `${count(r.jobs.running_at_end)} / ${count(r.jobs.pending_at_end)}`);
     row('GPU utilisation (of all)', (r) => percent(r.utilization));
     row('GPU utilisation (of up GPUs)', (r) => percent(r.utilization_of_available));
+    row('nodes busy (occupancy)', (r) => percent(r.node_occupancy));
     row('GPUs down (time share)', (r) => percent(r.down_fraction));
     row('goodput (useful GPU-time / all)', (r) => percent(r.goodput_fraction));
     row('queue wait mean', (r) => seconds(r.queue_wait_s.mean));
@@ -962,6 +963,10 @@
 
     cards.push(card('GPU utilisation over time', timelineChart('schedule/utilization', 'schedule', runs, 'allocated_gpus', names,
       (v) => percent(v), 'allocated GPUs', (r) => 1 / r.gpus), { wide: true, note: 'allocated GPUs / all GPUs' }));
+    if (runs.every((r) => r.timeline && Array.isArray(r.timeline.busy_nodes))) {
+      cards.push(card('Node occupancy over time', timelineChart('schedule/occupancy', 'schedule', runs, 'busy_nodes', names,
+        (v) => percent(v), 'busy nodes', (r) => 1 / r.nodes), { wide: true, note: 'nodes with at least one GPU allocated / all nodes' }));
+    }
     cards.push(card('Queue length over time', timelineChart('schedule/queue', 'schedule', runs, 'pending_jobs', names,
       (v) => count(v), 'pending jobs'), { note: 'jobs waiting to start' }));
     cards.push(card('GPUs down over time', timelineChart('schedule/down', 'schedule', runs, 'down_gpus', names,

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "clustertwin/report/table.h"
@@ -68,6 +69,7 @@ Json schedule_json(const scheduler::ScheduleResult& r, size_t max_failures) {
   j["cluster"] = r.cluster;
   j["policy"] = r.policy;
   j["placement"] = r.placement;
+  j["sub_node_fit"] = r.sub_node;
   j["priority"] = r.priority;
   j["spares_per_block"] = r.spares;
   j["segment_nodes"] = r.segment_nodes;
@@ -85,6 +87,7 @@ Json schedule_json(const scheduler::ScheduleResult& r, size_t max_failures) {
   j["utilization"] = r6(r.utilization);
   j["utilization_of_available"] = r6(r.utilization_available);
   j["down_fraction"] = r6(r.down_fraction);
+  j["node_occupancy"] = r6(r.occupancy);
   j["goodput_fraction"] = r6(r.goodput);
   j["queue_wait_s"] = pct(r.wait_s);
   Json by = Json::object();
@@ -106,10 +109,11 @@ Json schedule_json(const scheduler::ScheduleResult& r, size_t max_failures) {
   j["preemptions"] = r.preemptions;
   j["ettr"] = ettr_json(r.ettr);
   Json t;
-  std::vector<double> th, alloc, down, pend, pendg, run, partial, stranded, degraded, freeb;
+  std::vector<double> th, alloc, busy, down, pend, pendg, run, partial, stranded, degraded, freeb;
   for (const auto& s : r.timeline) {
     th.push_back(r6(s.t_s / 3600));
     alloc.push_back(static_cast<double>(s.allocated_gpus));
+    busy.push_back(static_cast<double>(s.busy_nodes));
     down.push_back(static_cast<double>(s.down_gpus));
     pend.push_back(static_cast<double>(s.pending_jobs));
     pendg.push_back(static_cast<double>(s.pending_gpus));
@@ -121,6 +125,7 @@ Json schedule_json(const scheduler::ScheduleResult& r, size_t max_failures) {
   }
   t["t_h"] = th;
   t["allocated_gpus"] = alloc;
+  t["busy_nodes"] = busy;
   t["down_gpus"] = down;
   t["pending_jobs"] = pend;
   t["pending_gpus"] = pendg;
@@ -160,6 +165,9 @@ std::string schedule_text(const std::vector<scheduler::ScheduleResult>& runs) {
     if (r.placement != "block" && r.placement != "kueue") return std::string("-");
     return fmt::format("{} ({} spare)", r.segment_nodes, r.spares);
   });
+  if (std::any_of(runs.begin(), runs.end(), [](const R& r) { return r.sub_node != "pack"; })) {
+    row("sub-node jobs", [](const R& r) { return r.sub_node; });
+  }
   row("jobs submitted", [](const R& r) { return std::to_string(r.jobs_submitted); });
   if (a.jobs_skipped > 0) {
     row("jobs skipped (bad input)", [](const R& r) { return std::to_string(r.jobs_skipped); });
@@ -171,6 +179,7 @@ std::string schedule_text(const std::vector<scheduler::ScheduleResult>& runs) {
   row("utilisation (allocated)", [](const R& r) { return pct_s(r.utilization); });
   row("utilisation of available", [](const R& r) { return pct_s(r.utilization_available); });
   row("goodput (useful GPU-time)", [](const R& r) { return pct_s(r.goodput); });
+  row("nodes busy (occupancy)", [](const R& r) { return pct_s(r.occupancy); });
   row("GPUs down (time share)", [](const R& r) { return pct_s(r.down_fraction); });
   row("queue wait mean", [](const R& r) { return dur(r.wait_s.mean); });
   row("queue wait p50 / p90",

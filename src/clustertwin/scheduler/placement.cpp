@@ -86,7 +86,38 @@ int take_cells(NodeRange r, std::span<const int> free_nodes, int n, std::vector<
   return n;
 }
 
-bool place_sub_node(const PlacementIndex& idx, const FreeView& free, int gpus, Placement* out) {
+// Spread (worst fit): the cell holding the node with the most free GPUs (exact view), or the
+// cell with the most free GPUs (planning view); the lowest cell on ties.
+bool place_sub_node_spread(const PlacementIndex& idx, const FreeView& free, int gpus,
+                           Placement* out) {
+  const int gpn = idx.cluster().gpus_per_node();
+  const int cells = static_cast<int>(free.gpus.size());
+  int best_cell = -1, best_k = gpus - 1;
+  for (int c = 0; c < cells; ++c) {
+    if (free.gpus[static_cast<size_t>(c)] < gpus) continue;
+    int k = 0;
+    if (!free.node_hist.empty()) {
+      const int* h = free.node_hist.data() + static_cast<size_t>(c) * static_cast<size_t>(gpn + 1);
+      k = gpn;
+      while (k > best_k && h[k] == 0) --k;
+    } else {
+      k = std::min(gpn, free.gpus[static_cast<size_t>(c)]);
+    }
+    if (k > best_k) {
+      best_k = k;
+      best_cell = c;
+      if (best_k == gpn) break;
+    }
+  }
+  if (best_cell < 0) return false;
+  out->sub_cell = best_cell;
+  out->sub_node_free = best_k;
+  return true;
+}
+
+bool place_sub_node(const PlacementIndex& idx, const PlacementConfig& cfg, const FreeView& free,
+                    int gpus, Placement* out) {
+  if (cfg.sub_node == SubNodeFit::kSpread) return place_sub_node_spread(idx, free, gpus, out);
   const int gpn = idx.cluster().gpus_per_node();
   const int cells = static_cast<int>(free.gpus.size());
   int best_cell = -1, best_k = gpn + 1;
@@ -340,6 +371,14 @@ base::Result<PlacementPolicy> parse_placement(std::string_view s) {
                     "' (expected block, tree, first-fit or kueue)");
 }
 
+const char* sub_node_fit_name(SubNodeFit f) { return f == SubNodeFit::kPack ? "pack" : "spread"; }
+
+base::Result<SubNodeFit> parse_sub_node_fit(std::string_view s) {
+  if (s == "pack") return SubNodeFit::kPack;
+  if (s == "spread") return SubNodeFit::kSpread;
+  return base::fail("unknown sub-node fit '" + std::string(s) + "' (expected pack or spread)");
+}
+
 PlacementIndex::PlacementIndex(const ClusterModel& c) : c_(&c) {
   block_cells_ = cell_ranges(c, c.blocks());
   domain_cells_ = cell_ranges(c, c.domains());
@@ -363,7 +402,7 @@ bool place(const PlacementIndex& index, const PlacementConfig& cfg, const FreeVi
            const PlacementRequest& req, Placement* out) {
   out->takes.clear();
   out->sub_cell = -1;
-  if (req.nodes <= 0) return req.gpus > 0 && place_sub_node(index, free, req.gpus, out);
+  if (req.nodes <= 0) return req.gpus > 0 && place_sub_node(index, cfg, free, req.gpus, out);
   const int seg = req.segment > 0 ? req.segment : index.segment_for(cfg, req.nodes);
   bool ok = false;
   switch (cfg.policy) {

@@ -19,8 +19,11 @@
 ///   (podset-slice-required-topology = clique, podset-slice-size), the whole job preferred (or
 ///   required) inside one pod; domains taken by most free slices first, the last domain the
 ///   tightest that fits; no adjacency rule.
-/// Sub-node requests (fewer GPUs than a node) go to the node with the fewest free GPUs that
-/// fits (best fit), lowest index on ties, whatever the policy.
+/// Sub-node requests (fewer GPUs than a node) go, whatever the policy, to the node with the
+/// fewest free GPUs that fits (`pack`, best fit: Slurm's select/cons_tres and the default), or
+/// to the node with the most free GPUs (`spread`, worst fit: one small job per server while
+/// there are empty servers, what a scheduler that avoids co-locating jobs does); lowest index on
+/// ties.
 
 #include <cstdint>
 #include <optional>
@@ -38,6 +41,11 @@ enum class PlacementPolicy { kBlock, kTree, kFirstFit, kKueue };
 const char* placement_name(PlacementPolicy p);
 base::Result<PlacementPolicy> parse_placement(std::string_view s);
 
+/// Where sub-node requests go: the fullest node that fits (pack) or the emptiest (spread).
+enum class SubNodeFit { kPack, kSpread };
+const char* sub_node_fit_name(SubNodeFit f);
+base::Result<SubNodeFit> parse_sub_node_fit(std::string_view s);
+
 struct PlacementConfig {
   PlacementPolicy policy = PlacementPolicy::kBlock;
   /// Nodes per segment (block) or slice (kueue): base block size planned per NVLink domain.
@@ -49,6 +57,8 @@ struct PlacementConfig {
   /// kueue: true = podset-required-topology at the pod level (wait rather than split across
   /// pods); false = podset-preferred-topology.
   bool kueue_required_pod = false;
+  /// Sub-node requests: best fit (pack) or worst fit (spread).
+  SubNodeFit sub_node = SubNodeFit::kPack;
 };
 
 /// Free capacity per cell: whole free nodes and free GPUs (whole free nodes included).

@@ -155,6 +155,32 @@ TEST(SubNodePlacement, BestFitNodeFromHistogram) {
   EXPECT_FALSE(place(idx, {}, FreeView{n, g, hist}, {.gpus = 9}, &p));
 }
 
+TEST(SubNodePlacement, SpreadTakesTheEmptiestNode) {
+  const auto c = ClusterModel::uniform(2, 2, 8);
+  PlacementIndex idx(c);
+  // cell 0: nodes with 5 and 3 free; cell 1: nodes with 8 and 0 free.
+  std::vector<int> n = {0, 1}, g = {8, 8}, hist(2 * 9, 0);
+  hist[5] = 1;
+  hist[3] = 1;
+  hist[9 + 8] = 1;
+  hist[9 + 0] = 1;
+  const PlacementConfig spread{.policy = PlacementPolicy::kTree, .sub_node = SubNodeFit::kSpread};
+  Placement p;
+  ASSERT_TRUE(place(idx, spread, FreeView{n, g, hist}, {.gpus = 1}, &p));
+  EXPECT_EQ(p.sub_cell, 1);
+  EXPECT_EQ(p.sub_node_free, 8);
+  ASSERT_TRUE(place(idx, {}, FreeView{n, g, hist}, {.gpus = 1}, &p));  // pack
+  EXPECT_EQ(p.sub_cell, 0);
+  EXPECT_EQ(p.sub_node_free, 3);
+  // Planning view (no histogram): the cell with the most free GPUs, the lowest on ties.
+  ASSERT_TRUE(place(idx, spread, FreeView{n, g, {}}, {.gpus = 4}, &p));
+  EXPECT_EQ(p.sub_cell, 0);
+  EXPECT_EQ(*parse_sub_node_fit("spread"), SubNodeFit::kSpread);
+  auto bad = parse_sub_node_fit("scatter");
+  ASSERT_FALSE(bad);
+  EXPECT_NE(bad.error().message.find("expected pack or spread"), std::string::npos);
+}
+
 TEST(Fragmentation, CountsPartialRacksAndStrandedGpus) {
   const auto c = ClusterModel::uniform(3, 18, 4);
   PlacementIndex idx(c);

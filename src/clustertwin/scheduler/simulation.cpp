@@ -131,7 +131,9 @@ class Sim {
                static_cast<size_t>(f)] += sign;
   }
   void set_free(int n, int f) {
-    if (f > node_free_[static_cast<size_t>(n)]) ++free_epoch_;
+    const int was = node_free_[static_cast<size_t>(n)];
+    if (f > was) ++free_epoch_;
+    busy_nodes_ += (f < gpn_ ? 1 : 0) - (was < gpn_ ? 1 : 0);
     contrib(n, -1);
     node_free_[static_cast<size_t>(n)] = f;
     contrib(n, +1);
@@ -181,6 +183,7 @@ class Sim {
     const Tick now = sim_.now();
     const double dt = static_cast<double>(now - last_integral_);
     alloc_integral_ += dt * static_cast<double>(alloc_gpus_);
+    busy_integral_ += dt * static_cast<double>(busy_nodes_);
     down_integral_ += dt * static_cast<double>(down_gpus_);
     last_integral_ = now;
   }
@@ -363,14 +366,22 @@ class Sim {
     return true;
   }
 
+  // The node of `cell` for a sub-node job of g GPUs: the fullest that fits (pack) or the
+  // emptiest (spread), lowest index on ties.
   int sub_node_in(int cell, int g) const {
     const NodeRange r = c_.cells()[static_cast<size_t>(cell)];
+    const bool spread = pcfg_.sub_node == SubNodeFit::kSpread;
     int best = -1;
     for (int n = r.first; n < r.end(); ++n) {
       const int f = node_free_[static_cast<size_t>(n)];
       if (!up(n) || f < g || spare_[static_cast<size_t>(n)]) continue;
-      if (best < 0 || f < node_free_[static_cast<size_t>(best)]) best = n;
-      if (f == g) break;
+      if (spread) {
+        if (best < 0 || f > node_free_[static_cast<size_t>(best)]) best = n;
+        if (f == gpn_) break;
+      } else {
+        if (best < 0 || f < node_free_[static_cast<size_t>(best)]) best = n;
+        if (f == g) break;
+      }
     }
     return best;
   }
@@ -1390,6 +1401,7 @@ class Sim {
     TimelineSample s;
     s.t_s = secs(sim_.now());
     s.allocated_gpus = alloc_gpus_;
+    s.busy_nodes = busy_nodes_;
     s.down_gpus = down_gpus_;
     for (int id : pending_) {
       const Job& j = jobs_[static_cast<size_t>(id)];
@@ -1477,7 +1489,8 @@ class Sim {
   int64_t free_nodes_total_ = 0, free_gpus_total_ = 0;  // the sums of cell_nodes_, cell_gpus_
   std::vector<int> block_free_;                         // cell_nodes_ summed per block
   std::vector<std::pair<int, int64_t>> seg_cap_;        // segment size -> segment capacity
-  double alloc_integral_ = 0, down_integral_ = 0;
+  int64_t busy_nodes_ = 0;                              // nodes with at least one GPU allocated
+  double alloc_integral_ = 0, down_integral_ = 0, busy_integral_ = 0;
   Tick last_integral_ = 0;
   Tick sample_every_ = 0;
   int64_t started_ = 0, finished_ = 0, interruptions_ = 0, hot_swaps_ = 0, requeues_ = 0;
@@ -1624,6 +1637,7 @@ ScheduleResult Sim::results() {
   r.cluster = c_.cluster_name();
   r.policy = queue_policy_name(cfg_.policy);
   r.placement = placement_name(pcfg_.policy);
+  r.sub_node = sub_node_fit_name(pcfg_.sub_node);
   r.priority = cfg_.priority.mode == PriorityMode::kBasic ? "basic" : "multifactor";
   r.spares = cfg_.spares;
   r.seed = cfg_.seed;
@@ -1636,6 +1650,8 @@ ScheduleResult Sim::results() {
   r.utilization = total > 0 ? alloc_integral_ / total : 0;
   r.utilization_available = total > down_integral_ ? alloc_integral_ / (total - down_integral_) : 0;
   r.down_fraction = total > 0 ? down_integral_ / total : 0;
+  const double node_time = static_cast<double>(c_.nodes()) * static_cast<double>(cfg_.horizon);
+  r.occupancy = node_time > 0 ? busy_integral_ / node_time : 0;
   std::vector<double> waits, jcts, slow;
   const char* bucket_names[] = {"1 GPU", "2-8 GPUs", "9-64 GPUs", "65-512 GPUs", ">512 GPUs"};
   std::vector<std::vector<double>> by_size(5);

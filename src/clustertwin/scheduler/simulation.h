@@ -123,6 +123,7 @@ struct Percentiles {
 struct TimelineSample {
   double t_s = 0;
   int64_t allocated_gpus = 0, down_gpus = 0, pending_jobs = 0, pending_gpus = 0;
+  int64_t busy_nodes = 0;  ///< nodes with at least one GPU allocated
   int64_t running_jobs = 0;
   int partial_domains = 0, free_blocks = 0, degraded_domains = 0;
   int64_t stranded_gpus = 0;
@@ -164,6 +165,7 @@ struct EttrBreakdown {
 
 struct ScheduleResult {
   std::string cluster, policy, placement, priority;
+  std::string sub_node;  ///< sub-node fit: pack or spread
   int spares = 0;
   uint64_t seed = 0;
   double horizon_s = 0;
@@ -175,6 +177,9 @@ struct ScheduleResult {
   double utilization_available = 0;  ///< allocated / (total - down)
   double down_fraction = 0;          ///< down GPU-time / total
   double goodput = 0;                ///< useful work GPU-time / total GPU-time
+  /// Node occupancy: time-weighted share of nodes with at least one GPU allocated (Philly's
+  /// active / total servers, HeliosArtifact philly_node_sequence.csv).
+  double occupancy = 0;
   Percentiles wait_s, jct_s, slowdown;
   std::vector<std::pair<std::string, Percentiles>> wait_by_size;
   int64_t failures = 0, interruptions = 0, hot_swaps = 0, requeues = 0, preemptions = 0;

@@ -75,6 +75,31 @@ TEST(Simulation, EasyConservativeAndFifoDiffer) {
   EXPECT_GT(easy->backfill_passes, 0);
 }
 
+// Four 1-GPU jobs on two 4-GPU nodes for 1,000 s of a 2,000 s horizon: packed they hold one
+// node (occupancy 1/2 x 1/2), spread both (1/2); GPU utilisation is 1/4 either way.
+TEST(Simulation, OccupancyCountsNodesWithAnyGpuBusy) {
+  const auto c = ClusterModel::uniform(2, 1, 4);
+  Builder b;
+  for (int k = 0; k < 4; ++k) b.add(0, 1, 1000, 1000);
+  auto cfg = config(QueuePolicy::kFifo);
+  cfg.horizon = 2000 * kS;
+  cfg.sample_interval = 500 * kS;
+  auto pack = simulate(c, b.w, cfg, nullptr);
+  ASSERT_TRUE(pack) << pack.error().to_string();
+  EXPECT_DOUBLE_EQ(pack->utilization, 0.25);
+  EXPECT_DOUBLE_EQ(pack->occupancy, 0.25);
+  ASSERT_EQ(pack->timeline.size(), 5u);
+  EXPECT_EQ(pack->timeline[1].busy_nodes, 1);  // t = 500 s
+  EXPECT_EQ(pack->timeline[2].busy_nodes, 0);  // t = 1,000 s: the jobs ended
+  EXPECT_EQ(pack->sub_node, "pack");
+  cfg.placement.sub_node = SubNodeFit::kSpread;
+  auto spread = simulate(c, b.w, cfg, nullptr);
+  ASSERT_TRUE(spread);
+  EXPECT_DOUBLE_EQ(spread->utilization, 0.25);
+  EXPECT_DOUBLE_EQ(spread->occupancy, 0.5);
+  EXPECT_EQ(spread->timeline[1].busy_nodes, 2);
+}
+
 TEST(Simulation, HighQosPreemptsLowAndTheVictimRequeues) {
   const auto c = ClusterModel::uniform(2, 4, 4);
   Builder b;
