@@ -159,6 +159,23 @@ bool place_block(const PlacementIndex& idx, const PlacementConfig& cfg, const Fr
   const int B = idx.blocks();
   if (B == 0 || seg <= 0) return false;
   const int m = (n + seg - 1) / seg;  // segments
+  if (m == 1) {
+    // One segment: the level-0 search alone decides (a higher level holds no more whole
+    // segments than its blocks do), so skip the prefix sums: the block with the fewest free
+    // nodes that holds the segment, the lowest on ties.
+    int best = -1, best_free = 0;
+    for (int b = 0; b < B; ++b) {
+      const int f = sum_range(free.nodes, idx.block_cells(b));
+      if (f >= seg && (best < 0 || f < best_free)) {
+        best = b;
+        best_free = f;
+      }
+    }
+    if (best < 0) return false;
+    const int short_by = take_cells(idx.block_cells(best), free.nodes, n, out->takes);
+    CT_CHECK(short_by == 0, "block placement chose a block without room");
+    return true;
+  }
   // Scratch reused across calls (placement runs millions of times in a month of backfill).
   thread_local std::vector<int> fnodes, cap;
   thread_local std::vector<int64_t> pcap, pfree;
