@@ -30,6 +30,7 @@ struct ScheduleOptions {
   std::string spare_policy = "shared", sub_node = "pack";
   double bf_interval_s = 30, bf_window_min = 1440, bf_resolution_s = 60;
   int bf_max_job_test = 500, bf_max_job_start = 0, bf_reserve = -1;
+  int bf_max_job_user = 0, bf_max_job_part = 0;
   int max_jobs_per_user = 0;
   double domain_failures = 1.0, failure_scale = 1.0, lemon_fraction = 0.15;
   bool async_checkpoint = false;
@@ -150,6 +151,8 @@ int schedule(const Context& ctx, const ScheduleOptions& o, bool html) {
   cfg.backfill.resolution = engine::to_ticks(base::seconds(o.bf_resolution_s));
   cfg.backfill.max_job_test = o.bf_max_job_test;
   cfg.backfill.max_job_start = o.bf_max_job_start;
+  cfg.backfill.max_job_user = o.bf_max_job_user;
+  cfg.backfill.max_job_part = o.bf_max_job_part;
   cfg.backfill.reserve = o.bf_reserve;
   cfg.priority.mode = o.priority == "basic" ? PriorityMode::kBasic : PriorityMode::kMultifactor;
   cfg.preempt.enabled = o.preempt == "on";
@@ -268,6 +271,14 @@ Verb add_schedule(CLI::App& app, const Context& ctx) {
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
   cmd->add_option("--bf-max-job-start", o->bf_max_job_start, "bf_max_job_start (0 = no limit)")
+      ->capture_default_str();
+  cmd->add_option("--bf-max-job-user", o->bf_max_job_user,
+                  "bf_max_job_user: jobs tested per user in a backfill pass (0 = no limit)")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  cmd->add_option("--bf-max-job-part", o->bf_max_job_part,
+                  "bf_max_job_part: jobs tested per partition in a backfill pass (0 = no limit)")
+      ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
   cmd->add_option("--bf-reserve", o->bf_reserve,
                   "bf_job_part_count_reserve (-1: 1 for easy, all tested for conservative)")

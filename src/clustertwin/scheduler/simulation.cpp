@@ -1096,11 +1096,24 @@ class Sim {
     // of that shape did on the same plan: the plan only fills up as the pass goes. Slurm skips
     // such jobs the same way; here the search starts from the earlier job's time.
     shape_from_.clear();
+    const int per_user = cfg_.backfill.max_job_user, per_part = cfg_.backfill.max_job_part;
+    if (per_user > 0) user_tested_.assign(w_.users.size() + 1, 0);
+    if (per_part > 0) part_tested_.assign(part_pending_.size(), 0);
     for (size_t k = 0; k < pending_.size(); ++k) {  // nothing enqueues during the pass
       const int id = pending_[k];
       if (tested >= cfg_.backfill.max_job_test) break;
       Job& j = jobs_[static_cast<size_t>(id)];
       if (j.state != State::kPending || limited(j)) continue;
+      // bf_max_job_user, bf_max_job_part: a user's (partition's) jobs past the limit are not
+      // tested in this pass and do not count towards bf_max_job_test.
+      const auto u = static_cast<size_t>(j.spec->user);
+      const auto pt = static_cast<size_t>(j.spec->partition);
+      if ((per_user > 0 && user_tested_[u] >= per_user) ||
+          (per_part > 0 && part_tested_[pt] >= per_part)) {
+        continue;
+      }
+      if (per_user > 0) ++user_tested_[u];
+      if (per_part > 0) ++part_tested_[pt];
       ++tested;
       const bool now_only = reserved >= reserve_limit;
       const Shape shape{j.nodes_needed, j.segment, j.sub_gpus, j.spec->time_limit};
@@ -1476,9 +1489,10 @@ class Sim {
   std::vector<char> blocked_;                   // per partition, within a main pass
   std::vector<std::vector<int>> part_pending_;  // pending jobs per partition, by priority
   std::vector<size_t> pos_;
-  size_t stale_ = 0;                  // entries of pending_ that are no longer pending
-  std::vector<int> head_job_;         // per partition: the job that last blocked it
-  std::vector<uint64_t> head_epoch_;  // ... and the free epoch it failed at
+  size_t stale_ = 0;                            // entries of pending_ that are no longer pending
+  std::vector<int> user_tested_, part_tested_;  // backfill jobs tested per user, partition
+  std::vector<int> head_job_;                   // per partition: the job that last blocked it
+  std::vector<uint64_t> head_epoch_;            // ... and the free epoch it failed at
   std::vector<double> rates_;
   // scratch for earliest()
   std::vector<int> cur_n_, cur_g_, cur_bn_, touched_blocks_;

@@ -46,6 +46,8 @@ struct BackfillConfig {
   Tick resolution = engine::to_ticks(base::seconds(60));  ///< bf_resolution (60 s)
   int max_job_test = 500;                                 ///< bf_max_job_test (500)
   int max_job_start = 0;                                  ///< bf_max_job_start (0 = no limit)
+  int max_job_user = 0;  ///< bf_max_job_user: jobs tested per user and pass (0 = no limit)
+  int max_job_part = 0;  ///< bf_max_job_part: jobs tested per partition and pass (0 = no limit)
   /// bf_job_part_count_reserve: jobs that get a reservation; -1 = by policy (EASY 1,
   /// conservative every tested job).
   int reserve = -1;

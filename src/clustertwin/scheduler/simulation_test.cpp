@@ -100,6 +100,43 @@ TEST(Simulation, OccupancyCountsNodesWithAnyGpuBusy) {
   EXPECT_EQ(spread->timeline[1].busy_nodes, 2);
 }
 
+// Job 0 (user u) holds 6 of 8 nodes until 960 s; job 1 (u) needs all 8 and blocks the
+// partition; jobs 2, 3 (u) and 4 (v) need one node for 100 s. The first backfill pass (30 s)
+// reserves for job 1 and has room for two small jobs: in priority order 2 and 3. With
+// bf_max_job_user=2, user u gets two tests (jobs 1 and 2), so job 4 of user v starts instead of
+// job 3, which waits for the pass after jobs 2 and 4 end (150 s).
+TEST(Simulation, BackfillTestsAtMostMaxJobUserJobsPerUser) {
+  const auto c = ClusterModel::uniform(2, 4, 4);
+  Builder b;
+  b.add(0, 24, 960, 960);
+  b.add(1, 32, 120, 120);
+  b.add(2, 4, 100, 100);
+  b.add(3, 4, 100, 100);
+  b.add(4, 4, 100, 100).user = b.w.user_id("v");
+  auto cfg = config(QueuePolicy::kEasy);
+  auto open = simulate(c, b.w, cfg, nullptr);
+  ASSERT_TRUE(open) << open.error().to_string();
+  EXPECT_DOUBLE_EQ(start_of(*open, 2), 30);
+  EXPECT_DOUBLE_EQ(start_of(*open, 3), 30);
+  EXPECT_DOUBLE_EQ(start_of(*open, 4), 150);
+  cfg.backfill.max_job_user = 2;
+  auto limited = simulate(c, b.w, cfg, nullptr);
+  ASSERT_TRUE(limited);
+  EXPECT_DOUBLE_EQ(start_of(*limited, 2), 30);
+  EXPECT_DOUBLE_EQ(start_of(*limited, 4), 30);
+  EXPECT_DOUBLE_EQ(start_of(*limited, 3), 150);
+  EXPECT_DOUBLE_EQ(start_of(*limited, 1), 960);
+  cfg.backfill.max_job_user = 0;
+  // One partition, two tests a pass (job 1 and one small job): the small jobs start one per
+  // pass, each after the previous one ended (30, 150, 270 s).
+  cfg.backfill.max_job_part = 2;
+  auto part = simulate(c, b.w, cfg, nullptr);
+  ASSERT_TRUE(part);
+  EXPECT_DOUBLE_EQ(start_of(*part, 2), 30);
+  EXPECT_DOUBLE_EQ(start_of(*part, 3), 150);
+  EXPECT_DOUBLE_EQ(start_of(*part, 4), 270);
+}
+
 TEST(Simulation, HighQosPreemptsLowAndTheVictimRequeues) {
   const auto c = ClusterModel::uniform(2, 4, 4);
   Builder b;
