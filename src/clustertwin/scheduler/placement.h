@@ -20,10 +20,9 @@
 ///   required) inside one pod; domains taken by most free slices first, the last domain the
 ///   tightest that fits; no adjacency rule.
 /// Sub-node requests (fewer GPUs than a node) go, whatever the policy, to the node with the
-/// fewest free GPUs that fits (`pack`, best fit: Slurm's select/cons_tres and the default), or
-/// to the node with the most free GPUs (`spread`, worst fit: one small job per server while
-/// there are empty servers, what a scheduler that avoids co-locating jobs does); lowest index on
-/// ties.
+/// fewest free GPUs that fits (`pack`, best fit, the default), or to the node with the most free
+/// GPUs (`spread`, worst fit: one small job per server while there are empty servers, what a
+/// scheduler that avoids co-locating jobs does, like Slurm's LLN=YES); lowest index on ties.
 
 #include <cstdint>
 #include <optional>
