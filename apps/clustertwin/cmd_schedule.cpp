@@ -24,7 +24,7 @@ struct ScheduleOptions {
   std::string trace, synthetic, vc_quotas, fault_replay;
   double days = 30;
   std::string policy = "easy", priority = "basic", placement = "block", compare;
-  std::string failures = "on", preempt = "on", bad_rows = "stop";
+  std::string failures = "on", preempt = "on", bad_rows = "stop", fault_bursts = "off";
   int spares = 0;
   uint64_t seed = 1;
   std::string spare_policy = "shared", sub_node = "pack";
@@ -71,7 +71,9 @@ int schedule(const Context& ctx, const ScheduleOptions& o, bool html) {
   if (o.priority != "basic" && o.priority != "multifactor") {
     return bad_input("--priority: expected basic or multifactor, got '" + o.priority + "'");
   }
-  for (const auto& [flag, v] : {std::pair{"--failures", o.failures}, {"--preempt", o.preempt}}) {
+  for (const auto& [flag, v] : {std::pair{"--failures", o.failures},
+                                {"--preempt", o.preempt},
+                                {"--fault-bursts", o.fault_bursts}}) {
     if (v != "on" && v != "off")
       return bad_input(std::string(flag) + ": expected on or off, got '" + v + "'");
   }
@@ -161,6 +163,7 @@ int schedule(const Context& ctx, const ScheduleOptions& o, bool html) {
   cfg.failures.model = FailureModel::llama3(cluster->max_domain_nodes() > 1, o.domain_failures);
   cfg.failures.model.scale(o.failure_scale);
   cfg.failures.model.lemon_fraction = o.lemon_fraction;
+  if (o.fault_bursts == "on") cfg.failures.model.burst_weights = FailureModel::stepfun_bursts();
   cfg.storage.async = o.async_checkpoint;
   cfg.record_jobs = !o.jobs_csv.empty();
   if (o.sample_min > 0) cfg.sample_interval = engine::to_ticks(base::seconds(o.sample_min * 60));
@@ -291,6 +294,10 @@ Verb add_schedule(CLI::App& app, const Context& ctx) {
   cmd->add_option("--domain-failures", o->domain_failures,
                   "NVLink-domain stop and degrade events per 1,000 domain-days, each (assumption: "
                   "no public rate)")
+      ->capture_default_str();
+  cmd->add_option("--fault-bursts", o->fault_bursts,
+                  "node failures in StepFun's bursts (up to 8 servers at one instant, node "
+                  "failure rate kept): on or off")
       ->capture_default_str();
   cmd->add_option("--failure-scale", o->failure_scale, "multiply every failure rate")
       ->capture_default_str();

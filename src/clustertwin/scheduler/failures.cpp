@@ -73,6 +73,17 @@ double FailureModel::job_rate_per_hour(int64_t gpus, int domains) const {
   return r;
 }
 
+std::vector<double> FailureModel::stepfun_bursts() { return {499, 20, 5, 2, 0, 1, 0, 2}; }
+
+double FailureModel::mean_burst() const {
+  double events = 0, nodes = 0;
+  for (size_t k = 0; k < burst_weights.size(); ++k) {
+    events += burst_weights[k];
+    nodes += burst_weights[k] * static_cast<double>(k + 1);
+  }
+  return events > 0 ? nodes / events : 1.0;
+}
+
 void FailureModel::scale(double k) {
   for (auto& c : classes) c.rate_per_hour *= k;
 }

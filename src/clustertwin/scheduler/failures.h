@@ -50,6 +50,16 @@ struct FailureModel {
   double lemon_fraction = 0.15;
   double lemon_multiplier = 5.0;
   double degrade_speed = 0.85;  ///< assumption: a rack with a switch tray out
+  /// Node failures in bursts: weight of a burst of k + 1 nodes at index k (each node drawn like
+  /// a single failure: correlated in time, not in place). Empty: one node per event. The event
+  /// rate of node classes is divided by the mean burst size, so node failures per hour stay.
+  std::vector<double> burst_weights;
+
+  /// StepFun's bursts (fault_intervals.csv: of 529 fault-start instants, 499 took down one
+  /// server, 20 two, 5 three, 2 four, 1 six, 2 eight).
+  static std::vector<double> stepfun_bursts();
+  /// Mean nodes per node-failure event (1 without bursts).
+  [[nodiscard]] double mean_burst() const;
 
   /// Llama 3 rates and StepFun repairs; `domain_events_per_1000_days` adds NVLink-domain stop
   /// and degrade classes (each at that many events per 1,000 domain-days) when the cluster has

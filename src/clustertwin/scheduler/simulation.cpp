@@ -1289,6 +1289,22 @@ class Sim {
     request_pass();
   }
 
+  // A burst of node failures at one instant: every node down, each job on them interrupted
+  // once, a repair drawn per node.
+  void take_down_burst(const std::vector<int>& nodes, const FailureClass& fc) {
+    for (int n : nodes) down_inc(n);
+    const auto hit = jobs_on(nodes);
+    for (int id : hit) interrupt_job(id);
+    interrupts_by_class_[fc.name] += static_cast<int64_t>(hit.size());
+    for (size_t i = 0; i < nodes.size(); ++i) {
+      const int n = nodes[i];
+      const double repair_s = draw_repair_s(fc);
+      record(fc.name, fc.scope, n, i == 0 ? static_cast<int>(hit.size()) : 0, gpn_, repair_s);
+      sim_.schedule_in(ticks(repair_s), [this, n](engine::Simulator&) { down_dec(n); });
+    }
+    request_pass();
+  }
+
   void schedule_failure() {
     double total = 0;
     rates_.clear();
@@ -1307,6 +1323,7 @@ class Sim {
           units = static_cast<double>(c_.leaves().size());
           break;
       }
+      if (fc.scope == FailureScope::kNode) units /= cfg_.failures.model.mean_burst();
       rates_.push_back(fc.rate_per_hour * units);
       total += rates_.back();
     }
@@ -1356,6 +1373,18 @@ class Sim {
         return;  // an idle GPU: nothing to interrupt
       }
       case FailureScope::kNode: {
+        const auto& bursts = cfg_.failures.model.burst_weights;
+        if (!bursts.empty()) {
+          const size_t size = fail_rng_.choose(bursts) + 1;
+          std::vector<int> nodes;
+          for (size_t i = 0; i < size; ++i) {
+            const int n = pick_node();
+            if (up(n) && std::find(nodes.begin(), nodes.end(), n) == nodes.end())
+              nodes.push_back(n);
+          }
+          if (!nodes.empty()) take_down_burst(nodes, fc);
+          return;
+        }
         const int n = pick_node();
         if (!up(n)) return;  // thinning: a down node does not fail again
         take_down({n}, draw_repair_s(fc), fc.name, fc.scope, n);
