@@ -501,6 +501,15 @@ class Sim {
     stale_ = 0;
   }
 
+  // Drops the started jobs at the front of a queue: a pass starts jobs from the front, and
+  // every later pass would walk over them again until the next compaction. Returns how many.
+  size_t drop_started_front(std::vector<int>& q) {
+    size_t k = 0;
+    while (k < q.size() && jobs_[static_cast<size_t>(q[k])].state != State::kPending) ++k;
+    if (k > 0) q.erase(q.begin(), q.begin() + static_cast<std::ptrdiff_t>(k));
+    return k;
+  }
+
   // Slurm's main loop: pending jobs in priority order, each started if it fits; the first one
   // that does not blocks the rest of its partition. The partitions' queues are merged by
   // priority, so a blocked partition costs nothing more.
@@ -509,6 +518,7 @@ class Sim {
     bool any = false;
     Placement pl;
     const size_t P = part_pending_.size();
+    for (auto& pp : part_pending_) drop_started_front(pp);
     pos_.assign(P, 0);
     std::fill(blocked_.begin(), blocked_.end(), 0);
     while (true) {
@@ -1099,6 +1109,7 @@ class Sim {
     const int per_user = cfg_.backfill.max_job_user, per_part = cfg_.backfill.max_job_part;
     if (per_user > 0) user_tested_.assign(w_.users.size() + 1, 0);
     if (per_part > 0) part_tested_.assign(part_pending_.size(), 0);
+    stale_ -= drop_started_front(pending_);
     for (size_t k = 0; k < pending_.size(); ++k) {  // nothing enqueues during the pass
       const int id = pending_[k];
       if (tested >= cfg_.backfill.max_job_test) break;
