@@ -53,6 +53,7 @@ struct Job {
   double work = 0;
   double speed = 1, place_speed = 1;
   Tick seg_start = 0, attempt_start = 0, first_start = -1, end = -1, pending_since = 0;
+  Tick time_limit = 0;  // spec->time_limit, kept here: the backfill plan reads it every pass
   uint32_t gen = 0;
   int interruptions = 0, hot_swaps = 0, requeues = 0, preemptions = 0;
   Tick lost_ticks = 0, requeue_wait = 0;
@@ -406,6 +407,7 @@ class Sim {
   }
 
   bool limited(const Job& j) const {
+    if (!any_limits_) return false;
     const auto a = static_cast<size_t>(j.spec->account);
     if (cfg_.limits.enforce_account_quotas && a < w_.account_gpu_limit.size() &&
         w_.account_gpu_limit[a] > 0 && account_used_[a] + job_gpus(j) > w_.account_gpu_limit[a]) {
@@ -670,7 +672,7 @@ class Sim {
     std::vector<Sub> subs;
     for (int id : running_) {
       const Job& j = jobs_[static_cast<size_t>(id)];
-      Tick t = j.attempt_start + j.spec->time_limit;
+      Tick t = j.attempt_start + j.time_limit;
       if (t <= now) t = now + cfg_.backfill.resolution;
       t = round_up(t);
       if (j.nodes_needed > 0) {
@@ -1531,8 +1533,9 @@ class Sim {
   std::vector<size_t> pos_;
   size_t stale_ = 0;                            // entries of pending_ that are no longer pending
   std::vector<int> user_tested_, part_tested_;  // backfill jobs tested per user, partition
-  std::vector<int> head_job_;                   // per partition: the job that last blocked it
-  std::vector<uint64_t> head_epoch_;            // ... and the free epoch it failed at
+  bool any_limits_ = true;     // false: no account quota or user limit, limited() is always false
+  std::vector<int> head_job_;  // per partition: the job that last blocked it
+  std::vector<uint64_t> head_epoch_;  // ... and the free epoch it failed at
   std::vector<double> rates_;
   // scratch for earliest()
   std::vector<int> cur_n_, cur_g_, cur_bn_, touched_blocks_;
@@ -1615,6 +1618,10 @@ ScheduleResult Sim::run() {
   fairshare_.assign(w_.accounts.size() + 1, 1.0);
   while (w_.account_shares.size() < usage_.size()) w_.account_shares.push_back(1.0);
   while (w_.account_gpu_limit.size() < usage_.size()) w_.account_gpu_limit.push_back(0);
+  any_limits_ = cfg_.limits.max_running_jobs_per_user > 0 ||
+                (cfg_.limits.enforce_account_quotas &&
+                 std::any_of(w_.account_gpu_limit.begin(), w_.account_gpu_limit.end(),
+                             [](int64_t l) { return l > 0; }));
 
   // Jobs.
   jobs_.resize(w_.jobs.size());
@@ -1624,6 +1631,7 @@ ScheduleResult Sim::run() {
     Job& j = jobs_[k];
     const JobSpec& s = w_.jobs[k];
     j.spec = &s;
+    j.time_limit = s.time_limit;
     if (s.gpus < gpn_) {
       j.sub_gpus = s.gpus;
     } else {
