@@ -370,7 +370,7 @@ TEST(OrchestrationValidation, HotSpareBinomialTable) {
   EXPECT_NEAR(p1, 0.0016, 0.00005);
   EXPECT_NEAR(binomial_tail(p1, 1), 0.029, 0.0005);
   EXPECT_NEAR(fast.down_fraction, p1, 3 * 0.004 * p1);
-  EXPECT_NEAR(fast.domains_with_down, binomial_tail(p1, 1), 3 * 0.008 * binomial_tail(p1, 1));
+  EXPECT_NEAR(fast.blocks_with_down, binomial_tail(p1, 1), 3 * 0.008 * binomial_tail(p1, 1));
   // Row 2: StepFun's lognormal repair, mean 132.8 h.
   const auto slow = run(20.4, 132.8, 0);
   const double p2 = 132.8 / (kMtbf + 132.8);
@@ -383,13 +383,13 @@ TEST(OrchestrationValidation, HotSpareBinomialTable) {
       "racks with one down %.4f (%.4f); repair median 20.4 h mean 132.8 h: trays down %.5f "
       "(%.5f), racks with one down %.4f (%.4f), racks short of 16 %.2e (%.2e); with 15%% lemons "
       "%.5f / %.4f / %.2e\n",
-      fast.down_fraction, p1, fast.domains_with_down, binomial_tail(p1, 1), slow.down_fraction, p2,
-      slow.domains_with_down, binomial_tail(p2, 1), slow.domains_short, binomial_tail(p2, 3),
-      lemon.down_fraction, lemon.domains_with_down, lemon.domains_short);
+      fast.down_fraction, p1, fast.blocks_with_down, binomial_tail(p1, 1), slow.down_fraction, p2,
+      slow.blocks_with_down, binomial_tail(p2, 1), slow.blocks_short, binomial_tail(p2, 3),
+      lemon.down_fraction, lemon.blocks_with_down, lemon.blocks_short);
   EXPECT_NEAR(slow.down_fraction, p2, 3 * 0.015 * p2);
-  EXPECT_NEAR(slow.domains_with_down, binomial_tail(p2, 1), 3 * 0.03 * binomial_tail(p2, 1));
-  EXPECT_NEAR(slow.domains_short, binomial_tail(p2, 3), 3 * 0.10 * binomial_tail(p2, 3));
-  EXPECT_NEAR(lemon.domains_short, binomial_tail(p2, 3), 3 * 0.10 * binomial_tail(p2, 3));
+  EXPECT_NEAR(slow.blocks_with_down, binomial_tail(p2, 1), 3 * 0.03 * binomial_tail(p2, 1));
+  EXPECT_NEAR(slow.blocks_short, binomial_tail(p2, 3), 3 * 0.10 * binomial_tail(p2, 3));
+  EXPECT_NEAR(lemon.blocks_short, binomial_tail(p2, 3), 3 * 0.10 * binomial_tail(p2, 3));
 }
 
 // Alibaba Lingjun (Crux, SIGCOMM'24) topo.csv: 847 hosts under a 3-tier Clos. ASW labels repeat

@@ -944,7 +944,7 @@
     row('GPU utilisation (of up GPUs)', (r) => percent(r.utilization_of_available));
     row('nodes busy (occupancy)', (r) => percent(r.node_occupancy));
     row('GPUs down (time share)', (r) => percent(r.down_fraction));
-    row('domains with a node down / short of a segment', (r) => `${percent(r.domains_with_down_nodes)} / ${percent(r.domains_short_of_segment)}`);
+    row('blocks with a node down / short of a segment', (r) => `${percent(r.blocks_with_down_nodes)} / ${percent(r.blocks_short_of_segment)}`);
     row('goodput (useful GPU-time / all)', (r) => percent(r.goodput_fraction));
     row('queue wait mean', (r) => seconds(r.queue_wait_s.mean));
     row('queue wait p50 / p90', (r) => `${seconds(r.queue_wait_s.p50)} / ${seconds(r.queue_wait_s.p90)}`);

@@ -88,8 +88,8 @@ Json schedule_json(const scheduler::ScheduleResult& r, size_t max_failures) {
   j["utilization_of_available"] = r6(r.utilization_available);
   j["down_fraction"] = r6(r.down_fraction);
   j["node_occupancy"] = r6(r.occupancy);
-  j["domains_with_down_nodes"] = r6(r.domains_with_down);
-  j["domains_short_of_segment"] = r6(r.domains_short);
+  j["blocks_with_down_nodes"] = r6(r.blocks_with_down);
+  j["blocks_short_of_segment"] = r6(r.blocks_short);
   j["goodput_fraction"] = r6(r.goodput);
   j["queue_wait_s"] = pct(r.wait_s);
   Json by = Json::object();
@@ -183,8 +183,8 @@ std::string schedule_text(const std::vector<scheduler::ScheduleResult>& runs) {
   row("goodput (useful GPU-time)", [](const R& r) { return pct_s(r.goodput); });
   row("nodes busy (occupancy)", [](const R& r) { return pct_s(r.occupancy); });
   row("GPUs down (time share)", [](const R& r) { return pct_s(r.down_fraction); });
-  row("  domains with down / short",
-      [](const R& r) { return pct_s(r.domains_with_down) + " / " + pct_s(r.domains_short); });
+  row("  blocks with down / short",
+      [](const R& r) { return pct_s(r.blocks_with_down) + " / " + pct_s(r.blocks_short); });
   row("queue wait mean", [](const R& r) { return dur(r.wait_s.mean); });
   row("queue wait p50 / p90",
       [](const R& r) { return fmt::format("{} / {}", dur(r.wait_s.p50), dur(r.wait_s.p90)); });

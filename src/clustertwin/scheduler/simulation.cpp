@@ -144,7 +144,7 @@ class Sim {
     if (node_down_[static_cast<size_t>(n)] == 0) {
       contrib(n, -1);
       down_gpus_ += gpn_;
-      domain_down_change(n, +1);
+      block_down_change(n, +1);
     }
     ++node_down_[static_cast<size_t>(n)];
     dirty_ = true;
@@ -157,7 +157,7 @@ class Sim {
       ++free_epoch_;
       contrib(n, +1);
       down_gpus_ -= gpn_;
-      domain_down_change(n, -1);
+      block_down_change(n, -1);
       refill_spare(n);
       dirty_ = true;
       request_pass();
@@ -165,15 +165,15 @@ class Sim {
   }
   [[nodiscard]] bool up(int n) const { return node_down_[static_cast<size_t>(n)] == 0; }
 
-  // Down nodes per NVLink domain, and the domains with any down (ref §3.4's racks with a tray
-  // down) and with more down than the spares per block (short of a full segment). The caller
-  // integrates first.
-  void domain_down_change(int n, int sign) {
-    int& d = domain_down_[static_cast<size_t>(c_.domain_of(n))];
+  // Down nodes per base block (an NVL72 rack; a leaf group on HGX), the blocks with any down
+  // (ref §3.4's racks with a tray down) and those with more down than the spares per block
+  // (short of a full segment). The caller integrates first.
+  void block_down_change(int n, int sign) {
+    int& d = block_down_[static_cast<size_t>(index_.block_of_cell(c_.cell_of(n)))];
     const int was = d;
     d += sign;
-    domains_any_down_ += (d > 0 ? 1 : 0) - (was > 0 ? 1 : 0);
-    domains_short_ += (d > cfg_.spares ? 1 : 0) - (was > cfg_.spares ? 1 : 0);
+    blocks_any_down_ += (d > 0 ? 1 : 0) - (was > 0 ? 1 : 0);
+    blocks_short_ += (d > cfg_.spares ? 1 : 0) - (was > cfg_.spares ? 1 : 0);
   }
 
   // Reserved hot spares: free nodes withheld from placement, `spares` per base block.
@@ -198,8 +198,8 @@ class Sim {
     const double dt = static_cast<double>(now - last_integral_);
     alloc_integral_ += dt * static_cast<double>(alloc_gpus_);
     busy_integral_ += dt * static_cast<double>(busy_nodes_);
-    any_down_integral_ += dt * static_cast<double>(domains_any_down_);
-    short_integral_ += dt * static_cast<double>(domains_short_);
+    any_down_integral_ += dt * static_cast<double>(blocks_any_down_);
+    short_integral_ += dt * static_cast<double>(blocks_short_);
     down_integral_ += dt * static_cast<double>(down_gpus_);
     last_integral_ = now;
   }
@@ -1563,8 +1563,8 @@ class Sim {
   std::vector<std::pair<int, int64_t>> seg_cap_;        // segment size -> segment capacity
   int64_t busy_nodes_ = 0;                              // nodes with at least one GPU allocated
   double alloc_integral_ = 0, down_integral_ = 0, busy_integral_ = 0;
-  std::vector<int> domain_down_;  // down nodes per NVLink domain
-  int64_t domains_any_down_ = 0, domains_short_ = 0;
+  std::vector<int> block_down_;  // down nodes per base block
+  int64_t blocks_any_down_ = 0, blocks_short_ = 0;
   double any_down_integral_ = 0, short_integral_ = 0;
   Tick last_integral_ = 0;
   Tick sample_every_ = 0;
@@ -1606,7 +1606,7 @@ ScheduleResult Sim::run() {
     }
   }
   domain_speed_.assign(c_.domains().size(), 1.0);
-  domain_down_.assign(c_.domains().size(), 0);
+  block_down_.assign(static_cast<size_t>(index_.blocks()), 0);
   account_used_.assign(w_.accounts.size() + 1, 0);
   user_running_.assign(w_.users.size() + 1, 0);
   usage_.assign(w_.accounts.size() + 1, 0);
@@ -1733,10 +1733,10 @@ ScheduleResult Sim::results() {
   r.down_fraction = total > 0 ? down_integral_ / total : 0;
   const double node_time = static_cast<double>(c_.nodes()) * static_cast<double>(cfg_.horizon);
   r.occupancy = node_time > 0 ? busy_integral_ / node_time : 0;
-  const double domain_time =
-      static_cast<double>(c_.domains().size()) * static_cast<double>(cfg_.horizon);
-  r.domains_with_down = domain_time > 0 ? any_down_integral_ / domain_time : 0;
-  r.domains_short = domain_time > 0 ? short_integral_ / domain_time : 0;
+  const double block_time =
+      static_cast<double>(index_.blocks()) * static_cast<double>(cfg_.horizon);
+  r.blocks_with_down = block_time > 0 ? any_down_integral_ / block_time : 0;
+  r.blocks_short = block_time > 0 ? short_integral_ / block_time : 0;
   std::vector<double> waits, jcts, slow;
   const char* bucket_names[] = {"1 GPU", "2-8 GPUs", "9-64 GPUs", "65-512 GPUs", ">512 GPUs"};
   std::vector<std::vector<double>> by_size(5);

@@ -182,9 +182,10 @@ struct ScheduleResult {
   /// Node occupancy: time-weighted share of nodes with at least one GPU allocated (Philly's
   /// active / total servers, HeliosArtifact philly_node_sequence.csv).
   double occupancy = 0;
-  /// Time shares of NVLink domains with at least one node down, and with more nodes down than
-  /// the spares per block (too few up for a full segment; ref §3.4's hot-spare table).
-  double domains_with_down = 0, domains_short = 0;
+  /// Time shares of base blocks (NVL72 racks; leaf groups on HGX) with at least one node down,
+  /// and with more nodes down than the spares per block (too few up for a full segment; ref
+  /// §3.4's hot-spare table).
+  double blocks_with_down = 0, blocks_short = 0;
   Percentiles wait_s, jct_s, slowdown;
   std::vector<std::pair<std::string, Percentiles>> wait_by_size;
   int64_t failures = 0, interruptions = 0, hot_swaps = 0, requeues = 0, preemptions = 0;
