@@ -682,18 +682,31 @@ class Sim {
         for (int n : j.nodes) subs.push_back({t, n, j.sub_gpus});
       }
     }
+    const auto whole = static_cast<std::ptrdiff_t>(plan_.size());
     std::sort(subs.begin(), subs.end(),
               [](const Sub& a, const Sub& b) { return a.t != b.t ? a.t < b.t : a.node < b.node; });
-    std::map<int, int> scratch;
+    // Free GPUs of each node as its sub-node jobs end, in time order (a node is whole again when
+    // the last one ends); stamped per pass instead of cleared.
+    if (sub_free_.size() != node_free_.size()) {
+      sub_free_.assign(node_free_.size(), 0);
+      sub_stamp_.assign(node_free_.size(), 0);
+    }
+    ++sub_pass_;
     for (const auto& s : subs) {
       if (!up(s.node)) continue;
-      auto [it, fresh] = scratch.emplace(s.node, node_free_[static_cast<size_t>(s.node)]);
-      (void)fresh;
-      it->second += s.g;
-      plan_.push_back({s.t, c_.cell_of(s.node), it->second == gpn_ ? 1 : 0, s.g});
+      const auto n = static_cast<size_t>(s.node);
+      if (sub_stamp_[n] != sub_pass_) {
+        sub_stamp_[n] = sub_pass_;
+        sub_free_[n] = node_free_[n];
+      }
+      sub_free_[n] += s.g;
+      plan_.push_back({s.t, c_.cell_of(s.node), sub_free_[n] == gpn_ ? 1 : 0, s.g});
     }
-    std::stable_sort(plan_.begin(), plan_.end(),
-                     [](const Delta& a, const Delta& b) { return a.t < b.t; });
+    // Whole-node changes in running-job order, then sub-node ones (already in time order): a
+    // stable sort of the first part and a stable merge give the stable sort of the whole.
+    const auto by_t = [](const Delta& a, const Delta& b) { return a.t < b.t; };
+    std::stable_sort(plan_.begin(), plan_.begin() + whole, by_t);
+    std::inplace_merge(plan_.begin(), plan_.begin() + whole, plan_.end(), by_t);
     base_total_n_ = base_total_g_ = 0;
     for (size_t c = 0; c < plan_n_.size(); ++c) {
       base_total_n_ += plan_n_[c];
@@ -1547,8 +1560,11 @@ class Sim {
   std::map<size_t, std::vector<Touch>> now_cache_;       // window end -> per-cell drops
   std::map<std::pair<size_t, int>, Totals> now_totals_;  // (window end, segment) -> changes
   std::vector<Tick> neg_t_;
-  std::ptrdiff_t neg_sorted_ = 0;  // neg_t_ is sorted up to here
-  std::vector<Delta> batch_;       // deltas for plan_add
+  std::ptrdiff_t neg_sorted_ = 0;    // neg_t_ is sorted up to here
+  std::vector<Delta> batch_;         // deltas for plan_add
+  std::vector<int> sub_free_;        // build_plan's scratch: free GPUs per node ...
+  std::vector<uint64_t> sub_stamp_;  // ... valid where stamped with this pass
+  uint64_t sub_pass_ = 0;
   std::vector<Tick> relevant_t_;
   bool relevant_ok_ = false;
   int64_t base_total_n_ = 0, base_total_g_ = 0;
