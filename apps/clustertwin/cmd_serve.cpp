@@ -127,7 +127,9 @@ base::Status serve_impl(const Context& ctx, const ServeOptions& o, ServeOutput& 
                                                   {o.pue != 0, "--pue"},
                                                   {o.supply_temp > -999, "--supply-temp"},
                                                   {o.delta_t != 0, "--delta-t"},
-                                                  {!o.coolant.empty(), "--coolant"}};
+                                                  {!o.coolant.empty(), "--coolant"},
+                                                  {!o.smoothing.empty(), "--smoothing"},
+                                                  {o.no_smoothing, "--no-smoothing"}};
     for (const auto& [on, flag] : given) {
       if (on) return base::fail(std::string(flag) + " goes with --power");
     }
@@ -464,6 +466,11 @@ Verb add_serve(CLI::App& app, const Context& ctx) {
   cmd->add_option("--delta-t", o->delta_t,
                   "with --power: coolant temperature rise across a rack, K (default: 10)");
   cmd->add_option("--coolant", o->coolant, "with --power: pg25 or water (default: pg25)");
+  cmd->add_option("--smoothing", o->smoothing,
+                  "with --power: power smoothing of the racks, 'on' (the system's profile) or "
+                  "floor=0.6,ramp-up=2000W/s,ramp-down=500W/s,hysteresis=2s,storage=65J,"
+                  "efficiency=0.95,average=10s (default: on where the system has it)");
+  cmd->add_flag("--no-smoothing", o->no_smoothing, "with --power: no smoothed rack waveform");
   cmd->add_option("--json", o->json, "write results JSON to FILE ('-' for stdout)");
   cmd->add_option("--trace", o->trace, "write a Chrome trace of batches per instance to FILE");
   return {cmd, [&ctx, o] { return serve(ctx, *o); }};

@@ -161,6 +161,10 @@ struct ServeOptions {
   /// "" = the facility defaults).
   double pue = 0, supply_temp = -1000, delta_t = 0;
   std::string coolant;
+  /// With power: a smoothing profile ("floor=0.8,ramp-up=..."), or none; default: the system's
+  /// profile where it has one.
+  std::string smoothing;
+  bool no_smoothing = false;
 };
 
 /// One serving study as `serve` runs it.

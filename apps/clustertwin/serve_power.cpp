@@ -74,6 +74,18 @@ base::Result<ServingPowerOutput> serving_power(const ServeOptions& o,
   if (o.supply_temp > -999) opt.cooling.supply_C = o.supply_temp;
   if (o.delta_t != 0) opt.cooling.delta_T_K = o.delta_t;
   opt.cooling.coolant = o.coolant;
+  if (!o.smoothing.empty() && o.no_smoothing)
+    return base::fail("--smoothing and --no-smoothing exclude each other");
+  if (!o.smoothing.empty()) {
+    auto sr = power::parse_smoothing(o.smoothing);
+    if (!sr) return base::fail(sr.error());
+    opt.smoothing = *sr;
+  } else if (!o.no_smoothing) {
+    // The system's profile where it has one: the rack waveform with and without smoothing.
+    auto sp = pcat->system(cluster.system);
+    if (!sp) return base::fail(sp.error());
+    if ((*sp)->smoothing.supported) opt.smoothing = power::SmoothingRequest{};
+  }
   power::ServingPowerInput in{.catalog = &catalog,
                               .power = &*pcat,
                               .cluster = &cluster,

@@ -247,6 +247,17 @@ base::Result<ServingPowerResult> analyze_serving_power(const ServingPowerInput& 
   }
   auto plan = plan_cooling(fp, o.cooling);
   if (!plan) return base::fail(plan.error());
+  std::optional<SmoothingSettings> smoothing;
+  if (o.smoothing) {
+    const auto& d = (*sp)->smoothing;
+    if (!d.supported) {
+      return base::fail("--smoothing: " + sys.name + " (" + gpu.name +
+                        ") has no power smoothing (the NVML power-smoothing floor and ramps need "
+                        "Blackwell GB200/GB300 racks)");
+    }
+    smoothing = resolve_smoothing(*o.smoothing, d);
+    if (auto st = check(*smoothing); !st) return base::fail(st.error());
+  }
 
   ServingPowerResult R;
   R.system = sys.name;
@@ -409,23 +420,26 @@ base::Result<ServingPowerResult> analyze_serving_power(const ServingPowerInput& 
   // A rack of a pool: its GPUs (at most a rack's worth, packed into its systems) at the pool's
   // power; the rest of the rack's GPUs idle, systems without any of them idle. `dc_W` of the
   // result is the busiest system's (the PSU limit is per system).
+  struct RackDraw {
+    double ac_W = 0, dc_W = 0;  ///< the rack at its PSU inputs; its busiest system's DC
+    double dc_total_W = 0;      ///< all its systems' DC
+  };
   auto rack_at = [&](double gpu_W, int64_t pool_gpus) {
     const int per_sys = sys.gpus();
     const auto n = static_cast<int>(std::min<int64_t>(pool_gpus, per_rack));
     const int full = n / per_sys, part = n % per_sys;
     const int idle_sys = R.systems_per_rack - full - (part > 0 ? 1 : 0);
-    SystemBreakdown r;
-    double worst = 0;
+    RackDraw r;
     auto add = [&](int count, int busy) {
       if (count <= 0) return;
       const auto b = sm.at(busy * gpu_W + (per_sys - busy) * R.gpu_idle_W, busy > 0);
       r.ac_W += count * b.ac_W;
-      worst = std::max(worst, b.dc_W);
+      r.dc_W = std::max(r.dc_W, b.dc_W);
+      r.dc_total_W += count * b.dc_W;
     };
     add(full, per_sys);
     add(part > 0 ? 1 : 0, part);
     add(idle_sys, 0);
-    r.dc_W = worst;
     return r;
   };
   // The pool's IT share: a full rack's power per GPU x its GPUs.
@@ -434,6 +448,7 @@ base::Result<ServingPowerResult> analyze_serving_power(const ServingPowerInput& 
            static_cast<double>(pool_gpus);
   };
   std::vector<double> w_gpu(nb, 0.0), w_rack, w_it(nb, R.fabric_share_W);
+  std::vector<std::vector<double>> pool_gpu_W(pools.size());  // per pool, per bin (smoothing)
   size_t hottest = 0;
   double dep_gpu_e = 0, it_e = 0, worst_dc = 0;
   for (size_t pi = 0; pi < pools.size(); ++pi) {
@@ -453,6 +468,7 @@ base::Result<ServingPowerResult> analyze_serving_power(const ServingPowerInput& 
       const double len = std::min(T, static_cast<double>(b + 1) * dt) - static_cast<double>(b) * dt;
       const double idle = std::max(0.0, gsim * len - busy_bin[pi][b]);
       const double w = (e_bin[pi][b] + idle * R.gpu_idle_W) / (gsim * len);
+      if (smoothing) pool_gpu_W[pi].push_back(w);  // nb of them
       const auto rk = rack_at(w, p.gpus);
       const double it = share_at(w, p.gpus);
       rack_w[b] = rk.ac_W;
@@ -560,6 +576,48 @@ base::Result<ServingPowerResult> analyze_serving_power(const ServingPowerInput& 
   // One iteration of the (decode) instance: the deployment's IT power x the mean step time.
   R.energy_per_iteration_J = R.cluster_avg_W * run.mean_step.total;
 
+  // Power smoothing (docs/models/power.md §3): each pool's racks through the controller, with
+  // the pool's GPUs held at the floor while the deployment serves (it always does in the run).
+  std::vector<double> w_rack_s;
+  if (smoothing) {
+    auto& S = R.smoothing;
+    S.enabled = true;
+    S.settings = *smoothing;
+    const double floor_W = smoothing->floor * gpu.tgp.base();
+    const double gpus_in = static_cast<double>(per_rack);
+    for (size_t pi = 0; pi < pools.size(); ++pi) {
+      const double racks = static_cast<double>(pools[pi].gpus) / per_rack;
+      const double pool_rack_gpus =
+          static_cast<double>(std::min<int64_t>(pools[pi].gpus, per_rack));
+      Smoother ctl(smoothing->ramp_up_W_per_s * gpus_in, smoothing->ramp_down_W_per_s * gpus_in,
+                   smoothing->hysteresis_s, smoothing->storage_per_gpu_J * gpus_in,
+                   smoothing->storage_efficiency, smoothing->average_s);
+      std::vector<double> grid(nb);
+      double grid_e = 0;
+      for (size_t b = 0; b < nb; ++b) {
+        const double len =
+            std::min(T, static_cast<double>(b + 1) * dt) - static_cast<double>(b) * dt;
+        const double w = pool_gpu_W[pi][b], wf = std::max(w, floor_W);
+        S.floor_burn_J += racks * pool_rack_gpus * (wf - w) * len;
+        const double g_dc = ctl.step(rack_at(wf, pools[pi].gpus).dc_total_W, len);
+        grid[b] = R.systems_per_rack * sm.psu_input_W(g_dc / R.systems_per_rack);
+        grid_e += grid[b] * len;
+      }
+      S.extra_energy_J += racks * (grid_e - R.pools[pi].rack_avg_W * T);
+      const auto& t = ctl.totals();
+      S.ramp_burn_J += racks * t.burned_J;
+      S.unserved_J += racks * t.unserved_J;
+      S.storage_losses_J += racks * t.losses_J;
+      S.storage_J += racks * smoothing->storage_per_gpu_J * gpus_in;
+      if (pi == hottest) w_rack_s = std::move(grid);
+    }
+    S.throttle_slowdown = dep_gpu_e > 0 ? S.unserved_J / dep_gpu_e : 0;
+    const auto [raw_lo, raw_hi] = std::minmax_element(w_rack.begin(), w_rack.end());
+    const auto [sm_lo, sm_hi] = std::minmax_element(w_rack_s.begin(), w_rack_s.end());
+    S.peak_reduction = *raw_hi > 0 ? 1 - *sm_hi / *raw_hi : 0;
+    S.swing_reduction = *raw_hi > *raw_lo ? 1 - (*sm_hi - *sm_lo) / (*raw_hi - *raw_lo) : 0;
+  }
+
   // Waveforms.
   auto add = [&](std::string name, std::vector<double> w, double limit) {
     Waveform wf;
@@ -571,8 +629,9 @@ base::Result<ServingPowerResult> analyze_serving_power(const ServingPowerInput& 
     R.waveforms.push_back(std::move(wf));
   };
   add("gpu (deployment mean)", std::move(w_gpu), R.cap_W);
-  add("rack (" + hp.name + ")", std::move(w_rack),
-      R.systems_per_rack == 1 ? sm.psu_input_W(R.rack_limit_W) : 0);
+  const double rack_limit_ac = R.systems_per_rack == 1 ? sm.psu_input_W(R.rack_limit_W) : 0;
+  add("rack (" + hp.name + ")", std::move(w_rack), rack_limit_ac);
+  if (smoothing) add("rack (" + hp.name + "), smoothed", std::move(w_rack_s), rack_limit_ac);
   add("deployment IT", std::move(w_it), 0);
 
   R.notes.push_back(fmt::format(

@@ -37,6 +37,7 @@
 #include "clustertwin/power/cooling.h"
 #include "clustertwin/power/gpu_power.h"
 #include "clustertwin/power/params.h"
+#include "clustertwin/power/smoothing.h"
 #include "clustertwin/power/system_power.h"
 #include "clustertwin/power/waveform.h"
 #include "clustertwin/topology/topology.h"
@@ -56,6 +57,9 @@ struct ServingPowerInput {
 struct ServingPowerOptions {
   GpuSettings gpu;
   CoolingSettings cooling;
+  /// Power smoothing of the racks (systems that support it; fields not given take the catalog
+  /// profile): the smoothed rack waveform and what it costs. Not given = no smoothing.
+  std::optional<SmoothingRequest> smoothing;
   bool feedback = true;  ///< re-run when a cap or clock lock slows the kernels
   /// A rack over its usable PSU capacity: cap the GPUs to fit and run again (else only say so).
   bool enforce_rack_limit = true;
@@ -124,6 +128,9 @@ struct ServingPowerResult {
   double energy_per_iteration_J = 0;  ///< IT energy / iterations of one instance's step
 
   std::vector<Waveform> waveforms;  ///< per-GPU and rack power over the run
+  /// With smoothing: every pool's racks through the controller (floor while serving, ramps,
+  /// storage); energies over the deployment, reductions of the hottest pool's rack waveform.
+  SmoothingSummary smoothing;
   std::vector<std::string> notes, warnings;
 };
 

@@ -171,6 +171,54 @@ TEST(ServingPower, ARackOverItsShelvesIsCappedAndSaysWhatItCosts) {
   ASSERT_FALSE(r->warnings.empty());
 }
 
+// Smoothing of a serving rack (GB300): the grid side never drops below the load (the floored
+// GPUs, then ramp-limited), moves at most by the ramp limits, costs the floor's energy, and is
+// refused on a system without it.
+TEST(ServingPower, SmoothingHoldsTheFloorAndTheRampsAndSaysWhatItCosts) {
+  Serving s("gb300-nvl72*1", "llama3.1-8b", tp_layout(1, 72, compute::DType::kNvfp4), 2048, 128,
+            720);
+  ServingPowerOptions o;
+  o.smoothing = SmoothingRequest{};
+  auto r = analyze_serving_power(s.input(), o);
+  ASSERT_TRUE(r) << r.error().to_string();
+  ASSERT_TRUE(r->smoothing.enabled);
+  const auto& S = r->smoothing;
+  const Waveform* raw = nullptr;
+  const Waveform* smooth = nullptr;
+  for (const auto& w : r->waveforms) {
+    if (w.name == "rack (instances)") raw = &w;
+    if (w.name == "rack (instances), smoothed") smooth = &w;
+  }
+  ASSERT_TRUE(raw && smooth);
+  ASSERT_EQ(raw->power_W.size(), smooth->power_W.size());
+  for (size_t b = 0; b < raw->power_W.size(); ++b) {
+    EXPECT_GE(smooth->power_W[b], raw->power_W[b] * (1 - 1e-9)) << "bin " << b;
+  }
+  // Per bin, the grid side moves at most the ramp limits x 72 GPUs x dt (DC); the AC waveform
+  // adds the PSU curve's slope (< 1 / 0.9).
+  const double dt = smooth->dt_s;
+  for (size_t b = 1; b < smooth->power_W.size(); ++b) {
+    const double d = smooth->power_W[b] - smooth->power_W[b - 1];
+    EXPECT_LE(d, S.settings.ramp_up_W_per_s * 72 * dt / 0.9 + 1e-6) << "bin " << b;
+    EXPECT_GE(d, -S.settings.ramp_down_W_per_s * 72 * dt / 0.9 - 1e-6) << "bin " << b;
+  }
+  // The floor (60% of 1,400 W) lifts the GPUs' low phases: energy spent, and the grid pays it.
+  EXPECT_GT(S.floor_burn_J, 0);
+  EXPECT_GT(S.extra_energy_J, S.floor_burn_J - S.unserved_J);
+  EXPECT_GE(S.swing_reduction, 0);
+  EXPECT_GT(S.storage_J, 0);
+  // No smoothing asked: no smoothed waveform.
+  auto plain = analyze_serving_power(s.input(), {});
+  ASSERT_TRUE(plain);
+  EXPECT_FALSE(plain->smoothing.enabled);
+  EXPECT_EQ(plain->waveforms.size() + 1, r->waveforms.size());
+  // A system without smoothing refuses it.
+  Serving h("hgx-h200*1", "llama3.1-8b", tp_layout(1, 8, compute::DType::kFp8), 512, 64, 50);
+  auto e = analyze_serving_power(h.input(), o);
+  ASSERT_FALSE(e);
+  EXPECT_NE(e.error().message.find("has no power smoothing"), std::string::npos);
+}
+
 TEST(ServingPower, BadSettingsAreErrors) {
   Serving s("hgx-h200*1", "llama3.1-8b", tp_layout(1, 8, compute::DType::kFp8), 512, 64, 50);
   ServingPowerOptions o;

@@ -20,11 +20,14 @@
 ///
 /// Energy balance per step (a property test): G dt = L dt + burned - unserved + dE + losses.
 
+#include <optional>
 #include <span>
+#include <string_view>
 #include <vector>
 
 #include "clustertwin/base/result.h"
 #include "clustertwin/base/units.h"
+#include "clustertwin/power/params.h"
 
 namespace clustertwin::power {
 
@@ -73,5 +76,33 @@ class Smoother {
 
 /// Applies a smoother to a whole waveform (samples of `dt_s`).
 std::vector<double> smooth(std::span<const double> load_W, double dt_s, Smoother& s);
+
+/// A smoothing request: fields not given take the system's catalog profile.
+struct SmoothingRequest {
+  std::optional<double> floor, ramp_up_W_per_s, ramp_down_W_per_s, hysteresis_s, storage_per_gpu_J,
+      storage_efficiency, average_s;
+};
+/// Parses "floor=0.8,ramp-up=2000W/s,ramp-down=500,hysteresis=2s,storage=65J,efficiency=0.95,
+/// average=10s"
+/// (also "on" or "default" for the catalog profile).
+base::Result<SmoothingRequest> parse_smoothing(std::string_view text);
+
+/// The request's fields over the system's catalog profile.
+SmoothingSettings resolve_smoothing(const SmoothingRequest& r, const SmoothingDefaults& d);
+
+/// What smoothing did over a waveform window (training or serving).
+struct SmoothingSummary {
+  bool enabled = false;
+  SmoothingSettings settings;  ///< per GPU, as applied
+  double floor_burn_J = 0;     ///< GPU energy spent holding the floor (DC, whole window)
+  double ramp_burn_J = 0;      ///< surplus burned while the grid side ramps down
+  double unserved_J = 0;       ///< demand neither grid nor store supplied (GPUs throttled)
+  double storage_losses_J = 0;
+  double storage_J = 0;          ///< installed, whole cluster
+  double throttle_slowdown = 0;  ///< unserved / GPU training energy in the window
+  double peak_reduction = 0;     ///< 1 - smoothed grid peak / raw grid peak
+  double swing_reduction = 0;    ///< 1 - smoothed / raw swing during training
+  double extra_energy_J = 0;     ///< grid energy with smoothing - without
+};
 
 }  // namespace clustertwin::power

@@ -623,18 +623,6 @@ StepSweep sweep_step(const StageTimelines& stl, double step, std::vector<RackCla
 
 // ---------------------------------------------------------------------------------- smoothing
 
-SmoothingSettings resolve_smoothing(const SmoothingRequest& r, const SmoothingDefaults& d) {
-  SmoothingSettings s;
-  s.floor = r.floor.value_or(d.floor);
-  s.ramp_up_W_per_s = r.ramp_up_W_per_s.value_or(d.ramp_up_W_per_s);
-  s.ramp_down_W_per_s = r.ramp_down_W_per_s.value_or(d.ramp_down_W_per_s);
-  s.hysteresis_s = r.hysteresis_s.value_or(d.hysteresis.base());
-  s.storage_per_gpu_J = r.storage_per_gpu_J.value_or(d.storage_per_gpu.base());
-  s.storage_efficiency = r.storage_efficiency.value_or(d.storage_efficiency);
-  s.average_s = r.average_s.value_or(0.0);
-  return s;
-}
-
 std::string fmt_W(double w) { return base::format_quantity(w, base::Dimension::kWatts, 3); }
 
 }  // namespace
@@ -643,82 +631,6 @@ int RackClass::job_gpus() const {
   int n = 0;
   for (const auto& sg : present) n += sg.second;
   return n;
-}
-
-base::Result<SmoothingRequest> parse_smoothing(std::string_view text) {
-  SmoothingRequest r;
-  std::string t(text);
-  if (t == "on" || t == "default" || t.empty()) return r;
-  std::stringstream in(t);
-  std::string item;
-  while (std::getline(in, item, ',')) {
-    const auto eq = item.find('=');
-    if (eq == std::string::npos) {
-      return base::fail(
-          "--smoothing: expected KEY=VALUE items separated by commas (floor=0.8,ramp-up=2000W/s), "
-          "got '" +
-          item + "'");
-    }
-    const std::string key = item.substr(0, eq), val = item.substr(eq + 1);
-    auto number = [&](double scale_k) -> base::Result<double> {
-      // Plain numbers, or with a unit: W/s, kW/s (ramps), s/ms (hysteresis), J/kJ (storage).
-      std::string v = val;
-      double mult = 1;
-      auto strip = [&](const char* suffix, double k) {
-        const std::string s(suffix);
-        if (v.size() > s.size() && v.compare(v.size() - s.size(), s.size(), s) == 0) {
-          v = v.substr(0, v.size() - s.size());
-          mult = k;
-          return true;
-        }
-        return false;
-      };
-      if (scale_k == 1) {  // ramp
-        strip("kW/s", 1e3) || strip("W/s", 1);
-      } else if (scale_k == 2) {  // time
-        strip("ms", 1e-3) || strip("s", 1);
-      } else if (scale_k == 3) {  // energy
-        strip("kJ", 1e3) || strip("J", 1);
-      }
-      try {
-        size_t used = 0;
-        const double x = std::stod(v, &used);
-        if (used != v.size() || !std::isfinite(x)) throw std::invalid_argument(v);
-        return x * mult;
-      } catch (...) {
-        return base::fail("--smoothing " + key + ": expected a number, got '" + val + "'");
-      }
-    };
-    base::Result<double> v = 0.0;
-    if (key == "floor") {
-      v = number(0);
-      if (v) r.floor = *v;
-    } else if (key == "ramp-up") {
-      v = number(1);
-      if (v) r.ramp_up_W_per_s = *v;
-    } else if (key == "ramp-down") {
-      v = number(1);
-      if (v) r.ramp_down_W_per_s = *v;
-    } else if (key == "hysteresis") {
-      v = number(2);
-      if (v) r.hysteresis_s = *v;
-    } else if (key == "storage") {
-      v = number(3);
-      if (v) r.storage_per_gpu_J = *v;
-    } else if (key == "efficiency") {
-      v = number(0);
-      if (v) r.storage_efficiency = *v;
-    } else if (key == "average") {
-      v = number(2);
-      if (v) r.average_s = *v;
-    } else {
-      const std::vector<std::string> known = {"floor",   "ramp-up",    "ramp-down", "hysteresis",
-                                              "storage", "efficiency", "average"};
-      return base::fail("--smoothing: unknown key '" + key + "'" + base::did_you_mean(key, known));
-    }
-    if (!v) return base::fail(v.error());
-  }
-  return r;
 }
 
 base::Result<double> training_compute_slowdown(const hardware::Catalog& catalog,

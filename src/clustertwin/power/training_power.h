@@ -42,16 +42,6 @@
 
 namespace clustertwin::power {
 
-/// A smoothing request: fields not given take the system's catalog profile.
-struct SmoothingRequest {
-  std::optional<double> floor, ramp_up_W_per_s, ramp_down_W_per_s, hysteresis_s, storage_per_gpu_J,
-      storage_efficiency, average_s;
-};
-/// Parses "floor=0.8,ramp-up=2000W/s,ramp-down=500,hysteresis=2s,storage=65J,efficiency=0.95,
-/// average=10s"
-/// (also "on" or "default" for the catalog profile).
-base::Result<SmoothingRequest> parse_smoothing(std::string_view text);
-
 struct TrainingPowerOptions {
   GpuSettings gpu;
   std::string node_policy;  ///< a DPS node policy of the system ("GB300-Med"); "" = none
@@ -87,20 +77,6 @@ struct RackClass {
   int count = 0;  ///< racks of this class
   double peak_ac_W = 0, avg_ac_W = 0, min_ac_W = 0, peak_dc_W = 0;
   [[nodiscard]] int job_gpus() const;
-};
-
-struct SmoothingSummary {
-  bool enabled = false;
-  SmoothingSettings settings;  ///< per GPU, as applied
-  double floor_burn_J = 0;     ///< GPU energy spent holding the floor (DC, whole window)
-  double ramp_burn_J = 0;      ///< surplus burned while the grid side ramps down
-  double unserved_J = 0;       ///< demand neither grid nor store supplied (GPUs throttled)
-  double storage_losses_J = 0;
-  double storage_J = 0;          ///< installed, whole cluster
-  double throttle_slowdown = 0;  ///< unserved / GPU training energy in the window
-  double peak_reduction = 0;     ///< 1 - smoothed grid peak / raw grid peak
-  double swing_reduction = 0;    ///< 1 - smoothed / raw swing during training
-  double extra_energy_J = 0;     ///< grid energy with smoothing - without
 };
 
 struct TrainingPowerResult {

@@ -27,6 +27,49 @@ std::string count(double n) {
   return fmt::format("{:.3g}{}", n, suffix[k]);
 }
 
+Json smoothing_json(const power::SmoothingSummary& s) {
+  return {{"floor_fraction", r6(s.settings.floor)},
+          {"ramp_up_W_per_s_per_gpu", r6(s.settings.ramp_up_W_per_s)},
+          {"ramp_down_W_per_s_per_gpu", r6(s.settings.ramp_down_W_per_s)},
+          {"hysteresis_s", r6(s.settings.hysteresis_s)},
+          {"storage_per_gpu_J", r6(s.settings.storage_per_gpu_J)},
+          {"average_s", r6(s.settings.average_s)},
+          {"storage_J", r6(s.storage_J)},
+          {"floor_burn_J", r6(s.floor_burn_J)},
+          {"ramp_burn_J", r6(s.ramp_burn_J)},
+          {"unserved_J", r6(s.unserved_J)},
+          {"storage_losses_J", r6(s.storage_losses_J)},
+          {"extra_energy_J", r6(s.extra_energy_J)},
+          {"throttle_slowdown", r6(s.throttle_slowdown)},
+          {"peak_reduction", r6(s.peak_reduction)},
+          {"swing_reduction", r6(s.swing_reduction)}};
+}
+
+// `during`: where the swing is measured ("in training"); `work`: whose GPU energy the throttled
+// energy is a share of ("training").
+std::string smoothing_table(const power::SmoothingSummary& s, const char* during,
+                            const char* work) {
+  Table t({"power smoothing", ""}, {true});
+  t.add({"floor (per GPU)", fmt::format("{:.0f}% TDP", 100 * s.settings.floor)});
+  t.add({"ramp up / down (per GPU)",
+         fmt::format("{:g} / {:g} W/s", s.settings.ramp_up_W_per_s, s.settings.ramp_down_W_per_s)});
+  t.add({"hysteresis / storage (per GPU)",
+         fmt::format("{:g} s / {:g} J", s.settings.hysteresis_s, s.settings.storage_per_gpu_J)});
+  if (s.settings.average_s > 0) {
+    t.add({"averaging time constant", fmt::format("{:g} s", s.settings.average_s)});
+  }
+  t.add({"grid peak reduction", fmt::format("{:.1f}%", 100 * s.peak_reduction)});
+  t.add(
+      {fmt::format("swing reduction {}", during), fmt::format("{:.1f}%", 100 * s.swing_reduction)});
+  t.add({"energy to hold the floor", J(s.floor_burn_J)});
+  t.add({"energy burned while ramping down", J(s.ramp_burn_J)});
+  t.add({"extra grid energy", J(s.extra_energy_J)});
+  t.add(
+      {"throttled (unserved) energy", fmt::format("{} ({:.2f}% of GPU {} energy)", J(s.unserved_J),
+                                                  100 * s.throttle_slowdown, work)});
+  return t.render(2);
+}
+
 Json stats_json(const power::WaveformStats& s, bool spectrum) {
   Json j = {{"mean_W", r6(s.mean_W)},
             {"peak_W", r6(s.peak_W)},
@@ -176,24 +219,7 @@ Json power_json(const power::TrainingPowerResult& r, size_t max_points) {
     }
     j["run"] = run;
   }
-  if (r.smoothing.enabled) {
-    const auto& s = r.smoothing;
-    j["smoothing"] = {{"floor_fraction", r6(s.settings.floor)},
-                      {"ramp_up_W_per_s_per_gpu", r6(s.settings.ramp_up_W_per_s)},
-                      {"ramp_down_W_per_s_per_gpu", r6(s.settings.ramp_down_W_per_s)},
-                      {"hysteresis_s", r6(s.settings.hysteresis_s)},
-                      {"storage_per_gpu_J", r6(s.settings.storage_per_gpu_J)},
-                      {"average_s", r6(s.settings.average_s)},
-                      {"storage_J", r6(s.storage_J)},
-                      {"floor_burn_J", r6(s.floor_burn_J)},
-                      {"ramp_burn_J", r6(s.ramp_burn_J)},
-                      {"unserved_J", r6(s.unserved_J)},
-                      {"storage_losses_J", r6(s.storage_losses_J)},
-                      {"extra_energy_J", r6(s.extra_energy_J)},
-                      {"throttle_slowdown", r6(s.throttle_slowdown)},
-                      {"peak_reduction", r6(s.peak_reduction)},
-                      {"swing_reduction", r6(s.swing_reduction)}};
-  }
+  if (r.smoothing.enabled) j["smoothing"] = smoothing_json(r.smoothing);
   const auto& w = r.window;
   j["window"] = {{"duration_s", r6(w.duration_s)},
                  {"resolution_s", r6(w.resolution_s)},
@@ -290,27 +316,7 @@ std::string power_text(const power::TrainingPowerResult& r) {
     }
   }
   o += "\n" + e.render(2);
-  if (r.smoothing.enabled) {
-    const auto& s = r.smoothing;
-    Table t({"power smoothing", ""}, {true});
-    t.add({"profile (per GPU)",
-           fmt::format("floor {:.0f}% TDP, ramp up {:g} W/s, down {:g} W/s, "
-                       "hysteresis {:g} s, storage {:g} J{}",
-                       100 * s.settings.floor, s.settings.ramp_up_W_per_s,
-                       s.settings.ramp_down_W_per_s, s.settings.hysteresis_s,
-                       s.settings.storage_per_gpu_J,
-                       s.settings.average_s > 0
-                           ? fmt::format(", averaging over {:g} s", s.settings.average_s)
-                           : "")});
-    t.add({"grid peak reduction", fmt::format("{:.1f}%", 100 * s.peak_reduction)});
-    t.add({"swing reduction in training", fmt::format("{:.1f}%", 100 * s.swing_reduction)});
-    t.add({"energy to hold the floor", J(s.floor_burn_J)});
-    t.add({"energy burned while ramping down", J(s.ramp_burn_J)});
-    t.add({"extra grid energy", J(s.extra_energy_J)});
-    t.add({"throttled (unserved) energy", fmt::format("{} ({:.2f}% of GPU training energy)",
-                                                      J(s.unserved_J), 100 * s.throttle_slowdown)});
-    o += "\n" + t.render(2);
-  }
+  if (r.smoothing.enabled) o += "\n" + smoothing_table(r.smoothing, "in training", "training");
   if (!r.waveforms.empty()) {
     const auto& w = r.window;
     o += fmt::format(
@@ -448,6 +454,7 @@ Json serving_power_json(const power::ServingPowerResult& r, size_t max_points) {
   j["facility_energy_per_token_J"] = r6(r.facility_energy_per_token_J);
   j["energy_per_request_J"] = r6(r.energy_per_request_J);
   j["energy_per_iteration_J"] = r6(r.energy_per_iteration_J);
+  if (r.smoothing.enabled) j["smoothing"] = smoothing_json(r.smoothing);
   j["waveforms"] = waveforms_json(r.waveforms, max_points);
   j["notes"] = r.notes;
   j["warnings"] = r.warnings;
@@ -505,9 +512,12 @@ std::string serving_power_text(const power::ServingPowerResult& r) {
   c.add({"energy per request / iteration (IT)",
          fmt::format("{} / {}", J(r.energy_per_request_J), J(r.energy_per_iteration_J))});
   o += "\n" + c.render(2);
+  if (r.smoothing.enabled) {
+    o += "\n" + smoothing_table(r.smoothing, "over the run (hottest pool's rack)", "serving");
+  }
   for (const auto& wf : r.waveforms) {
     if (wf.name.rfind("rack", 0) != 0) continue;
-    o += fmt::format("  {:<24} {}\n", wf.name, sparkline(wf.power_W, 72));
+    o += fmt::format("  {:<26} {}\n", wf.name, sparkline(wf.power_W, 72));
   }
   for (const auto& n : r.notes) o += "  note: " + n + "\n";
   for (const auto& n : r.warnings) o += "  warning: " + n + "\n";
