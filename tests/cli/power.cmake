@@ -58,6 +58,16 @@ ct_cli_test(NAME power.serve_clock_lock_below_range RC 2 ARGS ${SERVE_POWER_JOB}
             STDERR "clock lock 100 MHz is outside 396-1980 MHz for h200")
 ct_cli_test(NAME power.serve_facility_flags_need_power RC 2 ARGS ${SERVE_POWER_JOB} --supply-temp 30
             STDERR "--supply-temp goes with --power")
+# Smoothing of a serving rack: shown where the system has it, refused where it does not.
+ct_cli_test(NAME power.serve_smoothing_on_gb300 RC 0
+            ARGS serve --cluster gb300-nvl72*1 --model llama3.1-8b --scenario offline --tp 1
+                 --precision fp4 --isl 1024 --osl 128 --power --smoothing floor=0.3,average=10s
+            STDOUT "rack (instances), smoothed")
+ct_cli_test(NAME power.serve_smoothing_refused_on_h200 RC 2 ARGS ${SERVE_POWER_JOB} --power --smoothing on
+            STDERR "has no power smoothing")
+ct_cli_test(NAME power.serve_smoothing_and_no_smoothing RC 2
+            ARGS ${SERVE_POWER_JOB} --power --smoothing on --no-smoothing
+            STDERR "--smoothing and --no-smoothing exclude each other")
 
 # Done-when of issue 7: `clustertwin power` on the flagship cluster training a large model shows
 # the rack and cluster waveform with and without smoothing, energy per step and per token,
