@@ -52,19 +52,11 @@ int power(const Context& ctx, const PowerOptions& po) {
   opt.node_policy = po.node_policy;
   const auto sp = pcat->system(sys.name);
   if (!sp) return bad_input(sp.error());
-  if (!po.smoothing.empty() && po.no_smoothing)
-    return bad_input("--smoothing and --no-smoothing exclude each other");
-  if (!po.smoothing.empty()) {
-    auto s = power::parse_smoothing(po.smoothing);
-    if (!s) return bad_input(s.error());
-    opt.smoothing = *s;
-  } else if (!po.no_smoothing && (*sp)->smoothing.supported) {
-    opt.smoothing = power::SmoothingRequest{};  // the system's profile: with and without smoothing
-  }
-  if (po.pue != 0) opt.cooling.pue = po.pue;
-  if (po.supply_temp > -999) opt.cooling.supply_C = po.supply_temp;
-  if (po.delta_t != 0) opt.cooling.delta_T_K = po.delta_t;
-  opt.cooling.coolant = po.coolant;
+  // Neither flag: the system's profile where it has one (with and without smoothing).
+  auto sr = smoothing_request(po.smoothing, po.no_smoothing, (*sp)->smoothing.supported);
+  if (!sr) return bad_input(sr.error());
+  opt.smoothing = *sr;
+  opt.cooling = cooling_settings(po.pue, po.supply_temp, po.delta_t, po.coolant);
   opt.price_per_kWh = po.price;
   opt.grid_gCO2_per_kWh = po.grid_intensity;
   opt.window = {.duration_s = po.duration,

@@ -15,7 +15,9 @@
 #include "clustertwin/execution/serving_sim.h"
 #include "clustertwin/execution/training.h"
 #include "clustertwin/hardware/catalog.h"
+#include "clustertwin/power/cooling.h"
 #include "clustertwin/power/gpu_power.h"
+#include "clustertwin/power/smoothing.h"
 #include "clustertwin/topology/topology.h"
 
 namespace clustertwin::app {
@@ -176,6 +178,13 @@ base::Result<double> parse_watts(const std::string& s, const char* flag);
 base::Result<double> parse_mhz(const std::string& s);
 base::Result<power::GpuSettings> gpu_settings(const std::string& cap,
                                               const std::string& clock_lock);
+/// `--smoothing SPEC` / `--no-smoothing` (exclusive); neither: the system's profile where it
+/// has one (`supported`), else none.
+base::Result<std::optional<power::SmoothingRequest>> smoothing_request(const std::string& spec,
+                                                                       bool off, bool supported);
+/// `--pue`, `--supply-temp`, `--delta-t`, `--coolant` (0, -1000, 0 and "" = not given).
+power::CoolingSettings cooling_settings(double pue, double supply_temp, double delta_t,
+                                        const std::string& coolant);
 
 /// The power section of a serving run: JSON (`report::serving_power_json`), the text block and
 /// a summary line for the flagship.

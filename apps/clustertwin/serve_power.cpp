@@ -57,6 +57,28 @@ base::Result<power::GpuSettings> gpu_settings(const std::string& cap,
   return g;
 }
 
+base::Result<std::optional<power::SmoothingRequest>> smoothing_request(const std::string& spec,
+                                                                       bool off, bool supported) {
+  using Request = std::optional<power::SmoothingRequest>;
+  if (!spec.empty() && off) return base::fail("--smoothing and --no-smoothing exclude each other");
+  if (!spec.empty()) {
+    auto r = power::parse_smoothing(spec);
+    if (!r) return base::fail(r.error());
+    return Request(*r);
+  }
+  return !off && supported ? Request(power::SmoothingRequest{}) : Request();
+}
+
+power::CoolingSettings cooling_settings(double pue, double supply_temp, double delta_t,
+                                        const std::string& coolant) {
+  power::CoolingSettings c;
+  if (pue != 0) c.pue = pue;
+  if (supply_temp > -999) c.supply_C = supply_temp;
+  if (delta_t != 0) c.delta_T_K = delta_t;
+  c.coolant = coolant;
+  return c;
+}
+
 base::Result<ServingPowerOutput> serving_power(const ServeOptions& o,
                                                const hardware::Catalog& catalog,
                                                const hardware::ClusterSpec& cluster,
@@ -70,22 +92,12 @@ base::Result<ServingPowerOutput> serving_power(const ServeOptions& o,
   auto g = gpu_settings(o.power_cap, o.clock_lock);
   if (!g) return base::fail(g.error());
   opt.gpu = *g;
-  if (o.pue != 0) opt.cooling.pue = o.pue;
-  if (o.supply_temp > -999) opt.cooling.supply_C = o.supply_temp;
-  if (o.delta_t != 0) opt.cooling.delta_T_K = o.delta_t;
-  opt.cooling.coolant = o.coolant;
-  if (!o.smoothing.empty() && o.no_smoothing)
-    return base::fail("--smoothing and --no-smoothing exclude each other");
-  if (!o.smoothing.empty()) {
-    auto sr = power::parse_smoothing(o.smoothing);
-    if (!sr) return base::fail(sr.error());
-    opt.smoothing = *sr;
-  } else if (!o.no_smoothing) {
-    // The system's profile where it has one: the rack waveform with and without smoothing.
-    auto sp = pcat->system(cluster.system);
-    if (!sp) return base::fail(sp.error());
-    if ((*sp)->smoothing.supported) opt.smoothing = power::SmoothingRequest{};
-  }
+  opt.cooling = cooling_settings(o.pue, o.supply_temp, o.delta_t, o.coolant);
+  auto sp = pcat->system(cluster.system);
+  if (!sp) return base::fail(sp.error());
+  auto sr = smoothing_request(o.smoothing, o.no_smoothing, (*sp)->smoothing.supported);
+  if (!sr) return base::fail(sr.error());
+  opt.smoothing = *sr;
   power::ServingPowerInput in{.catalog = &catalog,
                               .power = &*pcat,
                               .cluster = &cluster,

@@ -249,14 +249,9 @@ base::Result<ServingPowerResult> analyze_serving_power(const ServingPowerInput& 
   if (!plan) return base::fail(plan.error());
   std::optional<SmoothingSettings> smoothing;
   if (o.smoothing) {
-    const auto& d = (*sp)->smoothing;
-    if (!d.supported) {
-      return base::fail("--smoothing: " + sys.name + " (" + gpu.name +
-                        ") has no power smoothing (the NVML power-smoothing floor and ramps need "
-                        "Blackwell GB200/GB300 racks)");
-    }
-    smoothing = resolve_smoothing(*o.smoothing, d);
-    if (auto st = check(*smoothing); !st) return base::fail(st.error());
+    auto rs = resolve_smoothing(*o.smoothing, (*sp)->smoothing, sys.name, gpu.name);
+    if (!rs) return base::fail(rs.error());
+    smoothing = *rs;
   }
 
   ServingPowerResult R;

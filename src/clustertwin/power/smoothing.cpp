@@ -97,7 +97,15 @@ std::vector<double> smooth(std::span<const double> load_W, double dt_s, Smoother
   return out;
 }
 
-SmoothingSettings resolve_smoothing(const SmoothingRequest& r, const SmoothingDefaults& d) {
+base::Result<SmoothingSettings> resolve_smoothing(const SmoothingRequest& r,
+                                                  const SmoothingDefaults& d,
+                                                  std::string_view system, std::string_view gpu) {
+  if (!d.supported) {
+    return base::fail(fmt::format(
+        "--smoothing: {} ({}) has no power smoothing (the NVML power-smoothing floor and ramps "
+        "need Blackwell or newer)",
+        system, gpu));
+  }
   SmoothingSettings s;
   s.floor = r.floor.value_or(d.floor);
   s.ramp_up_W_per_s = r.ramp_up_W_per_s.value_or(d.ramp_up_W_per_s);
@@ -106,6 +114,7 @@ SmoothingSettings resolve_smoothing(const SmoothingRequest& r, const SmoothingDe
   s.storage_per_gpu_J = r.storage_per_gpu_J.value_or(d.storage_per_gpu.base());
   s.storage_efficiency = r.storage_efficiency.value_or(d.storage_efficiency);
   s.average_s = r.average_s.value_or(0.0);
+  if (auto st = check(s); !st) return base::fail(st.error());
   return s;
 }
 

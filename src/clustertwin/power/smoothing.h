@@ -87,8 +87,11 @@ struct SmoothingRequest {
 /// (also "on" or "default" for the catalog profile).
 base::Result<SmoothingRequest> parse_smoothing(std::string_view text);
 
-/// The request's fields over the system's catalog profile.
-SmoothingSettings resolve_smoothing(const SmoothingRequest& r, const SmoothingDefaults& d);
+/// The request's fields over the system's catalog profile, checked (`check`). A system without
+/// smoothing (`d.supported` false) is bad input naming `system` and `gpu`.
+base::Result<SmoothingSettings> resolve_smoothing(const SmoothingRequest& r,
+                                                  const SmoothingDefaults& d,
+                                                  std::string_view system, std::string_view gpu);
 
 /// What smoothing did over a waveform window (training or serving).
 struct SmoothingSummary {
