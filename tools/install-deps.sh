@@ -6,7 +6,7 @@
 set -euo pipefail
 build=(cmake ninja-build g++ pkg-config ccache
        libgtest-dev libgmock-dev libbenchmark-dev
-       nlohmann-json3-dev libyaml-cpp-dev libcli11-dev libfmt-dev)
+       nlohmann-json3-dev libyaml-cpp-dev libcli11-dev libfmt-dev libceres-dev)
 test=(clang libclang-rt-14-dev clang-format librapidcheck-dev chromium slurmctld slurm-client)
 want=("${build[@]}")
 [[ ${1:-} == --build ]] || want+=("${test[@]}")

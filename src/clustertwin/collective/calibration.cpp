@@ -64,8 +64,9 @@ void read_line(Reader& algo_r, const std::string& proto_key, const std::string& 
   out.lines[key] = std::move(p);
 }
 
-std::optional<CalibrationFile> read_file(const hardware::CatalogFile& f, base::Errors& errors) {
-  auto doc = config::parse_document(f.text, "catalog/" + f.path);
+std::optional<CalibrationFile> read_file(const hardware::CatalogFile& f, base::Errors& errors,
+                                         const std::string& prefix = "catalog/") {
+  auto doc = config::parse_document(f.text, prefix + f.path);
   if (!doc) {
     errors.add(doc.error());
     return std::nullopt;
@@ -129,6 +130,7 @@ std::optional<CalibrationFile> read_file(const hardware::CatalogFile& f, base::E
     }
     r->finish();
   }
+  top.allow("profile");  // a calibration profile's record of its fit (read by the calibrate layer)
   top.finish();
   if (!ctx.errors.empty()) {
     for (auto& e : ctx.errors.items) errors.add(e);
@@ -223,6 +225,33 @@ bool Calibration::has_line(Op op, Algorithm a, Protocol p) const {
   return defaults_.lines.count(line_key(line_family(op), a, p)) > 0;
 }
 
+namespace {
+
+/// Applies what `f` says about a line: the line itself, or for lines measured only across
+/// domains (tree, NVLS-tree, CollNet) the NVLink-side fields of the intra-domain primitive they
+/// run inside each domain.
+void apply_file(Line& l, const CalibrationFile& f, Op op, Algorithm a, Protocol p) {
+  auto g = f.lines.find(line_key(line_family(op), a, p));
+  if (g != f.lines.end()) {
+    apply(l, g->second, true);
+  } else if (auto parent = nvlink_parent(a, p); parent) {
+    auto pg = f.lines.find(line_key(line_family(op), parent->first, parent->second));
+    if (pg != f.lines.end()) {
+      LinePatch nv;
+      nv.efficiency = pg->second.efficiency;
+      nv.small_n = pg->second.small_n;
+      nv.ramp = pg->second.ramp;
+      nv.fill_us = pg->second.fill_us;
+      if (a != Algorithm::kCollNet) nv.base_us = pg->second.base_us;
+      if (a == Algorithm::kTree) nv.hop_us = pg->second.hop_us;
+      nv.source = pg->second.source;
+      apply(l, nv, true);
+    }
+  }
+}
+
+}  // namespace
+
 Line Calibration::line(std::string_view gpu, Op op, Algorithm a, Protocol p) const {
   const std::string key = line_key(line_family(op), a, p);
   auto it = defaults_.lines.find(key);
@@ -230,36 +259,42 @@ Line Calibration::line(std::string_view gpu, Op op, Algorithm a, Protocol p) con
            "catalog/collectives/defaults.yaml lacks a line the model needs");
   Line l;
   apply(l, it->second, false);
-  if (const auto* f = for_gpu(gpu)) {
-    auto g = f->lines.find(key);
-    if (g != f->lines.end()) {
-      apply(l, g->second, true);
-    } else if (auto parent = nvlink_parent(a, p); parent) {
-      // Lines measured only across domains (tree, NVLS-tree, CollNet) run the calibrated intra-
-      // domain primitive inside each domain: take its NVLink-side fields from that line.
-      auto pg = f->lines.find(line_key(line_family(op), parent->first, parent->second));
-      if (pg != f->lines.end()) {
-        LinePatch nv;
-        nv.efficiency = pg->second.efficiency;
-        nv.small_n = pg->second.small_n;
-        nv.ramp = pg->second.ramp;
-        nv.fill_us = pg->second.fill_us;
-        if (a != Algorithm::kCollNet) nv.base_us = pg->second.base_us;
-        if (a == Algorithm::kTree) nv.hop_us = pg->second.hop_us;
-        nv.source = pg->second.source;
-        apply(l, nv, true);
-      }
-    }
-  }
+  if (const auto* f = for_gpu(gpu)) apply_file(l, *f, op, a, p);
+  if (const auto* pr = profile_for(gpu)) apply_file(l, *pr, op, a, p);
   return l;
 }
 
+base::Result<CalibrationFile> Calibration::read_profile(const hardware::CatalogFile& file) {
+  base::Errors errors;
+  auto f = read_file(file, errors, "");
+  if (!f) return fail(errors.combined());
+  if (f->gpus.empty())
+    return fail("calibration profile: expected a non-empty 'gpus' list under 'collectives'",
+                f->path, 0);
+  return *f;
+}
+
+Calibration Calibration::with_profile(CalibrationFile profile) const {
+  Calibration out = *this;
+  out.profiles_.push_back(std::move(profile));
+  return out;
+}
+
+const CalibrationFile* Calibration::profile_for(std::string_view gpu) const {
+  for (auto it = profiles_.rbegin(); it != profiles_.rend(); ++it) {
+    if (std::find(it->gpus.begin(), it->gpus.end(), gpu) != it->gpus.end()) return &*it;
+  }
+  return nullptr;
+}
+
 int Calibration::ring_channels(std::string_view gpu) const {
+  if (const auto* pr = profile_for(gpu); pr && pr->ring_channels) return *pr->ring_channels;
   if (const auto* f = for_gpu(gpu); f && f->ring_channels) return *f->ring_channels;
   return defaults_.ring_channels.value_or(16);
 }
 
 int Calibration::nvls_channels(std::string_view gpu) const {
+  if (const auto* pr = profile_for(gpu); pr && pr->nvls_channels) return *pr->nvls_channels;
   if (const auto* f = for_gpu(gpu); f && f->nvls_channels) return *f->nvls_channels;
   return defaults_.nvls_channels.value_or(16);
 }

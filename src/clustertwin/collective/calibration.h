@@ -75,6 +75,15 @@ class Calibration {
   /// files outside collectives/ are ignored. All errors of all files are reported together.
   static base::Result<Calibration> from_files(std::span<const hardware::CatalogFile> files);
 
+  /// A calibration profile (`clustertwin calibrate --out`, docs/models/calibration.md) read from
+  /// its text: the same `collectives:` mapping as a catalog file, plus its `profile:` record.
+  static base::Result<CalibrationFile> read_profile(const hardware::CatalogFile& file);
+  /// This calibration with a profile laid over it: for the profile's GPUs its fields override
+  /// the catalog's (defaults, then the GPU's file, then the profile), field by field.
+  [[nodiscard]] Calibration with_profile(CalibrationFile profile) const;
+  /// The profile laid over a GPU, nullptr when none.
+  [[nodiscard]] const CalibrationFile* profile_for(std::string_view gpu) const;
+
   /// The line for a GPU type; the GPU's file (if any) overrides defaults field by field. A line
   /// missing from defaults is an internal error (CT_CHECK): defaults.yaml covers every line the
   /// model asks for, and a test checks that.
@@ -89,7 +98,8 @@ class Calibration {
 
  private:
   CalibrationFile defaults_;
-  std::vector<CalibrationFile> files_;  // per-GPU files
+  std::vector<CalibrationFile> files_;     // per-GPU files
+  std::vector<CalibrationFile> profiles_;  // laid over the files (with_profile)
 };
 
 }  // namespace clustertwin::collective

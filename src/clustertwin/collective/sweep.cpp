@@ -1,9 +1,12 @@
 #include "clustertwin/collective/sweep.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <fstream>
 #include <sstream>
 
+#include "clustertwin/base/text.h"
 #include "clustertwin/topology/topology.h"
 
 namespace clustertwin::collective {
@@ -32,6 +35,29 @@ base::Result<std::vector<int64_t>> sweep_sizes(int64_t min_bytes, int64_t max_by
   return out;
 }
 
+base::Result<CalibrationFile> load_profile(const hardware::Catalog& catalog,
+                                           const std::string& name_or_path) {
+  std::vector<std::string> names;
+  for (const auto& f : catalog.other_files()) {
+    if (f.path.rfind("collectives/", 0) != 0) continue;
+    const std::string name = f.path.substr(12, f.path.size() - 12 - 5);
+    if (name == "defaults") continue;
+    if (name == name_or_path) {
+      return Calibration::read_profile({"catalog/" + f.path, f.text});
+    }
+    names.push_back(name);
+  }
+  std::ifstream in(name_or_path, std::ios::binary);
+  if (!in) {
+    return fail("--calibration: '" + name_or_path +
+                "' is neither a readable profile file nor a built-in profile (" +
+                base::join(names) + ")");
+  }
+  std::ostringstream text;
+  text << in.rdbuf();
+  return Calibration::read_profile({name_or_path, text.str()});
+}
+
 base::Result<SweepResult> run_sweep(const hardware::Catalog& catalog, const SweepSpec& spec) {
   auto cluster = hardware::resolve_cluster(catalog, spec.cluster);
   if (!cluster) return fail(cluster.error());
@@ -39,6 +65,20 @@ base::Result<SweepResult> run_sweep(const hardware::Catalog& catalog, const Swee
   if (!topo) return fail(topo.error());
   auto cal = Calibration::load(catalog);
   if (!cal) return fail(cal.error());
+  std::string profile;
+  if (!spec.calibration.empty()) {
+    auto prof = load_profile(catalog, spec.calibration);
+    if (!prof) return fail(prof.error());
+    const auto& gpu = (*catalog.system(cluster->system))->gpu;
+    if (std::find(prof->gpus.begin(), prof->gpus.end(), gpu) == prof->gpus.end()) {
+      std::string list;
+      for (const auto& g : prof->gpus) list += (list.empty() ? "" : ", ") + g;
+      return fail("--calibration " + spec.calibration + " is for GPUs " + list +
+                  "; this cluster's GPU is " + gpu);
+    }
+    profile = spec.calibration;
+    cal = cal->with_profile(std::move(*prof));
+  }
   auto sizes = sweep_sizes(spec.min_bytes, spec.max_bytes, spec.step_factor, spec.step_bytes);
   if (!sizes) return fail(sizes.error());
   const int n = spec.gpus > 0 ? spec.gpus : topo->gpus();
@@ -59,7 +99,8 @@ base::Result<SweepResult> run_sweep(const hardware::Catalog& catalog, const Swee
   out.domains = group->domains();
   out.per_domain = group->per_domain();
   out.domain_size = topo->domain_size();
-  out.calibrated = cal->for_gpu(out.gpu) != nullptr;
+  out.calibrated = cal->for_gpu(out.gpu) != nullptr || !profile.empty();
+  out.profile = profile;
   out.availability = model.availability(*group, spec.op, spec.dtype);
   Request req{
       .op = spec.op, .dtype = spec.dtype, .algorithm = spec.algorithm, .protocol = spec.protocol};
@@ -116,8 +157,10 @@ std::string render_table(const SweepResult& r) {
   char line[512];
   os << "# clustertwin collective: " << describe(r) << "\n";
   os << "# model: " << model_name(r.spec.model) << " network, "
-     << (r.calibrated ? "calibrated on measured nccl-tests tables"
-                      : "NCCL default constants (no measured calibration for this GPU)")
+     << (!r.profile.empty() ? "calibration profile " + r.profile
+         : r.calibrated     ? std::string("calibrated on measured nccl-tests tables")
+                            : std::string("NCCL default constants (no measured calibration for "
+                                              "this GPU)"))
      << "; algorithm " << algorithm_name(r.spec.algorithm) << ", protocol "
      << protocol_name(r.spec.protocol) << "; GB/s = 1e9 B/s\n";
   os << "#\n";
@@ -186,6 +229,7 @@ nlohmann::json to_json(const SweepResult& r) {
   j["algorithm_requested"] = algorithm_name(r.spec.algorithm);
   j["protocol_requested"] = protocol_name(r.spec.protocol);
   j["calibrated"] = r.calibrated;
+  if (!r.profile.empty()) j["calibration_profile"] = r.profile;
   j["avg_busbw_GBps"] = sig(r.avg_busbw_GBps);
   nlohmann::json avail = nlohmann::json::object();
   for (const auto& a : r.availability) {
@@ -243,6 +287,7 @@ std::optional<SweepSpec> read_sweep_spec(config::Reader& r) {
                                    : network::Routing::kSpray;
   }
   if (auto v = r.integer("channels", Need::kOptional, 1, 64)) s.channels = static_cast<int>(*v);
+  if (auto v = r.string("calibration", Need::kOptional)) s.calibration = *v;
   r.finish();
   if (!ok) return std::nullopt;
   return s;

@@ -29,6 +29,9 @@ struct SweepSpec {
   NetworkModelKind model = NetworkModelKind::kAnalytical;
   network::Routing routing = network::Routing::kSpray;
   int channels = 0;  ///< 0: the calibration's
+  /// A calibration profile laid over the catalog's (`clustertwin calibrate --out`): a file, or
+  /// the name of a built-in one (catalog/collectives/<name>.yaml); empty: the catalog's.
+  std::string calibration;
 };
 
 struct SweepRow {
@@ -42,6 +45,7 @@ struct SweepResult {
   std::string cluster_name, system, gpu;
   int ranks = 0, domains = 0, per_domain = 0, domain_size = 0;
   bool calibrated = false;  ///< the GPU type has a fitted calibration file
+  std::string profile;      ///< the profile laid over it (SweepSpec::calibration), or empty
   std::vector<SweepRow> rows;
   std::vector<Availability> availability;
   double avg_busbw_GBps = 0;
@@ -63,9 +67,13 @@ std::string render_csv(const SweepResult& r);
 /// Stable keys with units in their names (docs/models/collectives.md lists them).
 nlohmann::json to_json(const SweepResult& r);
 
+/// Reads a calibration profile: a built-in name (catalog/collectives/<name>.yaml) or a file.
+base::Result<CalibrationFile> load_profile(const hardware::Catalog& catalog,
+                                           const std::string& name_or_path);
+
 /// Reads a `collective:` mapping of a scenario file: cluster, gpus, gpus_per_domain, op,
 /// min_bytes, max_bytes, step_factor, step_bytes, dtype, algo, protocol, model, routing,
-/// channels. Errors go to the reader's context.
+/// channels, calibration. Errors go to the reader's context.
 std::optional<SweepSpec> read_sweep_spec(config::Reader& r);
 
 }  // namespace clustertwin::collective
