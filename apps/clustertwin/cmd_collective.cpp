@@ -26,6 +26,7 @@ struct CollectiveOptions {
   std::string routing = "spray";
   std::string dtype = "float";
   int channels = 0;
+  std::string calibration;
   std::string json;
   std::string format = "table";
 };
@@ -39,6 +40,7 @@ int run(const Context& ctx, const CollectiveOptions& o) {
   s.gpus_per_domain = o.gpus_per_domain;
   s.step_factor = o.step_factor;
   s.channels = o.channels;
+  s.calibration = o.calibration;
   s.routing = o.routing == "ecmp"       ? network::Routing::kEcmp
               : o.routing == "adaptive" ? network::Routing::kAdaptive
                                         : network::Routing::kSpray;
@@ -136,6 +138,9 @@ Verb add_collective(CLI::App& app, const Context& ctx) {
                   "element type (nccl-tests names: float, half, bfloat16, int8, ...)")
       ->capture_default_str();
   cmd->add_option("--channels", o->channels, "ring/tree channels (default: the GPU's calibration)");
+  cmd->add_option("--calibration", o->calibration,
+                  "a calibration profile (from `clustertwin calibrate --out`) or the name of a "
+                  "built-in one (`clustertwin calibrate --list`), laid over the catalog's");
   cmd->add_option("--json", o->json, "write the results as JSON to FILE ('-' for stdout)");
   cmd->add_option("--format", o->format, "stdout format")
       ->check(CLI::IsMember({"table", "json", "csv"}))

@@ -74,6 +74,7 @@ Verb add_schedule(CLI::App& app, const Context& ctx);
 Verb add_goodput(CLI::App& app, const Context& ctx);
 Verb add_export(CLI::App& app, const Context& ctx);
 Verb add_power(CLI::App& app, const Context& ctx);
+Verb add_calibrate(CLI::App& app, const Context& ctx);
 
 /// `describe` of a cluster argument (name, file or SYSTEM*COUNT): JSON and text.
 struct Described {

@@ -67,6 +67,7 @@ int main(int argc, char** argv) {
   verbs.push_back(add_goodput(app, ctx));
   verbs.push_back(add_export(app, ctx));
   verbs.push_back(add_power(app, ctx));
+  verbs.push_back(add_calibrate(app, ctx));
   verbs.push_back(add_cli_docs(app, ctx));
   try {
     app.parse(argc, argv);

@@ -1,10 +1,14 @@
 #include "clustertwin/calibration/collective_fit.h"
 
 #include <algorithm>
+#include <array>
 #include <cctype>
 #include <cmath>
 #include <cstdio>
+#include <limits>
 #include <map>
+#include <memory>
+#include <optional>
 #include <set>
 #include <sstream>
 
@@ -276,6 +280,23 @@ base::Result<CollectiveFit> fit_collectives(const hardware::Catalog& catalog,
     out.parameters.push_back(par);
     slots.push_back({key, f});
   };
+  if (multi) {
+    // Across domains, one factor on every line's NIC/fabric efficiency and one on its network
+    // step latency (NCCL's per-algorithm values, catalog/collectives/defaults.yaml, keep their
+    // ratios): every algorithm crosses the same NICs and switches, and a few multi-node runs
+    // cannot separate nine lines' network terms. Issue 13's per-NIC/fabric parameters replace
+    // these two when they land.
+    collective::Line unit;
+    unit.net_efficiency = 1;
+    unit.net_hop_us = 1;
+    add("", unit, Field::kNetEfficiency, Protocol::kSimple, true);
+    add("", unit, Field::kNetHop, Protocol::kSimple, false);
+    // The network can be far from the catalog's (another NIC, RoCE or TCP instead of
+    // InfiniBand): both factors start from a grid search. They come first, so that a line's own
+    // latency is reported as constrained only together with them when the data cannot tell.
+    out.parameters[out.parameters.size() - 2].grid = true;
+    out.parameters.back().grid = true;
+  }
   for (const auto& [key, u] : lines) {
     const collective::Line l = base.line(out.gpu, u.family, u.a, u.p);
     add(key, l, Field::kBase, u.p, false);
@@ -289,18 +310,6 @@ base::Result<CollectiveFit> fit_collectives(const hardware::Catalog& catalog,
       add(key, l, Field::kRamp, u.p, false);
       add(key, l, Field::kFill, u.p, false);
     }
-  }
-  if (multi) {
-    // Across domains, one factor on every line's NIC/fabric efficiency and one on its network
-    // step latency (NCCL's per-algorithm values, catalog/collectives/defaults.yaml, keep their
-    // ratios): every algorithm crosses the same NICs and switches, and a few multi-node runs
-    // cannot separate nine lines' network terms. Issue 13's per-NIC/fabric parameters replace
-    // these two when they land.
-    collective::Line unit;
-    unit.net_efficiency = 1;
-    unit.net_hop_us = 1;
-    add("", unit, Field::kNetEfficiency, Protocol::kSimple, true);
-    add("", unit, Field::kNetHop, Protocol::kSimple, false);
   }
   if (out.parameters.empty()) return fail("no collective line can run on the measured groups");
 
@@ -354,32 +363,100 @@ base::Result<CollectiveFit> fit_collectives(const hardware::Catalog& catalog,
     }
     return f;
   };
-  const auto model = [&](std::span<const double> v) -> base::Result<std::vector<double>> {
-    collective::Calibration cal = base.with_profile(make_profile(v, nullptr));
-    collective::CollectiveModel m(catalog, topo, cal, {.network = o.network});
+  // The model: NCCL's tuner runs the fastest candidate line (CollectiveModel::best), so a
+  // prediction is the min over the candidates' explicit estimates. Each candidate's times are
+  // cached with the values of the parameters that move it (its own fields and the net.*
+  // factors): a Jacobian column then recomputes one line, not all of them.
+  struct Candidate {
+    Algorithm a;
+    Protocol p;
+    std::vector<size_t> slots;  // parameters that move this line
+  };
+  std::vector<std::vector<Candidate>> cands(runs.size());
+  for (size_t i = 0; i < runs.size(); ++i) {
+    for (const auto& [key, u] : lines) {
+      if (u.family != collective::line_family(runs[i].op)) continue;
+      bool ok = false;
+      for (const auto& av : probe.availability(groups[i], runs[i].op, dtypes[i]))
+        if (av.algorithm == u.a) ok = av.ok;
+      if (!ok || (u.a == Algorithm::kTree && groups[i].domains() == 1)) continue;
+      Candidate c{u.a, u.p, {}};
+      for (size_t j = 0; j < slots.size(); ++j)
+        if (slots[j].line == key || slots[j].line.empty()) c.slots.push_back(j);
+      cands[i].push_back(c);
+    }
+  }
+  struct Cached {
+    std::vector<double> key;
+    std::vector<double> times;  // per row; +inf where the line does not run that size
+  };
+  // Two entries per line: a Jacobian column moves one line away from the base point and the
+  // next column needs it back.
+  auto cache = std::make_shared<std::map<std::pair<size_t, size_t>, std::array<Cached, 2>>>();
+  const auto model = [&, cache](std::span<const double> v) -> base::Result<std::vector<double>> {
+    std::optional<collective::Calibration> cal;
+    std::optional<collective::CollectiveModel> m;
     std::vector<double> pred;
     pred.reserve(out.observations.size());
     for (size_t i = 0; i < runs.size(); ++i) {
-      collective::Request req{.op = runs[i].op, .dtype = dtypes[i]};
-      for (const auto& row : runs[i].rows) {
-        req.bytes = row.size_bytes;
-        auto e = m.estimate(groups[i], req);
-        if (!e) return fail(e.error());
-        pred.push_back(e->time.base() * 1e6);
+      std::vector<double> best(runs[i].rows.size(), std::numeric_limits<double>::infinity());
+      for (size_t c = 0; c < cands[i].size(); ++c) {
+        const auto& cand = cands[i][c];
+        std::vector<double> key;
+        for (size_t j : cand.slots) key.push_back(v[j]);
+        auto& slot = (*cache)[{i, c}];
+        Cached* hit = nullptr;
+        for (auto& e : slot)
+          if (!e.times.empty() && e.key == key) hit = &e;
+        if (!hit) {
+          // Replace the entry not used last.
+          std::swap(slot[0], slot[1]);
+          hit = &slot[0];
+        } else if (hit == &slot[1]) {
+          std::swap(slot[0], slot[1]);
+          hit = &slot[0];
+        }
+        auto& entry = *hit;
+        if (entry.times.empty() || entry.key != key) {
+          if (!m) {
+            cal.emplace(base.with_profile(make_profile(v, nullptr)));
+            m.emplace(catalog, topo, *cal, collective::ModelOptions{.network = o.network});
+          }
+          entry.key = key;
+          entry.times.assign(runs[i].rows.size(), std::numeric_limits<double>::infinity());
+          for (size_t r = 0; r < runs[i].rows.size(); ++r) {
+            const int64_t bytes = runs[i].rows[r].size_bytes;
+            if (cand.a == Algorithm::kDirect) {
+              // NCCL's fixed point-to-point rule, as CollectiveModel::best applies it.
+              const int64_t per_peer =
+                  runs[i].op == Op::kSendRecv ? bytes : bytes / std::max(1, groups[i].ranks());
+              if ((per_peer <= 16384) != (cand.p == Protocol::kLL)) continue;
+            }
+            collective::Request req{.op = runs[i].op,
+                                    .bytes = bytes,
+                                    .dtype = dtypes[i],
+                                    .algorithm = cand.a,
+                                    .protocol = cand.p};
+            auto e = m->estimate(groups[i], req);
+            if (!e) return fail(e.error());
+            entry.times[r] = e->time.base() * 1e6;
+          }
+        }
+        for (size_t r = 0; r < best.size(); ++r) best[r] = std::min(best[r], entry.times[r]);
       }
+      for (double t : best) pred.push_back(t);
     }
     return pred;
   };
   auto r = fit(out.parameters, out.observations, model, o.fit);
   if (!r) return fail(r.error());
   out.result = std::move(*r);
+  // The profile holds every parameter's value, fitted or held at its start (the profile record
+  // says which), so that it reproduces exactly the model that was fitted: a line left without
+  // fields would otherwise inherit its NVLink side from another line (Calibration::line).
   std::vector<double> values;
-  std::vector<bool> keep;
-  for (const auto& p : out.result.parameters) {
-    values.push_back(p.value);
-    keep.push_back(p.constrained);
-  }
-  out.profile = make_profile(values, &keep);
+  for (const auto& p : out.result.parameters) values.push_back(p.value);
+  out.profile = make_profile(values, nullptr);
   return out;
 }
 

@@ -13,7 +13,7 @@
 /// domains. Starts: the catalog's calibration of the cluster's GPU (else NCCL's defaults).
 /// Fields no measured communicator can show are not offered (small_n with one domain size,
 /// NVLink efficiency with one GPU per domain); those the data cannot separate are reported
-/// unconstrained by the fitter and left to the catalog.
+/// unconstrained by the fitter and held at the catalog's value.
 
 #include <span>
 #include <string>
@@ -43,7 +43,8 @@ struct CollectiveFit {
   };
   std::vector<Where> where;  ///< run and row of each observation
   FitResult result;
-  /// The fitted lines (constrained parameters only; the rest stay the catalog's).
+  /// The fitted lines: every parameter's value (held ones at their start; the fit result says
+  /// which); lines and fields without a parameter stay the catalog's.
   collective::CalibrationFile profile;
 };
 

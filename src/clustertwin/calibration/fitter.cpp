@@ -5,6 +5,7 @@
 #include <Eigen/Dense>
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <memory>
 #include <optional>
 
@@ -266,9 +267,41 @@ base::Result<FitResult> fit(std::span<const Parameter> params, std::span<const O
     return true;
   };
 
-  // Multi-start: from the starts, and with the `rescale` parameters scaled (several lines under
-  // a min() have local minima where one line covers every size).
+  // Grid starts for the `grid` parameters: the robust cost over 16 log-spaced values.
+  auto cost_at = [&](const std::vector<double>& u) -> double {
+    auto pred = predict(model, u, &err);
+    if (pred.empty()) return std::numeric_limits<double>::infinity();
+    double c = 0;
+    for (size_t i = 0; i < m; ++i) {
+      const double r = std::log(pred[i] / obs[i].value);
+      c += obs[i].weight * 2 * o.loss_scale * o.loss_scale *
+           (std::sqrt(1 + r * r / (o.loss_scale * o.loss_scale)) - 1);
+    }
+    return c;
+  };
+  std::vector<double> ug = u0;
+  bool gridded = false;
+  for (int j = 0; j < k; ++j) {
+    if (!params[j].grid) continue;
+    gridded = true;
+    const double lo = std::log(params[j].lower), hi = std::log(params[j].upper);
+    double best_c = cost_at(ug), best_u = ug[j];
+    for (int g = 0; g < 16; ++g) {
+      auto t = ug;
+      t[j] = lo + (hi - lo) * (g + 0.5) / 16;
+      const double c = cost_at(t);
+      if (c < best_c) {
+        best_c = c;
+        best_u = t[j];
+      }
+    }
+    ug[j] = best_u;
+  }
+  if (!err.message.empty()) return fail(err);
+  // Multi-start: from the starts (and the grid's), and with the `rescale` parameters scaled
+  // (several lines under a min() have local minima where one line covers every size).
   std::vector<std::vector<double>> starts = {u0};
+  if (gridded && ug != u0) starts.push_back(ug);
   for (double f : {0.7, 1.3}) {
     auto s = u0;
     bool any = false;

@@ -38,6 +38,11 @@ struct Parameter {
   double upper = 0;
   std::string source;    ///< where the start came from ("catalog/collectives/h100.yaml")
   bool rescale = false;  ///< also start from start * 0.7 and * 1.3 (against local minima)
+  /// Before the solver, try 16 log-spaced values between the bounds (one pass, in order,
+  /// others held) and start from the best: for factors the data may put far from the start
+  /// (a cluster whose network latency is 10x the catalog's), where a min() over model lines
+  /// would otherwise trap the local solver.
+  bool grid = false;
 };
 
 struct Observation {

@@ -1,0 +1,43 @@
+# `clustertwin calibrate`: the round trip a user with nccl-tests logs runs (fit, then
+# `collective --calibration`), the built-in profiles by name, and bad input (exit 2 with
+# file:line). Included from tests/CMakeLists.txt.
+set(CAL_DATA ${CMAKE_CURRENT_SOURCE_DIR}/validation/data/calibration)
+
+# Fit the real 2 x 8 H100 all_reduce_perf run, write the profile, and check that `collective
+# --calibration` reproduces the fitted curve and that the fit follows the measurements.
+add_test(NAME cli.calibrate_then_collective_reproduces_the_curve
+         COMMAND ${CMAKE_COMMAND} -DBIN=$<TARGET_FILE:clustertwin>
+                 -DLOG=${CAL_DATA}/h100_2x8_all_reduce.txt -DWORKDIR=${CMAKE_CURRENT_BINARY_DIR}
+                 -P ${CMAKE_CURRENT_SOURCE_DIR}/cli/calibrate_roundtrip.cmake)
+set_tests_properties(cli.calibrate_then_collective_reproduces_the_curve PROPERTIES LABELS cli
+                     TIMEOUT 900)
+
+ct_cli_test(NAME cli.calibrate_lists_builtin_profiles ARGS calibrate --list
+            STDOUT "  h100  GPUs: h100, h800")
+ct_cli_test(NAME cli.collective_builtin_profile_by_name
+            ARGS collective --cluster hgx-h100*1 --calibration h100 --min-bytes 1M --max-bytes 1M
+            STDOUT "calibration profile h100")
+ct_cli_test(NAME bad.calibrate_more_ranks_than_gpus RC 2
+            ARGS calibrate --cluster hgx-h100*1 ${CAL_DATA}/h100_2x8_all_reduce.txt
+            STDERR "h100_2x8_all_reduce.txt:3: the log has 16 ranks on 2 hosts but cluster hgx-h100*1 has 8 GPUs")
+ct_cli_test(NAME bad.calibrate_wrong_gpu RC 2
+            ARGS calibrate --cluster hgx-b200*2 ${CAL_DATA}/h100_2x8_all_reduce.txt
+            STDERR "the log ran on 'NVIDIA H100 80GB HBM3' but the cluster's GPU is b200")
+ct_cli_test(NAME bad.calibrate_foreign_file RC 2
+            ARGS calibrate --cluster hgx-h100*1 ${CAL_DATA}/README.md
+            STDERR "README.md:1: not a measurement file calibrate reads")
+ct_cli_test(NAME bad.calibrate_truncated_log RC 2
+            ARGS calibrate --cluster hgx-h100*1 ${CAL_DATA}/a100_sendrecv_excerpt.txt
+            STDERR "a100_sendrecv_excerpt.txt:9: nccl-tests output ends after the row for 1073741824 B")
+ct_cli_test(NAME bad.calibrate_only_kernel_tables RC 2
+            ARGS calibrate --cluster hgx-h100*1 ${CAL_DATA}/gemm_fp8.csv
+            STDERR "no nccl-tests runs; fitting kernel efficiency curves")
+ct_cli_test(NAME bad.calibrate_missing_file RC 2
+            ARGS calibrate --cluster hgx-h100*1 ${CAL_DATA}/nope.txt
+            STDERR "nope.txt: cannot read file")
+ct_cli_test(NAME bad.collective_calibration_unknown RC 2
+            ARGS collective --cluster hgx-h100*1 --calibration nope.yaml
+            STDERR "--calibration: 'nope.yaml' is neither a readable profile file nor a built-in profile (b200, b300")
+ct_cli_test(NAME bad.collective_calibration_other_gpu RC 2
+            ARGS collective --cluster hgx-b200*1 --calibration h100
+            STDERR "--calibration h100 is for GPUs h100, h800; this cluster's GPU is b200")
