@@ -12,6 +12,14 @@ add_test(NAME cli.calibrate_then_collective_reproduces_the_curve
 set_tests_properties(cli.calibrate_then_collective_reproduces_the_curve PROPERTIES LABELS cli
                      TIMEOUT 900)
 
+# Byte-identical when rerun (AIConfigurator's H100 all_gather rows, 2 GPUs of one node).
+add_test(NAME cli.calibrate_profile_is_byte_identical_when_rerun
+         COMMAND ${CMAKE_COMMAND} -DBIN=$<TARGET_FILE:clustertwin>
+                 -DINPUT=${CAL_DATA}/aic_h100_nccl_excerpt.csv -DWORKDIR=${CMAKE_CURRENT_BINARY_DIR}
+                 -P ${CMAKE_CURRENT_SOURCE_DIR}/cli/calibrate_rerun.cmake)
+set_tests_properties(cli.calibrate_profile_is_byte_identical_when_rerun PROPERTIES LABELS cli
+                     TIMEOUT 900)
+
 ct_cli_test(NAME cli.calibrate_lists_builtin_profiles ARGS calibrate --list
             STDOUT "  h100  GPUs: h100, h800")
 ct_cli_test(NAME cli.collective_builtin_profile_by_name
