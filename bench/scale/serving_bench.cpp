@@ -1,9 +1,10 @@
 // Scale benchmark of the serving model (issue 5), DeepSeek-R1 FP4 on one GB300 NVL72 rack:
 //   1. an offline run of 10,000 requests (DEP8 x 9, NVIDIA's v5.1 layout)   target < 2 s
 //   2. the server-scenario search for the highest compliant rate             target < 20 s
-//   3. --serving auto (layouts x batches x aggregated/disaggregated)          target < 60 s
+//   3. --serving auto, offline and server (layouts x limits x agg/disagg)     target < 3 s
 // Prints wall time, events per second and the process's peak RSS after each.
 #include <sys/resource.h>
+#include <time.h>
 
 #include <chrono>
 #include <cstdio>
@@ -18,6 +19,14 @@ static double peak_rss_mib() {
   rusage u{};
   getrusage(RUSAGE_SELF, &u);
   return static_cast<double>(u.ru_maxrss) / 1024.0;
+}
+
+// CPU seconds of the process (all threads): on a machine shared with other builds the wall time
+// says more about the neighbours than about this code.
+static double cpu_s() {
+  timespec t{};
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+  return static_cast<double>(t.tv_sec) + 1e-9 * static_cast<double>(t.tv_nsec);
 }
 
 int main(int argc, char** argv) {
@@ -97,19 +106,31 @@ int main(int argc, char** argv) {
       t_rate, rate->probes.size(), rate->rate_qps, rate->result.tokens_per_s_per_gpu,
       peak_rss_mib());
 
-  t0 = std::chrono::steady_clock::now();
-  auto found = search::search_serving(s, {.gpus = 72, .domain_size = 72}, threads);
-  const double t_auto = since(t0);
-  if (!found) {
-    std::fprintf(stderr, "%s\n", found.error().to_string().c_str());
-    return 1;
+  // --serving auto in both scenarios (issue 15: < 3 s each, aiming at ~1 s).
+  for (auto sc : {workload::ServingScenario::kOffline, workload::ServingScenario::kServer}) {
+    execution::ServingSetup a = s;
+    a.scenario = sc;
+    a.limits.reset();
+    if (sc != workload::ServingScenario::kOffline) a.limits = a.dataset.limits(sc);
+    t0 = std::chrono::steady_clock::now();
+    const double c0 = cpu_s();
+    auto found = search::search_serving(a, {.gpus = 72, .domain_size = 72}, threads);
+    const double t_auto = since(t0);
+    const double c_auto = cpu_s() - c0;
+    if (!found) {
+      std::fprintf(stderr, "%s\n", found.error().to_string().c_str());
+      return 1;
+    }
+    const auto& best = found->points[static_cast<size_t>(found->best)];
+    std::printf(
+        "--serving auto, %s: %.2f s wall, %.2f s CPU (target < 3 s), %zu points from %lld layouts "
+        "(%lld pruned), "
+        "%lld simulation runs, best %s (%s): %.0f tokens/s per GPU (%s), peak %.0f MiB\n",
+        workload::scenario_name(sc), t_auto, c_auto, found->points.size(),
+        static_cast<long long>(found->layouts), static_cast<long long>(found->pruned),
+        static_cast<long long>(found->simulations), best.label().c_str(), best.limits().c_str(),
+        best.tokens_per_s_per_gpu, found->found ? "meets the limits" : "best effort",
+        peak_rss_mib());
   }
-  const auto& best = found->points[static_cast<size_t>(found->best)];
-  std::printf(
-      "--serving auto: %.2f s (target < 60 s), %zu points from %lld layouts, best %s "
-      "batch %lld: %.0f tokens/s per GPU (%s), peak %.0f MiB\n",
-      t_auto, found->points.size(), static_cast<long long>(found->layouts), best.label().c_str(),
-      static_cast<long long>(best.batch), best.tokens_per_s_per_gpu,
-      found->found ? "meets the limits" : "best effort", peak_rss_mib());
   return 0;
 }

@@ -763,13 +763,10 @@ StepSetup step_setup(const ServingSetup& s, const workload::InstanceLayout& il, 
 
 int64_t max_sequence(const ServingSetup& s) { return s.dataset.input.max + s.dataset.output.max; }
 
-struct Prepared {
-  StepModel agg, pre;
-  workload::ServingMemory mem, pre_mem;
-  bool has_pre = false;
-};
+using Prepared = PreparedServing;
 
-base::Result<Prepared> prepare(const ServingSetup& s) {
+base::Result<Prepared> prepare(const ServingSetup& s, int64_t table_batch = 0,
+                               int64_t table_tokens = 0) {
   if (!s.model || !s.compute)
     return base::fail("serving: a model and a compute model are required");
   if (auto st = workload::validate(s.layout, *s.model, s.layout.gpus()); !st)
@@ -783,7 +780,11 @@ base::Result<Prepared> prepare(const ServingSetup& s) {
                                             l.disaggregated ? longest : longest);
   if (!mem) return base::fail(mem.error());
   p.mem = *mem;
-  auto agg = StepModel::build(step_setup(s, l.instance, pre_gpus));
+  // The tables reach the larger of the layout's limits and the caller's (prepare_serving).
+  workload::InstanceLayout tables = l.instance;
+  tables.max_batch = std::max(tables.max_batch, table_batch);
+  tables.max_tokens = std::max(tables.max_tokens, table_tokens);
+  auto agg = StepModel::build(step_setup(s, tables, pre_gpus));
   if (!agg) return base::fail(agg.error());
   p.agg = std::move(*agg);
   if (l.disaggregated) {
@@ -823,10 +824,21 @@ LengthMoments length_moments(const workload::Dataset& d, uint64_t seed) {
   return m;
 }
 
+base::Result<PreparedServing> prepare_serving(const ServingSetup& s, int64_t table_batch,
+                                              int64_t table_tokens) {
+  return prepare(s, table_batch, table_tokens);
+}
+
 base::Result<SteadyEstimate> estimate_serving(const ServingSetup& s, const LengthMoments& lm,
                                               int64_t batch) {
   auto p = prepare(s);
   if (!p) return base::fail(p.error());
+  return estimate_serving(s, lm, *p, batch);
+}
+
+base::Result<SteadyEstimate> estimate_serving(const ServingSetup& s, const LengthMoments& lm,
+                                              const PreparedServing& prepared, int64_t batch) {
+  const PreparedServing* p = &prepared;
   const auto& l = s.layout;
   const auto& il = l.instance;
   SteadyEstimate e;
@@ -862,6 +874,15 @@ base::Result<SteadyEstimate> estimate_serving(const ServingSetup& s, const Lengt
     const double chunks = il.chunked_prefill ? std::ceil(lm.input_p99 / budget) : 1.0;
     e.ttft_s = (chunks + 0.5) * e.step.total;
     e.requests_per_s = inst_tokens * l.replicas / lm.output;
+  } else if (!p->has_pre) {
+    // Decode pool alone (a search pairs it with prefill pools later): its own rate only.
+    e.step = p->agg.uniform(b, lm.context, 0, 0);
+    const double dec_rate = il.ranks() * static_cast<double>(b) * tps / e.step.total;
+    e.decode_instance_rps = dec_rate / lm.output;
+    e.requests_per_s = l.replicas * e.decode_instance_rps;
+    e.tokens_per_s_per_gpu = e.requests_per_s * lm.output / gpus;
+    e.tpot_s = e.step.total / tps;
+    e.decode_replicas = l.replicas;
   } else {
     // Prefill pool: full token budget of prompts per iteration.
     const auto& pl = l.prefill;
@@ -992,7 +1013,10 @@ base::Result<ServingResult> simulate_serving(const ServingSetup& s) {
   return r;
 }
 
-base::Result<RateSearch> find_max_rate(const ServingSetup& s, int max_probes) {
+base::Result<RateSearch> find_max_rate(const ServingSetup& s, const RateSearchOptions& o) {
+  const int max_probes = o.max_probes;
+  const double start_qps = o.start_qps;
+  const bool floor_at_start = o.floor_at_start;
   if (!s.limits) return base::fail("a rate search needs TTFT and TPOT limits");
   const LengthMoments lm = length_moments(s.dataset, s.seed);
   auto est = estimate_serving(s, lm);
@@ -1019,7 +1043,7 @@ base::Result<RateSearch> find_max_rate(const ServingSetup& s, int max_probes) {
   // not (down to 1/64 of it, below which the limits are called unreachable), then bisect to 2%.
   const double cap = std::max(1e-3, est->requests_per_s);
   double lo = 0, hi = 0;
-  double rate = 0.6 * cap;
+  double rate = start_qps > 0 ? start_qps : 0.6 * cap;
   int probes = 0;
   std::optional<ServingResult> lightest;
   while (probes < max_probes) {
@@ -1032,13 +1056,18 @@ base::Result<RateSearch> find_max_rate(const ServingSetup& s, int max_probes) {
       out.rate_qps = rate;
       out.result = std::move(*r);
       if (hi > 0) break;
-      rate *= 1.5;
+      rate *= o.grow;
     } else {
       hi = rate;
+      if (floor_at_start && start_qps > 0 && !out.found) {
+        // Only rates above the start matter to the caller: this one cannot beat it.
+        out.result = std::move(*r);
+        return out;
+      }
       if (!lightest || rate < lightest->rate_qps) lightest = std::move(*r);
       if (lo > 0) break;
       if (rate < cap / 64) break;
-      rate *= 0.5;
+      rate *= o.shrink;
     }
   }
   if (!out.found) {

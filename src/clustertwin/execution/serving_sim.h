@@ -154,6 +154,25 @@ LengthMoments length_moments(const workload::Dataset& d, uint64_t seed = 1);
 base::Result<SteadyEstimate> estimate_serving(const ServingSetup& s, const LengthMoments& lm,
                                               int64_t batch = 0);
 
+/// The step models and memory plans of a setup's layout (what estimate_serving and
+/// simulate_serving build first), checked as they are (memory, validity).
+struct PreparedServing {
+  StepModel agg, pre;  ///< aggregated / decode instance; prefill instance when disaggregated
+  workload::ServingMemory mem, pre_mem;
+  bool has_pre = false;
+};
+/// `table_batch` / `table_tokens` extend the (aggregated or decode) step model's tables to
+/// those per-rank limits when they exceed the layout's; memory is checked at the layout's own.
+base::Result<PreparedServing> prepare_serving(const ServingSetup& s, int64_t table_batch = 0,
+                                              int64_t table_tokens = 0);
+/// The estimate with step models built beforehand, for a search that scores one instance layout
+/// at many batch and token limits: a StepModel's tables depend on the layout's limits only
+/// through how far they reach (serving_step.h), so one built at the largest limits serves every
+/// smaller one, with the memory plan `p.mem` of the point's own limits. Same figures as
+/// estimate_serving.
+base::Result<SteadyEstimate> estimate_serving(const ServingSetup& s, const LengthMoments& lm,
+                                              const PreparedServing& p, int64_t batch = 0);
+
 /// MLPerf server / interactive mode: the highest arrival rate whose run meets the p99 limits,
 /// by bisection on the rate between 0 and a bracket from the steady-state estimate. Probes stop
 /// as soon as the limits are provably missed. With a fixed request count (s.requests > 0), a
@@ -169,6 +188,21 @@ struct RateSearch {
   ServingResult result;  ///< at that rate; when none met, the lowest probed rate (best effort)
   std::vector<RateProbe> probes;
 };
-base::Result<RateSearch> find_max_rate(const ServingSetup& s, int max_probes = 14);
+/// How a rate search probes. The defaults are the MLPerf-style search above; a search over
+/// layouts starts near the steady-state estimate with small steps, and once some layout met a
+/// rate it starts just above that rate with `floor_at_start`: a first probe that misses the
+/// limits ends the search at once (found = false, the partial probe as the result), since the
+/// layout cannot beat the one that met that rate.
+struct RateSearchOptions {
+  int max_probes = 14;
+  double start_qps = 0;  ///< first probe (0: 0.6 x the estimated capacity)
+  bool floor_at_start = false;
+  double grow = 1.5;    ///< factor up while compliant, before the bisection
+  double shrink = 0.5;  ///< factor down while not
+};
+base::Result<RateSearch> find_max_rate(const ServingSetup& s, const RateSearchOptions& o);
+inline base::Result<RateSearch> find_max_rate(const ServingSetup& s, int max_probes = 14) {
+  return find_max_rate(s, RateSearchOptions{.max_probes = max_probes});
+}
 
 }  // namespace clustertwin::execution

@@ -189,6 +189,14 @@ StepCalibration default_step_calibration() {
   return {.gpu_factor = 1.0, .host_s = 0.0};
 }
 
+namespace {
+bool same_work(const RankBatch& a, const RankBatch& b) {
+  return a.decode == b.decode && a.decode_context == b.decode_context &&
+         a.prefill_tokens == b.prefill_tokens && a.prefill_seqs == b.prefill_seqs &&
+         a.prefill_pairs == b.prefill_pairs && a.logits == b.logits;
+}
+}  // namespace
+
 double causal_pairs(int64_t q, int64_t context) {
   const auto qd = static_cast<double>(q);
   return qd * static_cast<double>(context) + qd * (qd + 1.0) / 2.0;
@@ -448,9 +456,17 @@ StepTime StepModel::time(std::span<const RankBatch> ranks) const {
   const double f = s_.calibration.gpu_factor;
   double slowest = 0, group_tokens = 0, max_tokens = 0, max_decode = 0;
   StepTime parts;
+  // Ranks with the same work take the same time: the steady-state estimate passes identical
+  // ranks, and idle ADP ranks repeat; reusing the previous rank's time is exact.
+  const RankBatch* prev = nullptr;
+  StepTime p;
+  double t = 0;
   for (const RankBatch& r : ranks) {
-    StepTime p;
-    const double t = rank_time(r, &p);
+    if (!prev || !same_work(*prev, r)) {
+      p = StepTime{};
+      t = rank_time(r, &p);
+      prev = &r;
+    }
     double tokens =
         static_cast<double>(r.decode) * q_per_seq_ + static_cast<double>(r.prefill_tokens);
     if (tokens <= 0) tokens = 1;

@@ -60,7 +60,11 @@ Json memory_json(const workload::ServingMemory& m) {
 
 Json point_json(const search::ServingPoint& p) {
   return {{"layout", p.label()},
+          {"kind", p.layout.disaggregated ? "disaggregated" : "aggregated"},
           {"batch", p.batch},
+          {"max_tokens", p.layout.instance.max_tokens},
+          {"chunked_prefill", p.layout.instance.chunked_prefill},
+          {"mtp", p.layout.mtp},
           {"tokens_per_s_per_gpu", r6(p.tokens_per_s_per_gpu)},
           {"tokens_per_s_per_user", r6(p.tokens_per_s_per_user)},
           {"ttft_s", r6(p.ttft_s)},
@@ -146,9 +150,31 @@ Json serving_json(const ServingReport& r) {
                         {"probes", probes}};
   }
   if (r.search) {
+    // The points worth drawing: the frontier of each kind, every simulated point and the
+    // chosen one (all scored points go to the CSV).
     Json pts = Json::array();
-    for (const auto& p : r.search->points) pts.push_back(point_json(p));
+    Json front_agg = Json::array(), front_dis = Json::array();
+    std::vector<const search::ServingPoint*> front;
+    for (size_t i = 0; i < r.search->points.size(); ++i) {
+      const auto& p = r.search->points[i];
+      if (p.pareto || p.verified || static_cast<int>(i) == r.search->best) {
+        pts.push_back(point_json(p));
+      }
+      if (p.pareto) front.push_back(&p);
+    }
+    std::stable_sort(front.begin(), front.end(), [](auto* a, auto* b) {
+      return a->tokens_per_s_per_user < b->tokens_per_s_per_user;
+    });
+    for (const auto* p : front) {
+      (p->layout.disaggregated ? front_dis : front_agg).push_back(point_json(*p));
+    }
     j["points"] = pts;
+    Json fr = {{"x", "tokens_per_s_per_user"},
+               {"y", "tokens_per_s_per_gpu"},
+               {"aggregated", front_agg},
+               {"disaggregated", front_dis}};
+    if (r.limits) fr["ttft_limit_s"] = r6(r.limits->ttft.base());
+    j["frontier"] = fr;
     if (r.search->best >= 0) {
       Json c = point_json(r.search->points[static_cast<size_t>(r.search->best)]);
       c["tokens_per_s_per_gpu"] = j["tokens_per_s_per_gpu"];
@@ -159,6 +185,8 @@ Json serving_json(const ServingReport& r) {
     j["search"] = {{"layouts", r.search->layouts},
                    {"rejected", r.search->rejected},
                    {"points", static_cast<int64_t>(r.search->points.size())},
+                   {"pruned", r.search->pruned},
+                   {"simulations", r.search->simulations},
                    {"found", r.search->found},
                    {"wall_s", r6(r.search->wall_s)}};
   }
@@ -258,20 +286,26 @@ std::string serving_text(const ServingReport& r) {
   if (r.search) {
     const auto& s = *r.search;
     o += fmt::format(
-        "\n  search: {} points from {} layouts ({} rejected: invalid or out of memory) "
-        "in {:.1f} s; Pareto frontier (tokens/s per GPU vs per user; estimates are steady-state "
-        "rates, simulations LoadGen figures with the tail):\n",
-        s.points.size(), s.layouts, s.rejected, s.wall_s);
-    Table f({"layout", "batch", "tok/s/GPU", "tok/s/user", "TTFT", "TPOT", "limits", "from"},
-            {true});
+        "\n  search: {} points from {} layouts ({} rejected: invalid or out of memory; {} "
+        "pruned by bounds), {} simulation runs, in {:.1f} s; frontier of each kind (tokens/s per "
+        "GPU vs per user{}; estimates are steady-state rates, simulations LoadGen figures with "
+        "the tail):\n",
+        s.points.size(), s.layouts, s.rejected, s.pruned, s.simulations, s.wall_s,
+        r.limits ? ", within the TTFT limit" : "");
+    Table f({"kind", "layout", "per-rank limits", "tok/s/GPU", "tok/s/user", "TTFT", "TPOT",
+             "limits", "from"},
+            {true, true, true});
     std::vector<const search::ServingPoint*> front;
     for (const auto& p : s.points) {
       if (p.pareto) front.push_back(&p);
     }
-    std::sort(front.begin(), front.end(),
-              [](auto* a, auto* b) { return a->tokens_per_s_per_user > b->tokens_per_s_per_user; });
+    std::stable_sort(front.begin(), front.end(), [](auto* a, auto* b) {
+      if (a->layout.disaggregated != b->layout.disaggregated) return !a->layout.disaggregated;
+      return a->tokens_per_s_per_user > b->tokens_per_s_per_user;
+    });
     for (const auto* p : front) {
-      f.add({p->label(), std::to_string(p->batch), base::format_sig(p->tokens_per_s_per_gpu, 4),
+      f.add({p->layout.disaggregated ? "disagg" : "agg", p->label(), p->limits(),
+             base::format_sig(p->tokens_per_s_per_gpu, 4),
              base::format_sig(p->tokens_per_s_per_user, 3), sec(p->ttft_s), ms(p->tpot_s),
              p->meets ? "meets" : "misses", p->verified ? "simulation" : "estimate"});
     }
@@ -299,10 +333,13 @@ std::string serving_text(const ServingReport& r) {
 
 std::string serving_csv(const ServingReport& r) {
   if (!r.search) return {};
-  Table t({"layout", "batch", "tokens_per_s_per_gpu", "tokens_per_s_per_user", "ttft_s", "tpot_s",
-           "gpus_used", "meets_slo", "pareto", "verified"});
+  Table t({"layout", "batch", "max_tokens", "chunked_prefill", "mtp", "tokens_per_s_per_gpu",
+           "tokens_per_s_per_user", "ttft_s", "tpot_s", "gpus_used", "meets_slo", "pareto",
+           "verified"});
   for (const auto& p : r.search->points) {
-    t.add({p.label(), std::to_string(p.batch), fmt::format("{}", r6(p.tokens_per_s_per_gpu)),
+    t.add({p.label(), std::to_string(p.batch), std::to_string(p.layout.instance.max_tokens),
+           p.layout.instance.chunked_prefill ? "true" : "false", std::to_string(p.layout.mtp),
+           fmt::format("{}", r6(p.tokens_per_s_per_gpu)),
            fmt::format("{}", r6(p.tokens_per_s_per_user)), fmt::format("{}", r6(p.ttft_s)),
            fmt::format("{}", r6(p.tpot_s)), std::to_string(p.gpus_used), p.meets ? "true" : "false",
            p.pareto ? "true" : "false", p.verified ? "true" : "false"});

@@ -7,6 +7,8 @@
 #include <atomic>
 #include <chrono>
 #include <cmath>
+#include <map>
+#include <set>
 #include <thread>
 
 #include "clustertwin/workload/serving.h"
@@ -14,21 +16,33 @@
 namespace clustertwin::search {
 namespace {
 
+using execution::PreparedServing;
 using execution::ServingSetup;
 using execution::SteadyEstimate;
 using workload::InstanceLayout;
 using workload::ServingLayout;
 using workload::ServingScenario;
 
-// Prompt tokens per iteration given to a rank on top of its decode batch, and the budget of a
-// prefill-pool rank.
-constexpr int64_t kChunkTokens = 2048;
-constexpr int64_t kPrefillPoolTokens = 8192;
+// A prefill-pool rank's sequences per iteration, and the decode pool's token slack beyond its
+// batch (it runs no prompts).
 constexpr int64_t kPrefillPoolBatch = 16;
+constexpr int64_t kDecodePoolSlack = 64;
 // The steady-state estimate has no queueing: a point must meet the TTFT limit with this margin
 // and the TPOT limit with this one to count as compliant before verification.
 constexpr double kTtftMargin = 0.6;
 constexpr double kTpotMargin = 0.95;
+// Batches beyond this multiple of the memory limit at the mean context are not scored: the
+// scheduler admits by the prompts, so a limit somewhat above the mean-context bound still fills
+// while early sequences are short, but not twice over.
+constexpr double kMemoryBatchReach = 2.0;
+// A server candidate must beat the best verified rate by the rate search's resolution.
+constexpr double kRateStep = 1.02;
+constexpr int kRateProbes = 12;
+// A leader's first probe at this fraction of its estimated capacity, then steps of these
+// factors up / down before the bisection (the MLPerf-style default is 0.6, x1.5, x0.5).
+constexpr double kRateStart = 0.9;
+constexpr double kRateGrow = 1.1;
+constexpr double kRateShrink = 0.7;
 
 bool is_pow2(int64_t x) { return x > 0 && (x & (x - 1)) == 0; }
 
@@ -55,6 +69,10 @@ bool meets_estimate(const ServingSetup& s, double ttft, double tpot) {
   return ttft <= kTtftMargin * s.limits->ttft.base() && tpot <= kTpotMargin * s.limits->tpot.base();
 }
 
+bool meets_ttft(const ServingSetup& s, double ttft) {
+  return !s.limits || ttft <= kTtftMargin * s.limits->ttft.base();
+}
+
 // How far a point is from the limits (<= 1 meets them): the worse of the two ratios.
 double violation(const ServingSetup& s, const ServingPoint& p) {
   if (!s.limits) return 0;
@@ -66,36 +84,96 @@ int64_t longest_sequence(const ServingSetup& s) {
   return s.dataset.input.max + s.dataset.output.max;
 }
 
-// Total order for deterministic ranking: compliant first, then tokens/s per GPU, then label.
+// The configuration as a key: two points with the same key are the same deployment.
+std::string key_of(const ServingLayout& l) {
+  auto inst = [](const InstanceLayout& i) {
+    return i.label() + "/" + std::to_string(i.max_batch) + "/" + std::to_string(i.max_tokens) +
+           (i.chunked_prefill ? "c" : "u");
+  };
+  std::string k =
+      inst(l.instance) + " x" + std::to_string(l.replicas) + " mtp" + std::to_string(l.mtp);
+  if (l.disaggregated) k += " | " + inst(l.prefill) + " x" + std::to_string(l.prefill_replicas);
+  return k;
+}
+
+// Total order for deterministic ranking: compliant first, then tokens/s per GPU, then the
+// smaller limits, then the key.
 bool better(const ServingPoint& a, const ServingPoint& b) {
   if (a.meets != b.meets) return a.meets;
   if (a.tokens_per_s_per_gpu != b.tokens_per_s_per_gpu) {
     return a.tokens_per_s_per_gpu > b.tokens_per_s_per_gpu;
   }
   if (a.batch != b.batch) return a.batch < b.batch;
-  return a.label() < b.label();
+  if (a.layout.instance.max_tokens != b.layout.instance.max_tokens) {
+    return a.layout.instance.max_tokens < b.layout.instance.max_tokens;
+  }
+  return key_of(a.layout) < key_of(b.layout);
 }
 
-// Pareto frontier: no other point has both more tokens/s per GPU and more per user.
-void mark_pareto(std::vector<ServingPoint>& points) {
-  std::vector<size_t> order(points.size());
-  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
-  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) {
-    const auto& x = points[a];
-    const auto& y = points[b];
-    if (x.tokens_per_s_per_user != y.tokens_per_s_per_user) {
-      return x.tokens_per_s_per_user > y.tokens_per_s_per_user;
+// The frontier of each kind: among the points that meet the TTFT limit, those that no other
+// point of the same kind beats in both tokens/s per GPU and tokens/s per user.
+void mark_pareto(std::vector<ServingPoint>& points, const ServingSetup& s) {
+  for (auto& p : points) p.pareto = false;
+  for (int kind = 0; kind < 2; ++kind) {
+    std::vector<size_t> order;
+    for (size_t i = 0; i < points.size(); ++i) {
+      if (points[i].layout.disaggregated != (kind == 1)) continue;
+      const bool ttft_ok = points[i].verified
+                               ? (!s.limits || points[i].ttft_s <= s.limits->ttft.base())
+                               : meets_ttft(s, points[i].ttft_s);
+      if (ttft_ok) order.push_back(i);
     }
-    return x.tokens_per_s_per_gpu > y.tokens_per_s_per_gpu;
-  });
-  double best_gpu = -1;
-  for (size_t i : order) {
-    points[i].pareto = points[i].tokens_per_s_per_gpu > best_gpu;
-    best_gpu = std::max(best_gpu, points[i].tokens_per_s_per_gpu);
+    std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+      const auto& x = points[a];
+      const auto& y = points[b];
+      if (x.tokens_per_s_per_user != y.tokens_per_s_per_user) {
+        return x.tokens_per_s_per_user > y.tokens_per_s_per_user;
+      }
+      return x.tokens_per_s_per_gpu > y.tokens_per_s_per_gpu;
+    });
+    double best_gpu = -1;
+    for (size_t i : order) {
+      points[i].pareto = points[i].tokens_per_s_per_gpu > best_gpu;
+      best_gpu = std::max(best_gpu, points[i].tokens_per_s_per_gpu);
+    }
   }
 }
 
+// One instance layout with one MTP draft length: the unit of parallel work.
+struct Family {
+  InstanceLayout layout;
+  int mtp = 0;
+};
+
+struct DecodeRate {
+  size_t family = 0;
+  int64_t batch = 0;
+  double instance_rps = 0, tpot_s = 0, tokens_per_s_per_user = 0;
+};
+
+struct PrefillRate {
+  size_t layout = 0;
+  int64_t budget = 0;
+  double instance_rps = 0, ttft_s = 0;
+};
+
+struct FamilyOut {
+  std::vector<ServingPoint> agg;
+  std::vector<DecodeRate> dec;
+  std::vector<PrefillRate> pre;
+  int64_t pruned = 0;
+};
+
 }  // namespace
+
+std::string ServingPoint::limits() const {
+  const auto& i = layout.instance;
+  std::string s =
+      "batch " + std::to_string(i.max_batch) + ", " + std::to_string(i.max_tokens) + " tokens";
+  if (!i.chunked_prefill) s += ", unchunked";
+  if (layout.mtp > 0) s += ", MTP " + std::to_string(layout.mtp);
+  return s;
+}
 
 std::vector<InstanceLayout> instance_layouts(const models::ModelSpec& m, int domain_size,
                                              int64_t gpus) {
@@ -133,130 +211,207 @@ base::Result<ServingSearchResult> search_serving(
   const auto t0 = std::chrono::steady_clock::now();
   if (!base.model || !base.compute) return base::fail("serving search: a model is required");
   if (space.gpus < 1) return base::fail("serving search: gpus must be >= 1");
+  if (space.batches.empty() || space.prompt_budgets.empty()) {
+    return base::fail("serving search: batches and prompt budgets must not be empty");
+  }
   const models::ModelSpec& m = *base.model;
   ServingSearchResult out;
   const auto lm = execution::length_moments(base.dataset, base.seed);
-  const double q = 1.0 + base.layout.mtp;
   const double g = static_cast<double>(space.gpus);
+  const bool offline = base.scenario == ServingScenario::kOffline || !base.limits;
+  const bool disagg = space.disaggregated && !offline;
+  const int64_t longest = longest_sequence(base);
+  std::vector<int64_t> batches = space.batches;
+  std::sort(batches.begin(), batches.end());
+  batches.erase(std::unique(batches.begin(), batches.end()), batches.end());
+  const int64_t min_budget =
+      *std::min_element(space.prompt_budgets.begin(), space.prompt_budgets.end());
+  const int64_t max_budget =
+      *std::max_element(space.prompt_budgets.begin(), space.prompt_budgets.end());
 
-  // Instance layouts that hold the model and one longest sequence.
+  // Instance layouts that hold the model and one longest sequence at the smallest limits.
   std::vector<InstanceLayout> layouts;
   for (InstanceLayout l : instance_layouts(m, space.domain_size, space.gpus)) {
     ++out.layouts;
     l.max_batch = 1;
-    l.max_tokens = kChunkTokens;
-    if (!workload::check_serving_memory(m, l, base.layout, base.memory_capacity,
-                                        longest_sequence(base))) {
+    l.max_tokens = 1 + min_budget;
+    if (!workload::check_serving_memory(m, l, base.layout, base.memory_capacity, longest)) {
       ++out.rejected;
       continue;
     }
     layouts.push_back(l);
   }
   if (layouts.empty()) {
-    // Report why the smallest and the largest candidates failed.
+    // Report why the widest candidate failed.
     InstanceLayout widest{.tp = static_cast<int>(std::min<int64_t>(space.domain_size, space.gpus))};
-    auto why = workload::check_serving_memory(m, widest, base.layout, base.memory_capacity,
-                                              longest_sequence(base));
+    auto why =
+        workload::check_serving_memory(m, widest, base.layout, base.memory_capacity, longest);
     return base::fail("no serving layout of '" + m.name + "' fits " + std::to_string(space.gpus) +
                       " GPUs: " + (why ? std::string("no valid layout") : why.error().message));
   }
-
-  // Aggregated points: (layout, batch).
-  struct Job {
-    size_t layout;
-    int64_t batch;
-  };
-  std::vector<Job> jobs;
-  for (size_t i = 0; i < layouts.size(); ++i) {
-    for (int64_t b : space.batches) jobs.push_back({i, b});
+  // MTP draft lengths 0..k when the base layout speculates with k.
+  std::vector<Family> families;
+  for (const auto& l : layouts) {
+    for (int k = 0; k <= std::max(0, base.layout.mtp); ++k) families.push_back({l, k});
   }
-  std::vector<std::optional<ServingPoint>> agg(jobs.size());
-  // Disaggregated: prefill rates per prefill layout, decode rates per (layout, batch).
-  std::vector<std::optional<SteadyEstimate>> dec(space.disaggregated ? jobs.size() : 0);
-  std::vector<std::optional<SteadyEstimate>> pre(space.disaggregated ? layouts.size() : 0);
-  const int64_t total = static_cast<int64_t>(jobs.size() + dec.size() + pre.size());
+
+  std::vector<FamilyOut> work(families.size());
   std::atomic<int64_t> done{0};
-  auto tick = [&] {
+  const auto total = static_cast<int64_t>(families.size());
+  const int64_t table_batch = batches.back();
+  parallel_for(total, threads, [&](int64_t fi) {
+    const Family& fam = families[static_cast<size_t>(fi)];
+    FamilyOut& fo = work[static_cast<size_t>(fi)];
+    ServingSetup s = base;
+    s.layout.disaggregated = false;
+    s.layout.prefill_replicas = 0;
+    s.layout.mtp = fam.mtp;
+    s.layout.instance = fam.layout;
+    s.layout.replicas = static_cast<int>(std::max<int64_t>(1, space.gpus / fam.layout.gpus()));
+    const double q = 1.0 + fam.mtp;
+    auto tokens_for = [&](int64_t b, int64_t budget) {
+      return static_cast<int64_t>(std::ceil(static_cast<double>(b) * q)) + budget;
+    };
+    // One step model for every limit of the family: tables reach the largest batch and budget.
+    auto prep = execution::prepare_serving(s, table_batch, tokens_for(table_batch, max_budget));
+    if (!prep) return;
+    // The memory limit: the batch the KV cache holds at the mean context (smallest limits).
+    const double per_seq = base.layout.kv_policy == workload::KvPolicy::kReserve
+                               ? lm.input + static_cast<double>(base.dataset.output.max)
+                               : lm.context;
+    const auto memory_batch = std::max<int64_t>(
+        1, static_cast<int64_t>(static_cast<double>(prep->mem.kv_tokens_per_rank) / per_seq));
+    std::vector<int64_t> bs;
+    for (int64_t b : batches) {
+      if (static_cast<double>(b) <= kMemoryBatchReach * static_cast<double>(memory_batch)) {
+        bs.push_back(b);
+      } else {
+        ++fo.pruned;
+      }
+    }
+    if (std::find(bs.begin(), bs.end(), memory_batch) == bs.end()) bs.push_back(memory_batch);
+    std::sort(bs.begin(), bs.end());
+    const double tpot_bound = base.limits ? base.limits->tpot.base() : 0;
+
+    // Aggregated: batch x budget x chunking.
+    for (bool chunked : {true, false}) {
+      if (!chunked && !space.chunked_off) continue;
+      for (int64_t budget : space.prompt_budgets) {
+        for (size_t bi = 0; bi < bs.size(); ++bi) {
+          const int64_t b = bs[bi];
+          InstanceLayout inst = fam.layout;
+          inst.max_batch = b;
+          inst.max_tokens = tokens_for(b, budget);
+          inst.chunked_prefill = chunked;
+          auto mem =
+              workload::check_serving_memory(m, inst, s.layout, base.memory_capacity, longest);
+          if (!mem) {
+            fo.pruned += static_cast<int64_t>(bs.size() - bi);
+            break;  // larger limits need more memory still
+          }
+          prep->mem = *mem;
+          s.layout.instance = inst;
+          auto e = execution::estimate_serving(s, lm, *prep, b);
+          if (!e) continue;
+          ServingPoint p;
+          p.layout = s.layout;
+          p.batch = b;
+          p.gpus_used = s.layout.gpus();
+          p.tokens_per_s_per_gpu = e->tokens_per_s_per_gpu * static_cast<double>(p.gpus_used) / g;
+          p.tokens_per_s_per_user = e->tokens_per_s_per_user;
+          p.ttft_s = e->ttft_s;
+          p.tpot_s = e->tpot_s;
+          p.meets = meets_estimate(base, p.ttft_s, p.tpot_s);
+          fo.agg.push_back(p);
+          if (tpot_bound > 0 && e->tpot_s > tpot_bound) {
+            // TPOT grows with the batch: the larger ones miss the limit too.
+            fo.pruned += static_cast<int64_t>(bs.size() - bi - 1);
+            break;
+          }
+        }
+      }
+    }
+    if (disagg) {
+      // Decode pool: the batch and a small slack, no prompts.
+      ServingSetup d = s;
+      d.layout.disaggregated = true;
+      d.layout.prefill = fam.layout;
+      d.layout.prefill_replicas = 1;
+      d.layout.replicas = 1;
+      PreparedServing dp;
+      dp.agg = prep->agg;
+      for (size_t bi = 0; bi < bs.size(); ++bi) {
+        const int64_t b = bs[bi];
+        InstanceLayout inst = fam.layout;
+        inst.max_batch = b;
+        inst.max_tokens = tokens_for(b, kDecodePoolSlack);
+        auto mem = workload::check_serving_memory(m, inst, d.layout, base.memory_capacity, longest);
+        if (!mem) break;
+        dp.mem = *mem;
+        d.layout.instance = inst;
+        auto e = execution::estimate_serving(d, lm, dp, b);
+        if (!e) continue;
+        fo.dec.push_back({.family = static_cast<size_t>(fi),
+                          .batch = b,
+                          .instance_rps = e->decode_instance_rps,
+                          .tpot_s = e->tpot_s,
+                          .tokens_per_s_per_user = e->tokens_per_s_per_user});
+        if (tpot_bound > 0 && e->tpot_s > tpot_bound) break;
+      }
+      // Prefill pool (once per layout: drafts do not change a prompt's pass).
+      if (fam.mtp == 0) {
+        for (int64_t budget : space.prefill_budgets) {
+          ServingSetup pset = s;
+          pset.layout.disaggregated = true;
+          pset.layout.prefill = fam.layout;
+          pset.layout.prefill.max_batch = kPrefillPoolBatch;
+          pset.layout.prefill.max_tokens = budget;
+          pset.layout.prefill_replicas = 1;
+          pset.layout.replicas = 1;
+          pset.layout.instance.max_batch = 1;
+          pset.layout.instance.max_tokens = tokens_for(1, kDecodePoolSlack);
+          auto pp = execution::prepare_serving(pset);
+          if (!pp) continue;
+          auto e = execution::estimate_serving(pset, lm, *pp, 1);
+          if (!e) continue;
+          const size_t li = static_cast<size_t>(fi) / static_cast<size_t>(base.layout.mtp + 1);
+          fo.pre.push_back({.layout = li,
+                            .budget = budget,
+                            .instance_rps = e->prefill_instance_rps,
+                            .ttft_s = e->ttft_s});
+        }
+      }
+    }
     const int64_t d = ++done;
     if (progress) progress(d, total);
-  };
-  auto agg_layout = [&](const InstanceLayout& l, int64_t b) {
-    ServingLayout sl = base.layout;
-    sl.disaggregated = false;
-    sl.prefill_replicas = 0;
-    sl.instance = l;
-    sl.instance.max_batch = b;
-    sl.instance.max_tokens = std::max<int64_t>(
-        kChunkTokens, static_cast<int64_t>(std::ceil(static_cast<double>(b) * q)) + kChunkTokens);
-    sl.replicas = static_cast<int>(std::max<int64_t>(1, space.gpus / l.gpus()));
-    return sl;
-  };
-  auto disagg_layout = [&](const InstanceLayout& p, const InstanceLayout& d, int64_t b) {
-    ServingLayout sl = agg_layout(d, b);
-    sl.instance.max_tokens =
-        std::max<int64_t>(256, static_cast<int64_t>(std::ceil(static_cast<double>(b) * q)) + 64);
-    sl.disaggregated = true;
-    sl.prefill = p;
-    sl.prefill.max_batch = kPrefillPoolBatch;
-    sl.prefill.max_tokens = kPrefillPoolTokens;
-    sl.prefill_replicas = 1;
-    sl.replicas = 1;
-    return sl;
-  };
-  parallel_for(total, threads, [&](int64_t k) {
-    const auto idx = static_cast<size_t>(k);
-    if (idx < jobs.size()) {
-      const Job& j = jobs[idx];
-      const InstanceLayout& l = layouts[j.layout];
-      ServingSetup s = base;
-      s.layout = agg_layout(l, j.batch);
-      auto e = execution::estimate_serving(s, lm, j.batch);
-      if (e && e->batch == j.batch) {
-        ServingPoint p;
-        p.layout = s.layout;
-        p.batch = e->batch;
-        p.gpus_used = s.layout.gpus();
-        p.tokens_per_s_per_gpu = e->tokens_per_s_per_gpu * static_cast<double>(p.gpus_used) / g;
-        p.tokens_per_s_per_user = e->tokens_per_s_per_user;
-        p.ttft_s = e->ttft_s;
-        p.tpot_s = e->tpot_s;
-        p.meets = meets_estimate(base, p.ttft_s, p.tpot_s);
-        agg[idx] = p;
-      }
-    } else if (idx < jobs.size() + dec.size()) {
-      const Job& j = jobs[idx - jobs.size()];
-      ServingSetup s = base;
-      s.layout = disagg_layout(layouts.front(), layouts[j.layout], j.batch);
-      auto e = execution::estimate_serving(s, lm, j.batch);
-      if (e && e->batch == j.batch) dec[idx - jobs.size()] = *e;
-    } else {
-      const size_t i = idx - jobs.size() - dec.size();
-      ServingSetup s = base;
-      s.layout = disagg_layout(layouts[i], layouts.front(), 1);
-      auto e = execution::estimate_serving(s, lm, 1);
-      if (e) pre[i] = *e;
-    }
-    tick();
   });
-  for (auto& p : agg) {
-    if (p) out.points.push_back(*p);
+
+  std::vector<DecodeRate> dec;
+  std::vector<PrefillRate> pre;
+  for (auto& fo : work) {
+    out.points.insert(out.points.end(), fo.agg.begin(), fo.agg.end());
+    dec.insert(dec.end(), fo.dec.begin(), fo.dec.end());
+    pre.insert(pre.end(), fo.pre.begin(), fo.pre.end());
+    out.pruned += fo.pruned;
   }
-  if (space.disaggregated && base.scenario != ServingScenario::kOffline) {
-    // Disaggregation pays off against latency limits; offline throughput has none to meet.
-    for (size_t pi = 0; pi < layouts.size(); ++pi) {
-      if (!pre[pi]) continue;
-      const int64_t gp = layouts[pi].gpus();
-      for (size_t j = 0; j < jobs.size(); ++j) {
-        if (!dec[j]) continue;
-        const InstanceLayout& dl = layouts[jobs[j].layout];
-        const int64_t gd = dl.gpus();
-        // The split of the GPUs that maximises the balanced rate.
+  if (disagg) {
+    // Disaggregated points: every prefill layout and budget whose TTFT alone meets the limit,
+    // paired with every decode layout and batch, at the split that balances the rates.
+    for (const PrefillRate& pr : pre) {
+      if (!meets_ttft(base, pr.ttft_s)) {
+        out.pruned += static_cast<int64_t>(dec.size());
+        continue;
+      }
+      const int64_t gp = layouts[pr.layout].gpus();
+      for (const DecodeRate& dr : dec) {
+        const Family& fam = families[dr.family];
+        const int64_t gd = fam.layout.gpus();
         double best_rate = 0;
         int best_p = 0, best_d = 0;
         for (int64_t np = 1; np * gp + gd <= space.gpus; ++np) {
           const int64_t nd = (space.gpus - np * gp) / gd;
-          const double rate = std::min(static_cast<double>(np) * pre[pi]->prefill_instance_rps,
-                                       static_cast<double>(nd) * dec[j]->decode_instance_rps);
+          const double rate = std::min(static_cast<double>(np) * pr.instance_rps,
+                                       static_cast<double>(nd) * dr.instance_rps);
           if (rate > best_rate * (1 + 1e-12)) {
             best_rate = rate;
             best_p = static_cast<int>(np);
@@ -265,15 +420,26 @@ base::Result<ServingSearchResult> search_serving(
         }
         if (best_p == 0) continue;
         ServingPoint p;
-        p.layout = disagg_layout(layouts[pi], dl, jobs[j].batch);
-        p.layout.prefill_replicas = best_p;
-        p.layout.replicas = best_d;
-        p.batch = jobs[j].batch;
-        p.gpus_used = p.layout.gpus();
+        ServingLayout& l = p.layout;
+        l = base.layout;
+        l.mtp = fam.mtp;
+        l.disaggregated = true;
+        l.instance = fam.layout;
+        l.instance.max_batch = dr.batch;
+        l.instance.max_tokens =
+            static_cast<int64_t>(std::ceil(static_cast<double>(dr.batch) * (1.0 + fam.mtp))) +
+            kDecodePoolSlack;
+        l.replicas = best_d;
+        l.prefill = layouts[pr.layout];
+        l.prefill.max_batch = kPrefillPoolBatch;
+        l.prefill.max_tokens = pr.budget;
+        l.prefill_replicas = best_p;
+        p.batch = dr.batch;
+        p.gpus_used = l.gpus();
         p.tokens_per_s_per_gpu = best_rate * lm.output / g;
-        p.tpot_s = dec[j]->tpot_s;
-        p.tokens_per_s_per_user = dec[j]->tokens_per_s_per_user;
-        p.ttft_s = pre[pi]->ttft_s;
+        p.tpot_s = dr.tpot_s;
+        p.tokens_per_s_per_user = dr.tokens_per_s_per_user;
+        p.ttft_s = pr.ttft_s;
         p.meets = meets_estimate(base, p.ttft_s, p.tpot_s);
         out.points.push_back(p);
       }
@@ -294,71 +460,170 @@ base::Result<ServingSearchResult> search_serving(
   }
   out.best = 0;
 
-  // Verify the leaders with the event simulation and keep the best verified one: the best
-  // aggregated and the best disaggregated points alternately (the estimate ranks the two kinds
-  // less reliably against each other than within a kind).
-  std::vector<int> leaders;
+  // Verification with the event simulation, in rounds whose runs are independent (split over
+  // the threads) and merged in index order, so the outcome does not depend on the threads.
+  std::map<std::string, size_t> index;
+  for (size_t i = 0; i < out.points.size(); ++i) index.emplace(key_of(out.points[i].layout), i);
+  std::set<size_t> tried;
+  double best_verified = -1, best_rate = 0;
+  int best_index = -1;
+  struct Run {
+    base::Result<execution::ServingResult> sim = base::fail("not run");
+    base::Result<execution::RateSearch> rate = base::fail("not run");
+  };
+  // Simulates each of `batch`; true when one of them became the best verified point.
+  auto verify = [&](const std::vector<size_t>& batch) -> base::Result<bool> {
+    std::vector<Run> runs(batch.size());
+    // Server / interactive: once some layout met a rate, a candidate starts just above it and
+    // is dropped at its first miss (it cannot beat the best).
+    const bool floor = best_rate > 0;
+    parallel_for(static_cast<int64_t>(batch.size()), threads, [&](int64_t k) {
+      ServingSetup s = base;
+      s.layout = out.points[batch[static_cast<size_t>(k)]].layout;
+      s.requests = space.verify_requests;
+      Run& run = runs[static_cast<size_t>(k)];
+      if (offline) {
+        run.sim = execution::simulate_serving(s);
+      } else {
+        // The first probe near the estimated capacity (or just above the best rate so far),
+        // then small steps: the estimate is usually within ~10% of the compliant rate.
+        const double estimated =
+            out.points[batch[static_cast<size_t>(k)]].tokens_per_s_per_gpu * g / lm.output;
+        run.rate = execution::find_max_rate(
+            s, {.max_probes = kRateProbes,
+                .start_qps = floor ? kRateStep * best_rate : kRateStart * estimated,
+                .floor_at_start = floor,
+                .grow = kRateGrow,
+                .shrink = kRateShrink});
+      }
+    });
+    bool improved = false;
+    for (size_t k = 0; k < batch.size(); ++k) {
+      const size_t i = batch[k];
+      tried.insert(i);
+      ServingPoint& p = out.points[i];
+      Run& run = runs[k];
+      if (offline) {
+        auto& r = run.sim;
+        ++out.simulations;
+        if (!r) continue;
+        // A request count chosen for the run must give a steady state (as in find_max_rate).
+        if (space.verify_requests > 0 && !r->steady) return base::fail(r->steady_note);
+        const double tps = r->tokens_per_s / g;
+        p.ttft_s = r->ttft_s.p99;
+        p.tpot_s = r->tpot_s.p99;
+        p.tokens_per_s_per_user = r->tokens_per_s_per_user;
+        p.tokens_per_s_per_gpu = tps;
+        p.verified = true;
+        if (tps > best_verified) {
+          best_verified = tps;
+          best_index = static_cast<int>(i);
+          out.run = std::move(*r);
+          improved = true;
+        }
+        continue;
+      }
+      auto& r = run.rate;
+      if (!r && space.verify_requests > 0) return base::fail(r.error());
+      if (!r) continue;
+      out.simulations += static_cast<int64_t>(r->probes.size());
+      if (floor && !r->found) continue;  // cannot beat the best: its estimate stays
+      const double tps = r->result.tokens_per_s / g;
+      p.ttft_s = r->result.ttft_s.p99;
+      p.tpot_s = r->result.tpot_s.p99;
+      p.tokens_per_s_per_user = r->result.tokens_per_s_per_user;
+      p.tokens_per_s_per_gpu = tps;
+      p.meets = r->found;
+      p.rate_qps = r->rate_qps;
+      p.verified = true;
+      if ((r->found && tps > best_verified) || best_index < 0) {
+        best_verified = r->found ? tps : best_verified;
+        best_rate = r->found ? r->rate_qps : 0;
+        best_index = static_cast<int>(i);
+        out.run = r->result;
+        out.rate = std::move(*r);
+        improved = true;
+      }
+    }
+    return improved;
+  };
+  // The leading aggregated and disaggregated points alternately (the estimate ranks the two
+  // kinds less reliably against each other than within a kind).
   {
-    std::vector<int> kinds[2];
+    std::vector<size_t> kinds[2];
     for (size_t i = 0; i < out.points.size(); ++i) {
       const auto& p = out.points[i];
       if (i > 0 && !p.meets) continue;
-      kinds[p.layout.disaggregated ? 1 : 0].push_back(static_cast<int>(i));
+      kinds[p.layout.disaggregated ? 1 : 0].push_back(i);
     }
-    for (size_t k = 0; leaders.size() < static_cast<size_t>(std::max(0, space.verify)); ++k) {
+    std::vector<size_t> leaders;
+    const auto n_leaders = static_cast<size_t>(
+        std::max(0, offline ? space.verify : std::min(space.verify, space.rate_verify)));
+    for (size_t k = 0; leaders.size() < n_leaders; ++k) {
       bool any = false;
       for (auto& v : kinds) {
-        if (k < v.size() && leaders.size() < static_cast<size_t>(space.verify)) {
+        if (k < v.size() && leaders.size() < n_leaders) {
           leaders.push_back(v[k]);
           any = true;
         }
       }
       if (!any) break;
     }
-  }
-  double best_verified = -1;
-  int best_index = -1;
-  for (int i : leaders) {
-    ServingPoint& p = out.points[static_cast<size_t>(i)];
-    ServingSetup s = base;
-    s.layout = p.layout;
-    s.requests = space.verify_requests;
-    double tps = 0;
-    if (base.scenario == ServingScenario::kOffline || !base.limits) {
-      auto r = execution::simulate_serving(s);
-      if (!r) continue;
-      // A request count chosen for the run must give a steady state (as in find_max_rate).
-      if (space.verify_requests > 0 && !r->steady) return base::fail(r->steady_note);
-      tps = r->tokens_per_s / g;
-      p.ttft_s = r->ttft_s.p99;
-      p.tpot_s = r->tpot_s.p99;
-      p.tokens_per_s_per_user = r->tokens_per_s_per_user;
-      if (tps > best_verified) {
-        best_verified = tps;
-        best_index = i;
-        out.run = std::move(*r);
-      }
-    } else {
-      auto r = execution::find_max_rate(s, 12);
-      if (!r && space.verify_requests > 0) return base::fail(r.error());
-      if (!r) continue;
-      tps = r->result.tokens_per_s / g;
-      p.ttft_s = r->result.ttft_s.p99;
-      p.tpot_s = r->result.tpot_s.p99;
-      p.tokens_per_s_per_user = r->result.tokens_per_s_per_user;
-      p.meets = r->found;
-      if ((r->found && tps > best_verified) || best_index < 0) {
-        best_verified = r->found ? tps : best_verified;
-        best_index = i;
-        out.run = r->result;
-        out.rate = std::move(*r);
-      }
+    if (!leaders.empty()) {
+      auto r = verify(leaders);
+      if (!r) return base::fail(r.error());
     }
-    p.tokens_per_s_per_gpu = tps;
-    p.verified = true;
+  }
+  // Local search around the best verified point: the neighbouring batch limits, token budgets
+  // and chunking of its family (the estimate ranks close points less reliably than the
+  // simulation), moving while a neighbour is better.
+  auto neighbours = [&](size_t i) {
+    const ServingLayout& l = out.points[i].layout;
+    std::vector<ServingLayout> v;
+    const int64_t b = l.instance.max_batch;
+    const double q = 1.0 + l.mtp;
+    const int64_t budget =
+        l.instance.max_tokens - static_cast<int64_t>(std::ceil(static_cast<double>(b) * q));
+    auto with = [&](int64_t nb, int64_t nbudget, bool chunked) {
+      ServingLayout x = l;
+      x.instance.max_batch = nb;
+      x.instance.max_tokens =
+          static_cast<int64_t>(std::ceil(static_cast<double>(nb) * q)) + nbudget;
+      x.instance.chunked_prefill = chunked;
+      v.push_back(x);
+    };
+    auto up = std::upper_bound(batches.begin(), batches.end(), b);
+    auto down = std::lower_bound(batches.begin(), batches.end(), b);
+    if (up != batches.end()) with(*up, budget, l.instance.chunked_prefill);
+    if (down != batches.begin()) with(*(down - 1), budget, l.instance.chunked_prefill);
+    if (!l.disaggregated) {
+      const auto& bud = space.prompt_budgets;
+      auto bu = std::upper_bound(bud.begin(), bud.end(), budget);
+      auto bd = std::lower_bound(bud.begin(), bud.end(), budget);
+      if (bu != bud.end()) with(b, *bu, l.instance.chunked_prefill);
+      if (bd != bud.begin()) with(b, *(bd - 1), l.instance.chunked_prefill);
+      if (space.chunked_off) with(b, budget, !l.instance.chunked_prefill);
+    }
+    std::vector<size_t> found;
+    for (const auto& x : v) {
+      auto it = index.find(key_of(x));
+      if (it != index.end() && !tried.count(it->second)) found.push_back(it->second);
+    }
+    std::sort(found.begin(), found.end());  // points are ranked: best estimate first
+    return found;
+  };
+  for (int budget = std::max(0, offline ? space.refine : space.rate_refine);
+       budget > 0 && best_index >= 0;) {
+    auto cand = neighbours(static_cast<size_t>(best_index));
+    if (cand.size() > static_cast<size_t>(budget)) cand.resize(static_cast<size_t>(budget));
+    if (cand.empty()) break;
+    budget -= static_cast<int>(cand.size());
+    auto r = verify(cand);
+    if (!r) return base::fail(r.error());
+    if (!*r) break;
   }
   // After verification, so that simulated figures take their place on the frontier.
-  mark_pareto(out.points);
+  mark_pareto(out.points, base);
   if (best_index >= 0) {
     out.best = best_index;
     out.found = out.points[static_cast<size_t>(best_index)].meets;
@@ -397,19 +662,28 @@ base::Result<std::vector<GenerationStep>> generation_breakdown(const ServingSetu
     ServingSetup s = base;
     s.compute = st.compute;
     s.memory_capacity = st.memory;
-    s.layout.weights = st.compute->effective(st.weights);
     s.fabric = st.fabric;
     ServingSpace sp{.gpus = st.gpus, .domain_size = st.fabric.domain_size, .verify = 0};
     GenerationStep g;
     g.change = st.change;
-    auto r = search_serving(s, sp, threads);
-    if (r) {
-      const auto& p = r->points[static_cast<size_t>(r->best)];
-      g.label = p.label() + " batch " + std::to_string(p.batch);
-      g.tokens_per_s_per_gpu = p.tokens_per_s_per_gpu;
-      g.meets = p.meets;
-    } else {
-      g.label = r.error().message;
+    // Once the target precision is available the baseline's stays a choice: a user keeps the
+    // one that serves more (FP4 GEMMs are not faster at every shape), so no step loses.
+    std::vector<compute::DType> precisions = {st.weights};
+    if (st.weights != from.weights) precisions.push_back(from.weights);
+    for (compute::DType w : precisions) {
+      s.layout.weights = st.compute->effective(w);
+      auto r = search_serving(s, sp, threads);
+      if (r) {
+        const auto& p = r->points[static_cast<size_t>(r->best)];
+        if (g.label.empty() || p.tokens_per_s_per_gpu > g.tokens_per_s_per_gpu) {
+          g.label = p.label() + " " + p.limits() +
+                    (w != st.weights ? std::string(", ") + compute::dtype_name(w) : "");
+          g.tokens_per_s_per_gpu = p.tokens_per_s_per_gpu;
+          g.meets = p.meets;
+        }
+      } else if (g.label.empty()) {
+        g.label = r.error().message;
+      }
     }
     if (!out.empty() && out.back().tokens_per_s_per_gpu > 0) {
       g.factor = g.tokens_per_s_per_gpu / out.back().tokens_per_s_per_gpu;
