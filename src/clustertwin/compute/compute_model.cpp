@@ -348,7 +348,8 @@ Seconds ComputeModel::attention_time(const AttentionShape& a) const {
   const double b = static_cast<double>(a.batch);
   const double h = static_cast<double>(a.heads);
   const double q = static_cast<double>(a.q_len);
-  const double kv_len = static_cast<double>(std::max(a.kv_len, a.q_len));
+  // A local layer's kernel touches only the keys in its window (AttentionShape::window).
+  const double kv_len = static_cast<double>(a.touched_kv_len());
   const double isl = std::sqrt(q * kv_len);  // = q_len in plain prefill
   const KernelTable* t = nullptr;
   std::array<double, EfficiencyGrid::kMaxAxes> key{};

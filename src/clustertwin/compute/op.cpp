@@ -95,10 +95,37 @@ const char* pass_name(Pass p) {
 
 // Query-key pairs per sequence: the new tokens are the last q_len of kv_len positions; with a
 // causal mask token i attends to i + 1 keys.
+// With a window w, position j (1-based) attends to min(j, w) keys (sliding) or to
+// ((j - 1) mod w) + 1 (chunked); the new tokens are positions kv - q + 1 .. kv, so the pairs are
+// a difference of prefix sums.
+static double local_prefix_pairs(int64_t n, int64_t w, bool chunked) {
+  if (n <= 0) return 0.0;
+  const double wd = static_cast<double>(w);
+  if (chunked) {
+    const double r = static_cast<double>(n % w);
+    return static_cast<double>(n / w) * wd * (wd + 1.0) / 2.0 + r * (r + 1.0) / 2.0;
+  }
+  const double nd = static_cast<double>(n);
+  if (n <= w) return nd * (nd + 1.0) / 2.0;
+  return wd * (wd + 1.0) / 2.0 + (nd - wd) * wd;
+}
+
 static double attended_pairs(const AttentionShape& a) {
   const double q = static_cast<double>(a.q_len);
-  const double kv = static_cast<double>(std::max(a.kv_len, a.q_len));
+  const int64_t kv_i = std::max(a.kv_len, a.q_len);
+  const double kv = static_cast<double>(kv_i);
+  if (a.window > 0 && a.window < kv_i) {
+    if (!a.causal) return q * static_cast<double>(a.window);
+    return local_prefix_pairs(kv_i, a.window, a.chunked) -
+           local_prefix_pairs(kv_i - a.q_len, a.window, a.chunked);
+  }
   return a.causal ? q * kv - q * (q - 1.0) / 2.0 : q * kv;
+}
+
+int64_t AttentionShape::touched_kv_len() const {
+  const int64_t total = std::max(kv_len, q_len);
+  if (window <= 0) return total;
+  return std::min(total, window + q_len - 1);
 }
 
 double AttentionShape::flops() const {
@@ -125,7 +152,7 @@ double AttentionShape::bytes() const {
   const double dqk = static_cast<double>(head_dim_qk);
   const double dv = static_cast<double>(head_dim_v);
   const double fresh = static_cast<double>(q_len);
-  const double total = static_cast<double>(std::max(kv_len, q_len));
+  const double total = static_cast<double>(touched_kv_len());
   switch (variant) {
     case AttentionVariant::kGqa:
       // New tokens: Q, K, V in and O out; the cache: new K, V written, past K, V read.

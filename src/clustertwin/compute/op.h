@@ -68,6 +68,11 @@ struct AttentionShape {
   int64_t kv_lora_rank = 0;  ///< MLA latent width (512 for DeepSeek-V3)
   int64_t rope_dim = 0;      ///< MLA decoupled RoPE key width (64 for DeepSeek-V3)
   bool causal = true;
+  /// Local attention (models/model.h LocalAttentionSpec): a query attends to at most `window`
+  /// keys, the most recent ones (sliding window) or the earlier ones of its own chunk of
+  /// `window` positions (`chunked`); 0 = every earlier key.
+  int64_t window = 0;
+  bool chunked = false;
   bool fp8_math = false;  ///< FP8 FMHA (prefill); decode math is bf16
   double kv_bytes = 2.0;  ///< bytes per KV-cache element: 2 (bf16) or 1 (fp8)
 
@@ -77,6 +82,8 @@ struct AttentionShape {
   /// Q, K, V in, O out, plus the KV-cache write (prefill) or read (decode), each once: the
   /// FlashAttention I/O lower bound (scores never touch HBM).
   [[nodiscard]] double bytes() const;
+  /// Keys per sequence the kernel touches: kv_len, or at most window + q_len - 1 with a window.
+  [[nodiscard]] int64_t touched_kv_len() const;
 };
 
 /// One GPU's share of a MoE layer: routing, grouped expert GEMMs (SwiGLU gate+up, down),

@@ -1,21 +1,30 @@
 #pragma once
 /// LLM architectures as data (docs/models/models.md): dense GPT (GELU, learned positions,
 /// biases), Llama-style (SwiGLU, RMSNorm, RoPE, GQA), DeepSeek-V3 (MLA, shared + routed experts,
-/// first layers dense, MTP) and Mixtral (MoE every layer). Parameter counts, FLOPs and bytes per
-/// token follow from the spec by the closed forms below, never from stored totals; the published
-/// totals are kept only to check them.
+/// first layers dense, MTP), Mixtral (MoE every layer), and what the 2025 families add: q/k
+/// biases and per-head q/k norms (Qwen2/3, GLM-4.5), interleaved dense/MoE layers (Llama 4,
+/// Qwen mlp_only_layers), shared experts of their own width (Qwen2-MoE), biased experts and
+/// attention sinks (GPT-OSS), sandwich norms and GeGLU (Gemma 2/3), and local attention on some
+/// layers (sliding window: Gemma, GPT-OSS, Phi-3, Mistral; chunked: Llama 4). Parameter counts,
+/// FLOPs and bytes per token follow from the spec by the closed forms below, never from stored
+/// totals; the published totals are kept only to check them.
 ///
 /// Parameters (per decoder layer, h = hidden, a = heads, g = kv heads, d = head_dim):
-///   attention (GQA)  h*a*d + 2*h*g*d + a*d*h  (+ a*d + 2*g*d + h biases)
+///   attention (GQA)  h*a*d + 2*h*g*d + a*d*h  (+ a*d + 2*g*d + h biases; + a*d + 2*g*d q/k/v
+///                    biases only; + a sink logits; + 2*d q/k norm weights)
 ///   attention (MLA)  h*q_lora + q_lora*a*(nope+rope) + h*(kv_lora+rope) + kv_lora*a*(nope+v)
 ///                    + a*v*h  (+ q_lora + kv_lora norm weights); h*a*(nope+rope) without q_lora
-///   MLP              GELU 2*h*f (+ f + h biases); SwiGLU 3*h*f
-///   MoE layer        (routed + shared) * 3*h*f_e + h*routed router (+ routed score bias)
-///   norms            2 per layer (x2 with LayerNorm biases), one final
+///   MLP              GELU 2*h*f (+ f + h biases); SwiGLU / GeGLU 3*h*f (+ 2f + h biases)
+///   MoE layer        routed * 3*h*f_e (+ 2 f_e + h biases each) + shared * 3*h*f_s
+///                    + h*routed router (+ routed score or router bias) (+ h shared gate)
+///   norms            2 per layer (4 with Gemma's sandwich norms; x2 with LayerNorm biases), one
+///                    final
 ///   embeddings       V*h input (+ s*h learned positions), V*h output unless tied
 /// FLOPs per token, forward: 2 * (matmul parameters used by the token, output head included,
 /// input embedding excluded) + attention 2*a*(d_qk + d_v) per attended key and layer; a causal
-/// sequence of length s attends to (s+1)/2 keys per token on average.
+/// sequence of length s attends to (s+1)/2 keys per token on average; a sliding-window layer
+/// (window w) to (w(w+1)/2 + (s-w)w)/s when s > w; a chunked layer (chunk c, s = n c + r) to
+/// (n c(c+1)/2 + r(r+1)/2)/s.
 /// Megatron-LM 2021 (Narayanan et al., arXiv:2104.04473, eq. 3) for GPT training without
 /// recomputation: 72*B*s*l*h^2*(1 + s/(6h) + V/(12*l*h)) = 3 x the non-causal forward above.
 
@@ -29,7 +38,8 @@
 
 namespace clustertwin::models {
 
-enum class MlpKind { kGelu, kSwiglu };
+/// kGeglu: the gated MLP of SwiGLU with a tanh-GELU gate (Gemma); same weights and FLOPs.
+enum class MlpKind { kGelu, kSwiglu, kGeglu };
 enum class NormKind { kLayerNorm, kRmsNorm };
 enum class PositionKind { kLearned, kRope };
 const char* mlp_kind_name(MlpKind k);
@@ -47,17 +57,43 @@ struct MlaSpec {
 
 struct MoeSpec {
   int experts = 0;             ///< routed experts
-  int shared_experts = 0;      ///< always-active experts of the same width
+  int shared_experts = 0;      ///< always-active experts
   int topk = 0;                ///< routed experts per token
   int64_t expert_ffn = 0;      ///< intermediate size of one expert (SwiGLU)
+  int64_t shared_ffn = 0;      ///< intermediate size of one shared expert; 0 = expert_ffn
   int first_dense_layers = 0;  ///< leading layers with a dense MLP of size `ffn`
-  int layer_step = 1;          ///< every layer_step-th layer after those is MoE (1 = all)
-  bool router_bias = false;    ///< per-expert score-correction bias (DeepSeek noaux_tc)
+  /// Layer i >= first_dense_layers is MoE when (i - first_dense_layers) % layer_step ==
+  /// layer_phase: DeepSeek moe_layer_freq (phase 0), Llama 4 interleave_moe_layer_step and Qwen
+  /// decoder_sparse_step (phase step - 1: layers step-1, 2 step-1, ...).
+  int layer_step = 1;
+  int layer_phase = 0;
+  std::vector<int> dense_layers;  ///< listed layers keep a dense MLP (Qwen mlp_only_layers)
+  bool router_bias = false;       ///< per-expert score-correction bias (DeepSeek noaux_tc)
+  bool shared_gate = false;       ///< sigmoid gate h -> 1 on the shared expert (Qwen2-MoE)
+  bool expert_bias = false;  ///< biased experts (2 f_e + h each) and router (GPT-OSS)
+  /// Bytes per routed-expert weight in the published checkpoint when it differs from the rest
+  /// (GPT-OSS: MXFP4, 4-bit values + one 8-bit scale per 32 = 0.53125); 0 = as the rest.
+  double checkpoint_expert_bytes = 0;
   /// Group-limited routing (DeepSeek-V3 "node-limited routing", HF n_group / topk_group): the
   /// experts form `groups` equal groups and a token's top-k experts come from at most
   /// `topk_groups` of them. 0 = unrestricted.
   int groups = 0;
   int topk_groups = 0;
+};
+
+/// Attention restricted to nearby keys on some layers. Sliding window (Mistral, Gemma 2/3,
+/// GPT-OSS, Phi-3): a token attends to the `window` most recent keys, itself included (HF
+/// `sliding_window`); chunked (Llama 4 `attention_chunk_size`): to the earlier keys of its own
+/// chunk of `window` tokens. Either way the KV cache such a layer needs per sequence is at most
+/// `window` tokens.
+enum class LocalAttention { kSliding, kChunked };
+const char* local_attention_name(LocalAttention k);
+struct LocalAttentionSpec {
+  LocalAttention kind = LocalAttention::kSliding;
+  int64_t window = 0;
+  /// Every full_every-th layer (i % full_every == full_every - 1) keeps full attention (Gemma 3:
+  /// 6, GPT-OSS and Gemma 2: 2, Llama 4: 4); 0 = every layer is local (Mistral 7B v0.1, Phi-3).
+  int full_every = 0;
 };
 
 struct ModelSpec {
@@ -75,8 +111,13 @@ struct ModelSpec {
   MlpKind mlp = MlpKind::kSwiglu;
   NormKind norm = NormKind::kRmsNorm;
   PositionKind position = PositionKind::kRope;
-  bool linear_bias = false;
+  bool linear_bias = false;  ///< every linear layer has a bias (GPT-2/3, GPT-OSS)
+  bool qkv_bias = false;     ///< q, k and v projections only (Qwen2, GLM-4.5)
+  bool qk_norm = false;      ///< per-head RMSNorm of q and k (Qwen3, Gemma 3, GLM-4.5)
+  bool attention_sinks = false;  ///< one learned sink logit per head (GPT-OSS)
+  int norms_per_layer = 2;       ///< 4 with Gemma's sandwich norms
   bool tied_embeddings = false;
+  std::optional<LocalAttentionSpec> local_attention;
   std::optional<MlaSpec> mla;
   std::optional<MoeSpec> moe;
   int mtp_layers = 0;                      ///< multi-token-prediction modules (DeepSeek-V3: 1)
@@ -87,6 +128,15 @@ struct ModelSpec {
 
   [[nodiscard]] bool is_moe_layer(int layer) const;
   [[nodiscard]] int moe_layer_count() const;
+  /// Whether layer i uses local (sliding-window or chunked) attention.
+  [[nodiscard]] bool is_local_layer(int layer) const;
+  [[nodiscard]] int local_layer_count() const;
+  /// Keys layer i attends to at most (its window or chunk); 0 = unlimited.
+  [[nodiscard]] int64_t attention_window(int layer) const;
+  /// Average keys a token of a sequence of `seq_len` attends to in layer i: causal (s+1)/2
+  /// (window and chunk formulas in the header), non-causal min(s, window).
+  [[nodiscard]] double attended_keys(int layer, int64_t seq_len, bool causal) const;
+  [[nodiscard]] int64_t shared_expert_ffn() const;  ///< width of one shared expert
   [[nodiscard]] int64_t q_head_dim() const;  ///< qk width per head (MLA: nope + rope)
   [[nodiscard]] int64_t v_head_dim() const;
 };
@@ -132,5 +182,11 @@ double weight_bytes(const ModelSpec& m, double bytes_per_param);
 /// per layer, at `bytes_per_element` (2 bf16, 1 fp8). An MTP module used for speculative
 /// decoding caches one more layer's worth.
 double kv_cache_bytes_per_token(const ModelSpec& m, double bytes_per_element);
+/// KV-cache bytes of one sequence holding `context` tokens: full-attention layers keep every
+/// token, local layers at most their window.
+double kv_cache_bytes(const ModelSpec& m, int64_t context, double bytes_per_element);
+/// Bytes of the published checkpoint at `bytes_per_param` (2 for bf16), with routed experts at
+/// their own format when the checkpoint says so (GPT-OSS MXFP4); MTP modules included.
+double checkpoint_bytes(const ModelSpec& m, double bytes_per_param);
 
 }  // namespace clustertwin::models

@@ -66,7 +66,7 @@ double norm_bytes(const Dims& x) {
   return kAct * 4.0 * d(x.t_sp) * d(x.h);
 }
 
-AttentionShape attention_shape(const ModelSpec& m, const PassSpec& p, const Dims& x) {
+AttentionShape attention_shape(const ModelSpec& m, int layer, const PassSpec& p, const Dims& x) {
   AttentionShape a;
   a.batch = p.batch;
   a.heads = x.heads;
@@ -86,26 +86,37 @@ AttentionShape attention_shape(const ModelSpec& m, const PassSpec& p, const Dims
     a.kv_len = p.context + 1;
   } else if (p.cp > 1) {
     // Load-balanced ring attention: each rank does 1/cp of the causal work, s/cp queries over
-    // (s+1)/2 keys on average.
+    // (s+1)/2 keys on average (fewer in a local layer: ModelSpec::attended_keys).
     a.q_len = div_up(p.seq_len, p.cp);
-    a.kv_len = p.context + std::max<int64_t>(1, (p.seq_len + 1) / 2);
+    const auto keys = static_cast<int64_t>(m.attended_keys(layer, p.seq_len, true));
+    a.kv_len = p.context + std::max<int64_t>(1, m.is_local_layer(layer) ? keys : (p.seq_len + 1) / 2);
     a.causal = false;
+    return a;
   } else {
     a.q_len = p.seq_len;
     a.kv_len = p.context + p.seq_len;
   }
+  if (m.is_local_layer(layer)) {
+    a.window = m.local_attention->window;
+    a.chunked = m.local_attention->kind == LocalAttention::kChunked;
+  }
   return a;
 }
 
-void attention_block(const ModelSpec& m, const PassSpec& p, const Dims& x, std::vector<Op>& ops) {
+void attention_block(const ModelSpec& m, int layer, const PassSpec& p, const Dims& x,
+                     std::vector<Op>& ops) {
   ops.push_back(memory("input_norm", norm_bytes(x)));
-  const AttentionShape a = attention_shape(m, p, x);
+  const AttentionShape a = attention_shape(m, layer, p, x);
   Op attn{.name = "attention", .kind = OpKind::kAttention};
   attn.attention = a;
   attn.flops = base::flops(a.flops());
   attn.bytes = base::bytes(a.bytes());
   if (!m.mla) {
     ops.push_back(gemm("qkv_proj", {x.t, (x.heads + 2 * x.kv) * m.head_dim, x.h}, p.dtype));
+    if (m.qk_norm) {
+      // Per-head RMSNorm of q and k (Qwen3, Gemma 3, GLM-4.5): read and write both.
+      ops.push_back(memory("qk_norm", kAct * 2.0 * d(x.t) * d(x.heads + x.kv) * d(m.head_dim)));
+    }
     if (p.phase == Phase::kTraining) {
       // RoPE on q and k (inference kernels fuse it into attention).
       ops.push_back(memory("rope", kAct * 2.0 * d(x.t) * d(x.heads + x.kv) * d(m.head_dim)));
@@ -157,10 +168,11 @@ void moe_mlp(const ModelSpec& m, const PassSpec& p, const Dims& x, std::vector<O
   ops.push_back(gemm("router", {x.t, e.experts, x.h}, DType::kBf16));
   ops.push_back(memory("router_topk", 4.0 * 2.0 * d(x.t) * e.experts));
   if (e.shared_experts > 0) {
-    const int64_t f = div_up(e.shared_experts * e.expert_ffn, p.tp);
+    const int64_t f = div_up(e.shared_experts * m.shared_expert_ffn(), p.tp);
     ops.push_back(gemm("shared_gate_up", {x.t, 2 * f, x.h}, p.dtype));
     ops.push_back(memory("shared_act", kAct * 3.0 * d(x.t) * d(f)));
     ops.push_back(gemm("shared_down", {x.t, x.h, f}, p.dtype));
+    if (e.shared_gate) ops.push_back(gemm("shared_expert_gate", {x.t, 1, x.h}, p.dtype));
   }
   Op experts{.name = "experts", .kind = OpKind::kMoe, .dtype = p.dtype};
   // MoeShape.tokens counts the tokens of the whole EP group (each of ep ranks brings T), so that
@@ -180,7 +192,7 @@ void moe_mlp(const ModelSpec& m, const PassSpec& p, const Dims& x, std::vector<O
 
 void decoder_layer(const ModelSpec& m, int layer, const PassSpec& p, std::vector<Op>& ops) {
   const Dims x = dims(m, p);
-  attention_block(m, p, x, ops);
+  attention_block(m, layer, p, x, ops);
   ops.push_back(memory("post_attn_norm", norm_bytes(x)));
   if (m.is_moe_layer(layer)) {
     moe_mlp(m, p, x, ops);
@@ -312,7 +324,9 @@ base::Status check_layout(const ModelSpec& m, const PassSpec& p) {
 }
 
 const char* layer_kind(const ModelSpec& m, int layer) {
-  return m.is_moe_layer(layer) ? "moe" : "dense";
+  const bool moe = m.is_moe_layer(layer);
+  if (m.is_local_layer(layer)) return moe ? "moe-local" : "dense-local";
+  return moe ? "moe" : "dense";
 }
 
 std::vector<Op> forward_ops(const ModelSpec& m, Part part, int index, const PassSpec& p) {
