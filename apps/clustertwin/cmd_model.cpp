@@ -135,6 +135,15 @@ int show(const Context& ctx, const ModelOptions& o) {
                 {"expert_ffn", m.moe->expert_ffn},
                 {"first_dense_layers", m.moe->first_dense_layers}};
   }
+  if (m.local_attention) {
+    j["local_attention"] = {{"kind", models::local_attention_name(m.local_attention->kind)},
+                            {"window", m.local_attention->window},
+                            {"full_every", m.local_attention->full_every},
+                            {"local_layers", m.local_layer_count()}};
+    j["kv_cache_bytes_per_sequence_at_max_seq_len"] = {
+        {"bf16", models::kv_cache_bytes(m, m.max_seq_len, 2.0)},
+        {"fp8", models::kv_cache_bytes(m, m.max_seq_len, 1.0)}};
+  }
   j["mtp_layers"] = m.mtp_layers;
   j["params"] = {{"total", c.total},
                  {"active", c.active},
@@ -216,9 +225,14 @@ int show(const Context& ctx, const ModelOptions& o) {
   } else {
     out << " / " << m.kv_heads << " KV heads of " << m.head_dim;
   }
-  if (!m.moe || m.moe->first_dense_layers > 0) {
+  const int dense_layers = m.layers - m.moe_layer_count();
+  if (dense_layers > 0) {
     out << ", " << models::mlp_kind_name(m.mlp) << " MLP " << m.ffn;
-    if (m.moe) out << " (first " << m.moe->first_dense_layers << " layers)";
+    if (m.moe && dense_layers == m.moe->first_dense_layers) {
+      out << " (first " << m.moe->first_dense_layers << " layers)";
+    } else if (m.moe) {
+      out << " (" << dense_layers << " layers)";
+    }
   }
   if (m.moe) {
     out << "; " << m.moe->experts << " routed";
@@ -228,6 +242,13 @@ int show(const Context& ctx, const ModelOptions& o) {
   out << ", vocab " << m.vocab << ", context " << m.max_seq_len;
   if (m.mtp_layers > 0) out << ", MTP " << m.mtp_layers;
   out << "\n";
+  if (m.local_attention) {
+    const auto& l = *m.local_attention;
+    out << "  local attention " << models::local_attention_name(l.kind) << " window " << l.window
+        << " on " << m.local_layer_count() << " of " << m.layers << " layers";
+    if (l.full_every > 0) out << " (1 full layer in every " << l.full_every << ")";
+    out << "\n";
+  }
   out << "  parameters     total " << billions(c.total);
   if (m.published_params) out << " (published " << billions(*m.published_params) << ")";
   out << ", active " << billions(c.active) << " per token";
@@ -244,7 +265,13 @@ int show(const Context& ctx, const ModelOptions& o) {
       << bytes(models::weight_bytes(m, 1.0)) << ", nvfp4 "
       << bytes(models::weight_bytes(m, compute::weight_bytes(compute::DType::kNvfp4))) << "\n";
   out << "  KV cache       " << bytes(models::kv_cache_bytes_per_token(m, 2.0))
-      << " per token (bf16), " << bytes(models::kv_cache_bytes_per_token(m, 1.0)) << " (fp8)\n";
+      << " per token (bf16), " << bytes(models::kv_cache_bytes_per_token(m, 1.0)) << " (fp8)";
+  if (m.local_attention) {
+    out << "; a " << m.max_seq_len << "-token sequence "
+        << bytes(models::kv_cache_bytes(m, m.max_seq_len, 2.0))
+        << " (bf16: local layers keep their window)";
+  }
+  out << "\n";
   out << "  layer structure (forward, per token of a " << s << "-token sequence):\n"
       << layers_text.str();
   std::cout << out.str();

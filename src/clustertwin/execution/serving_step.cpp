@@ -338,6 +338,14 @@ base::Result<StepModel> StepModel::build(const StepSetup& s) {
        models::forward_ops(m, models::Part::kLayer, example, pass(models::Phase::kPrefill, 1))) {
     if (o.kind == OpKind::kAttention) sm.prefill_shape_ = o.attention;
   }
+  // The shapes above are of a full-attention layer; local layers (sliding window, chunked)
+  // attend to at most their window and are timed apart in rank_time.
+  sm.decode_shape_.window = sm.prefill_shape_.window = 0;
+  if (m.local_attention) {
+    sm.local_layers_ = m.local_layer_count();
+    sm.local_window_ = m.local_attention->window;
+    sm.local_chunked_ = m.local_attention->kind == models::LocalAttention::kChunked;
+  }
   sm.kv_token_bytes_ = models::kv_cache_bytes_per_token(m, s.kv_bytes);
   return sm;
 }
@@ -362,7 +370,14 @@ double StepModel::rank_time(const RankBatch& r, StepTime* parts) const {
   double dense = lookup(grid_, common_, tokens) + lookup(grid_, decode_only_, dec_tokens) +
                  lookup(grid_, prefill_only_, static_cast<double>(r.prefill_tokens));
   double attn = 0;
-  const double layers = layers_;
+  const double layers = layers_ - local_layers_;
+  // Local layers: the same kernel over at most their window of keys.
+  auto local = [&](compute::AttentionShape a) {
+    if (local_layers_ <= 0) return 0.0;
+    a.window = local_window_;
+    a.chunked = local_chunked_;
+    return local_layers_ * s_.compute->attention(a).base();
+  };
   if (has_attention_ && r.decode > 0) {
     compute::AttentionShape a = decode_shape_;
     a.batch = r.decode;
@@ -378,7 +393,7 @@ double StepModel::rank_time(const RankBatch& r, StepTime* parts) const {
     if (m.batch != a.batch || m.kv_len != a.kv_len) {
       m = {.batch = a.batch, .kv_len = a.kv_len, .seconds = s_.compute->attention(a).base()};
     }
-    attn += layers * m.seconds;
+    attn += layers * m.seconds + local(a);
   }
   if (has_attention_ && r.prefill_seqs > 0 && r.prefill_tokens > 0) {
     compute::AttentionShape a = prefill_shape_;
@@ -389,7 +404,7 @@ double StepModel::rank_time(const RankBatch& r, StepTime* parts) const {
     a.batch = r.prefill_seqs;
     a.q_len = static_cast<int64_t>(std::llround(q));
     a.kv_len = std::max(a.q_len, static_cast<int64_t>(std::llround(kv)));
-    attn += layers * s_.compute->attention(a).base();
+    attn += layers * s_.compute->attention(a).base() + local(a);
   }
   const double head = lookup(seq_grid_, head_, static_cast<double>(std::max<int64_t>(r.logits, 0)));
   if (parts) {

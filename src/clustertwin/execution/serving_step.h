@@ -140,6 +140,9 @@ class StepModel {
   double imbalance_ = 1.0;
   double q_per_seq_ = 1.0;  // tokens per decode sequence per step (1 + mtp)
   int layers_ = 0, moe_layers_ = 0;
+  int local_layers_ = 0;      // layers with sliding-window or chunked attention
+  int64_t local_window_ = 0;  // their window (keys) or chunk
+  bool local_chunked_ = false;
   double kv_token_bytes_ = 0;  // one token's KV cache (all layers, whole model)
   std::vector<int64_t> grid_, group_grid_, seq_grid_;
   std::vector<double> common_, decode_only_, prefill_only_, moe_, head_;

@@ -50,7 +50,7 @@ struct Published {
 
 // Published figures. The tolerance is the publisher's rounding (a "355B" is 354.5-355.5B, a
 // "3.8B" 3.75-3.85B), widened where the publisher does not say what it counts: GLM-4.5's "355B"
-// and "32B" (we count 352.8B without its 3.9B MTP layer, 32.85B active without the input
+// and "32B" (we count 352.8B without its 4.0B MTP layer, 32.85B active without the input
 // embedding), Llama 4's "400B" (400.7B) and "17B" (17.18B with the input embedding, Meta's
 // convention as Mixtral's). Active counts include the output head; with or without the input
 // embedding as the publisher counts it (OpenAI says without: 5.13B of gpt-oss-120b).

@@ -129,6 +129,11 @@ void read_systems(Reader& top, config::ReadContext& ctx,
     p.fan_min = s->number_figure("fan_min", Need::kRequired, 0.0, 1.0).value_or(0.25);
     p.psu_loss = s->figure<Watts>("psu_loss", Need::kRequired, true).value_or(Watts{});
     p.rack_misc = s->figure<Watts>("rack_misc", Need::kRequired, true).value_or(Watts{});
+    if (auto e = s->figure_entry("rated_node_power", Need::kOptional)) {
+      p.rated_node_power = e->quantity<Watts>("value").value_or(Watts{});
+      p.rated_at_input = e->choice("at", {"dc", "psu_input"}).value_or("dc") == "psu_input";
+      e->finish();
+    }
     if (auto psu = s->child("psu")) {
       p.psu.rating = psu->figure<Watts>("rating").value_or(Watts{});
       p.psu.units =

@@ -76,6 +76,12 @@ struct SystemPowerParams {
   double fan_min = 0.25;
   Watts psu_loss;   ///< per node, PSU losses at nameplate (part of node_other_power)
   Watts rack_misc;  ///< per rack
+  /// A published whole-node figure (the GB300 compute tray's ~6.5 kW, DGX H100's 10.2 kW): the
+  /// most a node draws with every GPU at its TGP. 0 = none. It bounds the non-GPU share
+  /// (SystemPowerModel::non_gpu_scale). `rated_at_input`: the figure is at the PSU input (a DGX
+  /// at the wall) rather than the node's DC draw (an NVL72 tray on the rack busbar).
+  Watts rated_node_power;
+  bool rated_at_input = false;
   PsuParams psu;    ///< the system's PSUs (rack shelves or node PSUs)
   std::vector<std::pair<std::string, Watts>> node_policies;  ///< GPU budget per node
   SmoothingDefaults smoothing;

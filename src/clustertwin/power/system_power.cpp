@@ -22,9 +22,44 @@ SystemPowerModel::SystemPowerModel(const hardware::Catalog& catalog,
   board_W_ = std::max(0.0, sys.node_other_power.base() - p.fans_max.base() - p.psu_loss.base());
   nameplate_heat_ = tgp_ * sys.gpus_per_node + cpu_tdp_ * sys.cpus_per_node +
                     nic_W_ * sys.nics_per_node + board_W_;
+  if (p.rated_node_power.base() > 0) {
+    // The rated envelope: at full GPU load with the hosts busy, the node's non-GPU share may not
+    // exceed what the published whole-node figure leaves beside the GPUs.
+    const double nodes = sys.nodes;
+    const double full_gpus = tgp_ * sys.gpus();
+    const SystemBreakdown b = components(full_gpus, true);
+    const double non_gpu = (b.cpus_W + b.nics_W + b.board_W + b.fans_W) / nodes;
+    double rated_dc = p.rated_node_power.base();
+    if (p.rated_at_input) {
+      // The figure is at the node's PSU input (one node per system): the DC load it feeds,
+      // inverting (dc + units L) / eta(dc / installed) by bisection.
+      CT_CHECK(sys.nodes == 1, "a PSU-input rating is per node and the system is one node");
+      double lo = 0, hi = rated_dc;
+      for (int i = 0; i < 60; ++i) {
+        const double mid = 0.5 * (lo + hi);
+        (psu_input_W(mid) <= rated_dc ? lo : hi) = mid;
+      }
+      rated_dc = lo;
+    }
+    const double allowed = rated_dc - tgp_ * sys.gpus_per_node;
+    if (non_gpu > 0 && allowed < non_gpu) non_gpu_scale_ = std::max(0.0, allowed / non_gpu);
+  }
 }
 
 SystemBreakdown SystemPowerModel::at(double gpu_sum_W, bool hosts_active) const {
+  SystemBreakdown b = components(gpu_sum_W, hosts_active);
+  const double k = non_gpu_scale_;
+  b.cpus_W *= k;
+  b.nics_W *= k;
+  b.board_W *= k;
+  b.fans_W *= k;
+  b.dc_W = b.gpus_W + b.cpus_W + b.nics_W + b.board_W + b.fans_W + b.switch_trays_W + b.misc_W;
+  b.ac_W = psu_input_W(b.dc_W);
+  b.psu_loss_W = b.ac_W - b.dc_W;
+  return b;
+}
+
+SystemBreakdown SystemPowerModel::components(double gpu_sum_W, bool hosts_active) const {
   SystemBreakdown b;
   const double nodes = sys_->nodes;
   b.gpus_W = gpu_sum_W;

@@ -7,7 +7,13 @@
 ///   P_sys_DC  = Σ P_node_DC + n_trays P_switch_tray + P_rack_misc
 ///   P_sys_AC  = (P_sys_DC + n_active L_const) / eta(P_sys_DC / usable PSU capacity)
 /// P_board = node_other_power - fans_max - psu_loss (the catalog's node_other_power is a
-/// nameplate figure that on HGX/DGX includes fans and PSU losses). The PSU usable capacity
+/// nameplate figure that on HGX/DGX includes fans and PSU losses).
+/// Rated envelope (docs/models/power.md §2): a published whole-node figure P_rated (GB300 tray
+/// ~6.5 kW, GB200 tray 5.4 kW, DGX H100 10.2 kW, DGX B200 14.3 kW, DGX B300 14.5 kW) is the
+/// most the node draws with every GPU at its TGP, so the non-GPU share at that load is at most
+/// P_rated - n_gpu TGP (at the PSU input for DGX figures). The component sum above is scaled by
+///   k = min(1, (P_rated_DC - n_gpu TGP) / (CPUs + NICs + board + fans at that load))
+/// at every load: the components keep their proportions and their dependence on load. The PSU usable capacity
 /// (units - redundant units) x rating is the rack limit: NVL72 8 shelves x 6 x 5.5 kW, N+N = 132
 /// kW. Fabric: scale-out switches and their optics draw a flat power (switch power varies little
 /// with traffic; the NVLink switch trays likewise), through switch PSUs.
@@ -57,6 +63,8 @@ class SystemPowerModel {
   [[nodiscard]] const SystemPowerParams& params() const { return *p_; }
   [[nodiscard]] const hardware::SystemSpec& spec() const { return *sys_; }
   [[nodiscard]] double tgp_W() const { return tgp_; }
+  /// k of the rated envelope: 1 where no rated figure binds.
+  [[nodiscard]] double non_gpu_scale() const { return non_gpu_scale_; }
   /// The nameplate estimate of topology::summarize (TGP, TDP, NICs, node other, switch trays).
   [[nodiscard]] double nameplate_W() const;
 
@@ -64,6 +72,8 @@ class SystemPowerModel {
   const hardware::SystemSpec* sys_;  // the catalog's: outlive the model
   const SystemPowerParams* p_;
   double tgp_ = 0, cpu_tdp_ = 0, nic_W_ = 0, board_W_ = 0, nameplate_heat_ = 0;
+  double non_gpu_scale_ = 1.0;
+  SystemBreakdown components(double gpu_sum_W, bool hosts_active) const;
 };
 
 /// Scale-out fabric: switches and optics of the cluster (flat), DC and at the switch PSU input.

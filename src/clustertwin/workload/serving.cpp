@@ -208,6 +208,21 @@ ServingMemory serving_memory(const models::ModelSpec& m, const InstanceLayout& i
   }
   out.kv_bytes_per_token = per_layer * l.kv_bytes * stage_layers;
   double tokens = out.kv_cache.base() / out.kv_bytes_per_token;
+  const int local = m.local_layer_count();
+  if (local > 0 && local < m.layers) {
+    // Local layers (sliding window, chunked) keep at most their window per sequence (vLLM's
+    // hybrid KV-cache manager): reserve that for every batch slot, and count the tokens the
+    // full-attention layers can hold in the rest.
+    const double share = stage_layers / static_cast<double>(m.layers);
+    const double local_token = per_layer * l.kv_bytes * local * share;
+    const double full_token = out.kv_bytes_per_token - local_token;
+    const double reserve = local_token * static_cast<double>(m.local_attention->window) *
+                           static_cast<double>(inst.max_batch);
+    if (reserve < out.kv_cache.base()) {
+      out.kv_bytes_per_token = full_token;
+      tokens = (out.kv_cache.base() - reserve) / full_token;
+    }
+  }
   if (!inst.dp_attention && inst.pp > 1) tokens /= inst.pp;  // pipeline slots share the pool
   out.kv_tokens_per_rank = static_cast<int64_t>(tokens);
   return out;
