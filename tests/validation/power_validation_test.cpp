@@ -161,10 +161,10 @@ TEST(PowerValidation, ServingDecodeOnGb300DrawsAboutHalfOfTgpAndPromptsNearTheLi
 // (Supermicro / Morgan Stanley via introl) bounds its non-GPU share (docs/models/power.md §2,
 // the rated envelope), so the DC figure follows from it; the PSU curve and rack overheads are
 // assumptions (catalog/power/systems.yaml). Before the envelope the host, NIC and board
-// components alone summed to 6.76 kW per tray and the rack to 131.5 kW AC. A real step (Llama 3.1 70B, TP8 DP9 on one rack) mixes compute
-// with exposed communication and memory-bound kernels: its peak and average sit below full load,
-// as measured nodes do (8x H100: 8.4 kW of 10.2 kW rated; "76% of the TDP rating", §1.3), and
-// near the "~120 kW" secondary figures (introl, §2.1).
+// components alone summed to 6.76 kW per tray and the rack to 131.5 kW AC. A real step (Llama 3.1
+// 70B, TP8 DP9 on one rack) mixes compute with exposed communication and memory-bound kernels: its
+// peak and average sit below full load, as measured nodes do (8x H100: 8.4 kW of 10.2 kW rated;
+// "76% of the TDP rating", §1.3), and near the "~120 kW" secondary figures (introl, §2.1).
 TEST(PowerValidation, Gb300Nvl72AtFullTrainingLoadDraws120To140kW) {
   static const Job j("gb300-nvl72*1", "llama3.1-70b");
   TrainingPowerOptions o;

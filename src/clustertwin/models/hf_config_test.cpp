@@ -41,8 +41,8 @@ struct Published {
   const char* folder;
   const char* arch;
   Counted counted;
-  double params;  // as published
-  double active;  // 0: dense; else per token, output head included
+  double params;               // as published
+  double active;               // 0: dense; else per token, output head included
   bool active_with_embedding;  // whether the publisher counts the input embedding as active
   double tolerance;
   const char* source;
@@ -69,10 +69,10 @@ constexpr Published kPublished[] = {
      "Gemma 2 report (arXiv:2408.00118) Table 2: 8,324,201,984 non-embedding"},
     {"gemma-3-1b-it", "Gemma3ForCausalLM", Counted::kNonEmbedding, 698e6, 0, false, 0.002,
      "Gemma 3 report (arXiv:2503.19786) Table 1: 302M embedding, 698M non-embedding"},
-    {"gemma-3-27b-it", "Gemma3ForConditionalGeneration", Counted::kNonEmbedding, 25600e6, 0,
-     false, 0.002, "Gemma 3 report Table 1: 417M vision, 1,416M embedding, 25,600M non-embedding"},
-    {"Llama-4-Maverick-17B-128E-Instruct", "Llama4ForConditionalGeneration", Counted::kTotal,
-     400e9, 17e9, true, 0.02, "model card: 17B active, 128 experts, 400B total"},
+    {"gemma-3-27b-it", "Gemma3ForConditionalGeneration", Counted::kNonEmbedding, 25600e6, 0, false,
+     0.002, "Gemma 3 report Table 1: 417M vision, 1,416M embedding, 25,600M non-embedding"},
+    {"Llama-4-Maverick-17B-128E-Instruct", "Llama4ForConditionalGeneration", Counted::kTotal, 400e9,
+     17e9, true, 0.02, "model card: 17B active, 128 experts, 400B total"},
     {"GLM-4.5", "Glm4MoeForCausalLM", Counted::kTotal, 355e9, 32e9, false, 0.03,
      "GLM-4.5 report (arXiv:2508.06471): 355B total, 32B activated"},
     {"Phi-3-mini-4k-instruct", "Phi3ForCausalLM", Counted::kTotal, 3.8e9, 0, false, 0.02,
@@ -210,7 +210,8 @@ TEST(HfConfig, LocalAttentionCutsAttentionFlopsAndKvCache) {
   EXPECT_NEAR(saved, 18 * attention_flops_per_key(oss) * (keys_full - keys_local), 1.0);
   // KV cache of a 100k-token sequence: 18 full layers hold 100k tokens, 18 sliding ones 128.
   const double per_token_layer = 2.0 * 8 * 64 * 2.0;
-  EXPECT_DOUBLE_EQ(kv_cache_bytes(oss, 100000, 2.0), (18 * 100000.0 + 18 * 128.0) * per_token_layer);
+  EXPECT_DOUBLE_EQ(kv_cache_bytes(oss, 100000, 2.0),
+                   (18 * 100000.0 + 18 * 128.0) * per_token_layer);
   EXPECT_DOUBLE_EQ(kv_cache_bytes(full, 100000, 2.0),
                    kv_cache_bytes_per_token(full, 2.0) * 100000.0);
   // Chunked (Llama 4): a token attends to the earlier tokens of its 8192-chunk.
@@ -238,8 +239,9 @@ TEST(HfConfig, UnknownArchitecturesListTheSupportedOnesAndTheFieldsNeeded) {
   const std::string msg = r.error().to_string();
   EXPECT_NE(msg.find("mamba/config.json"), std::string::npos) << msg;
   EXPECT_NE(msg.find("unsupported architecture 'MambaForCausalLM'"), std::string::npos);
-  for (const char* a : {"Qwen3MoeForCausalLM", "GptOssForCausalLM", "Gemma3ForConditionalGeneration",
-                        "Llama4ForConditionalGeneration", "Glm4MoeForCausalLM", "Phi3ForCausalLM"}) {
+  for (const char* a :
+       {"Qwen3MoeForCausalLM", "GptOssForCausalLM", "Gemma3ForConditionalGeneration",
+        "Llama4ForConditionalGeneration", "Glm4MoeForCausalLM", "Phi3ForCausalLM"}) {
     EXPECT_NE(msg.find(a), std::string::npos) << a;
   }
   for (const char* f : {"num_hidden_layers", "hidden_size", "num_attention_heads",

@@ -200,8 +200,8 @@ LayerParams layer_params(const ModelSpec& m, int layer) {
     p.routed_active = e.topk * one;
     p.shared = e.shared_experts * shared + (e.shared_gate ? h : 0.0);
     p.router = h * e.experts + (e.router_bias || e.expert_bias ? e.experts : 0);
-    p.mlp_active_matmul = e.topk * 3 * h * fe + e.shared_experts * shared + h * e.experts +
-                          (e.shared_gate ? h : 0.0);
+    p.mlp_active_matmul =
+        e.topk * 3 * h * fe + e.shared_experts * shared + h * e.experts + (e.shared_gate ? h : 0.0);
   } else {
     p.mlp = mlp_params(m, d(m.ffn), m.linear_bias);
     p.mlp_active_matmul = mlp_params(m, d(m.ffn), false);

@@ -70,7 +70,7 @@ struct MoeSpec {
   std::vector<int> dense_layers;  ///< listed layers keep a dense MLP (Qwen mlp_only_layers)
   bool router_bias = false;       ///< per-expert score-correction bias (DeepSeek noaux_tc)
   bool shared_gate = false;       ///< sigmoid gate h -> 1 on the shared expert (Qwen2-MoE)
-  bool expert_bias = false;  ///< biased experts (2 f_e + h each) and router (GPT-OSS)
+  bool expert_bias = false;       ///< biased experts (2 f_e + h each) and router (GPT-OSS)
   /// Bytes per routed-expert weight in the published checkpoint when it differs from the rest
   /// (GPT-OSS: MXFP4, 4-bit values + one 8-bit scale per 32 = 0.53125); 0 = as the rest.
   double checkpoint_expert_bytes = 0;
@@ -111,9 +111,9 @@ struct ModelSpec {
   MlpKind mlp = MlpKind::kSwiglu;
   NormKind norm = NormKind::kRmsNorm;
   PositionKind position = PositionKind::kRope;
-  bool linear_bias = false;  ///< every linear layer has a bias (GPT-2/3, GPT-OSS)
-  bool qkv_bias = false;     ///< q, k and v projections only (Qwen2, GLM-4.5)
-  bool qk_norm = false;      ///< per-head RMSNorm of q and k (Qwen3, Gemma 3, GLM-4.5)
+  bool linear_bias = false;      ///< every linear layer has a bias (GPT-2/3, GPT-OSS)
+  bool qkv_bias = false;         ///< q, k and v projections only (Qwen2, GLM-4.5)
+  bool qk_norm = false;          ///< per-head RMSNorm of q and k (Qwen3, Gemma 3, GLM-4.5)
   bool attention_sinks = false;  ///< one learned sink logit per head (GPT-OSS)
   int norms_per_layer = 2;       ///< 4 with Gemma's sandwich norms
   bool tied_embeddings = false;
@@ -137,7 +137,7 @@ struct ModelSpec {
   /// (window and chunk formulas in the header), non-causal min(s, window).
   [[nodiscard]] double attended_keys(int layer, int64_t seq_len, bool causal) const;
   [[nodiscard]] int64_t shared_expert_ffn() const;  ///< width of one shared expert
-  [[nodiscard]] int64_t q_head_dim() const;  ///< qk width per head (MLA: nope + rope)
+  [[nodiscard]] int64_t q_head_dim() const;         ///< qk width per head (MLA: nope + rope)
   [[nodiscard]] int64_t v_head_dim() const;
 };
 

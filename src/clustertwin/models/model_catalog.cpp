@@ -286,8 +286,8 @@ base::Result<ModelSpec> parse_hf_config(std::string_view text, const std::string
   auto integer = [&](const char* key, std::optional<int64_t> fallback = std::nullopt,
                      int64_t min = 1) -> int64_t {
     if (fallback && !t.has(key)) return *fallback;
-    return t.integer(key, fallback ? Need::kOptional : Need::kRequired, min).value_or(
-        fallback.value_or(0));
+    return t.integer(key, fallback ? Need::kOptional : Need::kRequired, min)
+        .value_or(fallback.value_or(0));
   };
   auto gemma3_default = [&](int64_t v) -> std::optional<int64_t> {
     return gemma3 ? std::optional<int64_t>(v) : std::nullopt;
@@ -301,10 +301,10 @@ base::Result<ModelSpec> parse_hf_config(std::string_view text, const std::string
   m.max_seq_len = integer("max_position_embeddings", gemma3 ? 131072 : 4096);
   // Gemma ties its output head to the embedding (the configs' default); the others do not.
   const bool tie_default = gemma2 || gemma3;
-  m.tied_embeddings = r.boolean("tie_word_embeddings", Need::kOptional)
-                          .value_or(sub ? t.boolean("tie_word_embeddings", Need::kOptional)
-                                              .value_or(tie_default)
-                                        : tie_default);
+  m.tied_embeddings =
+      r.boolean("tie_word_embeddings", Need::kOptional)
+          .value_or(sub ? t.boolean("tie_word_embeddings", Need::kOptional).value_or(tie_default)
+                        : tie_default);
   const bool attention_bias = t.boolean("attention_bias", Need::kOptional).value_or(false);
   m.mlp = gemma2 || gemma3 ? MlpKind::kGeglu : MlpKind::kSwiglu;
   m.norm = NormKind::kRmsNorm;
@@ -314,7 +314,8 @@ base::Result<ModelSpec> parse_hf_config(std::string_view text, const std::string
 
   // Local attention: sliding window or chunked, on all layers or a periodic subset.
   auto set_local = [&](LocalAttention kind, int64_t window, int full_every) {
-    m.local_attention = LocalAttentionSpec{.kind = kind, .window = window, .full_every = full_every};
+    m.local_attention =
+        LocalAttentionSpec{.kind = kind, .window = window, .full_every = full_every};
   };
   auto local_from_list = [&](const std::vector<bool>& local, const char* key, LocalAttention kind,
                              int64_t window) {
@@ -480,8 +481,7 @@ base::Result<ModelSpec> parse_hf_config(std::string_view text, const std::string
     if (auto listed = integers(t, "moe_layers"); listed && ctx.errors.empty()) {
       int matches = 0;
       for (int64_t l : *listed) matches += m.is_moe_layer(static_cast<int>(l)) ? 1 : 0;
-      if (matches != static_cast<int>(listed->size()) ||
-          matches != m.moe_layer_count()) {
+      if (matches != static_cast<int>(listed->size()) || matches != m.moe_layer_count()) {
         t.error("expected moe_layers to be every interleave_moe_layer_step-th layer", "moe_layers");
       }
     }

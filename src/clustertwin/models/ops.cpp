@@ -89,7 +89,8 @@ AttentionShape attention_shape(const ModelSpec& m, int layer, const PassSpec& p,
     // (s+1)/2 keys on average (fewer in a local layer: ModelSpec::attended_keys).
     a.q_len = div_up(p.seq_len, p.cp);
     const auto keys = static_cast<int64_t>(m.attended_keys(layer, p.seq_len, true));
-    a.kv_len = p.context + std::max<int64_t>(1, m.is_local_layer(layer) ? keys : (p.seq_len + 1) / 2);
+    a.kv_len =
+        p.context + std::max<int64_t>(1, m.is_local_layer(layer) ? keys : (p.seq_len + 1) / 2);
     a.causal = false;
     return a;
   } else {

@@ -82,7 +82,7 @@ struct SystemPowerParams {
   /// at the wall) rather than the node's DC draw (an NVL72 tray on the rack busbar).
   Watts rated_node_power;
   bool rated_at_input = false;
-  PsuParams psu;    ///< the system's PSUs (rack shelves or node PSUs)
+  PsuParams psu;  ///< the system's PSUs (rack shelves or node PSUs)
   std::vector<std::pair<std::string, Watts>> node_policies;  ///< GPU budget per node
   SmoothingDefaults smoothing;
   config::Provenance provenance;

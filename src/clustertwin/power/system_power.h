@@ -13,10 +13,10 @@
 /// most the node draws with every GPU at its TGP, so the non-GPU share at that load is at most
 /// P_rated - n_gpu TGP (at the PSU input for DGX figures). The component sum above is scaled by
 ///   k = min(1, (P_rated_DC - n_gpu TGP) / (CPUs + NICs + board + fans at that load))
-/// at every load: the components keep their proportions and their dependence on load. The PSU usable capacity
-/// (units - redundant units) x rating is the rack limit: NVL72 8 shelves x 6 x 5.5 kW, N+N = 132
-/// kW. Fabric: scale-out switches and their optics draw a flat power (switch power varies little
-/// with traffic; the NVLink switch trays likewise), through switch PSUs.
+/// at every load: the components keep their proportions and their dependence on load. The PSU
+/// usable capacity (units - redundant units) x rating is the rack limit: NVL72 8 shelves x 6 x 5.5
+/// kW, N+N = 132 kW. Fabric: scale-out switches and their optics draw a flat power (switch power
+/// varies little with traffic; the NVLink switch trays likewise), through switch PSUs.
 
 #include <string>
 

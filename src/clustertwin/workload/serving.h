@@ -104,8 +104,10 @@ struct ServingMemory {
   Bytes usable;
   Bytes weights;
   Bytes buffers;
-  Bytes kv_cache;                  ///< KV-cache pool per GPU
-  double kv_bytes_per_token = 0;   ///< per GPU, for one token of a sequence of its rank (full-attention layers only where local layers' windows are reserved per batch slot)
+  Bytes kv_cache;  ///< KV-cache pool per GPU
+  double kv_bytes_per_token =
+      0;  ///< per GPU, for one token of a sequence of its rank (full-attention layers only where
+          ///< local layers' windows are reserved per batch slot)
   int64_t kv_tokens_per_rank = 0;  ///< tokens one scheduling rank can hold
   double params = 0;               ///< parameters held per GPU
 };
