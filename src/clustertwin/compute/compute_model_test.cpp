@@ -168,6 +168,35 @@ TEST(ComputeModel, CausalMaskHalvesTheAttentionWork) {
   EXPECT_DOUBLE_EQ(d.flops(), 2.0 * 8 * 2 * 256 * 100);
 }
 
+TEST(ComputeModel, LocalAttentionCountsOnlyTheKeysInTheWindow) {
+  // Sliding window 128 over 1,000 tokens: tokens 1-128 see 1-128 keys, the other 872 see 128.
+  AttentionShape a{.batch = 1, .q_len = 1000, .kv_len = 1000, .heads = 1, .kv_heads = 1};
+  a.window = 128;
+  const double per_pair = 2.0 * 256;
+  EXPECT_DOUBLE_EQ(a.flops(), per_pair * (128.0 * 129 / 2 + 872.0 * 128));
+  EXPECT_EQ(a.touched_kv_len(), 1000);
+  // Chunked (chunk 128): 7 full chunks of 128 and one of 104, causal inside each.
+  a.chunked = true;
+  EXPECT_DOUBLE_EQ(a.flops(), per_pair * (7 * 128.0 * 129 / 2 + 104.0 * 105 / 2));
+  // Decode: one query reads at most the window of the cache, so a long context costs no more.
+  AttentionShape d{.batch = 2, .q_len = 1, .kv_len = 100000, .heads = 8, .kv_heads = 1};
+  d.window = 128;
+  EXPECT_DOUBLE_EQ(d.flops(), 2.0 * 8 * 2 * 256 * 128);
+  EXPECT_EQ(d.touched_kv_len(), 128);
+  const auto m = model("h100");
+  AttentionShape big{.batch = 64, .q_len = 1, .kv_len = 100000, .heads = 64, .kv_heads = 8};
+  AttentionShape local = big;
+  local.window = 128;
+  EXPECT_LT(m.attention(local).base(), m.attention(big).base() / 10);
+  // A window at least as long as the sequence changes nothing.
+  AttentionShape w = a;
+  w.chunked = false;
+  w.window = 4096;
+  a.window = 0;
+  a.chunked = false;
+  EXPECT_DOUBLE_EQ(w.flops(), a.flops());
+}
+
 TEST(ComputeModel, UnsupportedFormatsFallBackToWiderOnes) {
   const auto a100 = model("a100");
   EXPECT_TRUE(a100.supports(DType::kBf16));
