@@ -7,6 +7,7 @@
 #include "clustertwin/collective/sweep.h"
 #include "clustertwin/report/json_out.h"
 #include "commands.h"
+#include "flags.h"
 
 namespace clustertwin::app {
 namespace {
@@ -106,9 +107,11 @@ Verb add_collective(CLI::App& app, const Context& ctx) {
                   "catalog cluster name, a cluster YAML file, or SYSTEM*COUNT (e.g. gb300-nvl72*8)")
       ->capture_default_str();
   cmd->add_option("--gpus", o->gpus,
-                  "GPUs in the communicator (default: all), packed in NVLink domains");
+                  "GPUs in the communicator (default: all), packed in NVLink domains")
+      ->check(flags::positive(o->gpus, base::kMaxGpus));
   cmd->add_option("--gpus-per-domain", o->gpus_per_domain,
-                  "GPUs taken from each NVLink domain (default: fill each domain)");
+                  "GPUs taken from each NVLink domain (default: fill each domain)")
+      ->check(flags::positive(o->gpus_per_domain, base::kMaxGpus));
   cmd->add_option(
          "--op", o->op,
          "all_reduce, all_gather, reduce_scatter, all_to_all, broadcast, reduce or sendrecv")
@@ -118,7 +121,8 @@ Verb add_collective(CLI::App& app, const Context& ctx) {
   cmd->add_option("--max-bytes,-e", o->max_bytes, "largest size (nccl-tests -e)")
       ->capture_default_str();
   cmd->add_option("--step-factor,-f", o->step_factor, "multiply the size by this (nccl-tests -f)")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(flags::range(o->step_factor, 1, 1e6));
   cmd->add_option("--step-bytes,-i", o->step_bytes, "add this to the size instead (nccl-tests -i)");
   cmd->add_option("--algo", o->algo,
                   "auto, ring, tree, nvls, nvls_tree, collnet, pat, hierarchical or direct")
@@ -137,7 +141,8 @@ Verb add_collective(CLI::App& app, const Context& ctx) {
   cmd->add_option("--dtype,-d", o->dtype,
                   "element type (nccl-tests names: float, half, bfloat16, int8, ...)")
       ->capture_default_str();
-  cmd->add_option("--channels", o->channels, "ring/tree channels (default: the GPU's calibration)");
+  cmd->add_option("--channels", o->channels, "ring/tree channels (default: the GPU's calibration)")
+      ->check(flags::positive(o->channels, collective::kMaxChannels));
   cmd->add_option("--calibration", o->calibration,
                   "a calibration profile (from `clustertwin calibrate --out`) or the name of a "
                   "built-in one (`clustertwin calibrate --list`), laid over the catalog's");

@@ -9,6 +9,7 @@
 #include "clustertwin/report/json_out.h"
 #include "clustertwin/scheduler/export.h"
 #include "commands.h"
+#include "flags.h"
 
 namespace clustertwin::app {
 namespace {
@@ -29,6 +30,12 @@ int run_export(const Context& ctx, const ExportOptions& o) {
   if (o.target != "slurm" && o.target != "kueue") {
     return bad_input("export: expected slurm or kueue, got '" + o.target + "'");
   }
+  const bool kueue = o.target == "kueue";
+  if (!o.node_prefix.empty()) {
+    if (auto st = check_host_name(o.node_prefix, "--node-prefix", kueue); !st) {
+      return bad_input(st.error());
+    }
+  }
   std::optional<ClusterModel> c;
   if (!o.tree_file.empty()) {
     std::ifstream in(o.tree_file, std::ios::binary);
@@ -44,6 +51,7 @@ int run_export(const Context& ctx, const ExportOptions& o) {
     c = ClusterModel::from_topology(lc->topo, (**lc->catalog.system(lc->spec.system)).gpus_per_node,
                                     o.node_prefix);
   }
+  if (auto st = check_host_names(*c, kueue); !st) return bad_input(st.error());
   int block_nodes = 0;
   for (const auto& b : c->blocks()) block_nodes = std::max(block_nodes, b.count);
   if (o.spares < 0 || (o.spares > 0 && o.spares >= block_nodes)) {
@@ -90,14 +98,15 @@ Verb add_export(CLI::App& app, const Context& ctx) {
   cmd->add_option("--tree-file", o->tree_file,
                   "a switch tree CSV (host,level1,...,leaf) instead of --cluster");
   cmd->add_option("--gpus-per-node", o->gpus_per_node, "GPUs per host of a --tree-file cluster")
-      ->check(CLI::PositiveNumber)
+      ->check(flags::positive(o->gpus_per_node, base::kMaxGpus))
       ->capture_default_str();
   cmd->add_option("--format", o->format,
                   "slurm: block, tree or yaml (default: block on NVL72 clusters, tree otherwise)");
   cmd->add_option(
          "--spares", o->spares,
          "nodes per block kept spare: BlockSizes and the Kueue slice size plan blocks - spares")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(flags::non_negative(o->spares, base::kMaxGpus));
   cmd->add_option("--node-prefix", o->node_prefix, "host name prefix")->capture_default_str();
   cmd->add_option("--out", o->out, "write to FILE ('-' for stdout)")->capture_default_str();
   return {cmd, [&ctx, o] { return run_export(ctx, *o); }};

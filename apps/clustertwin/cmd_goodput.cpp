@@ -10,6 +10,7 @@
 #include "clustertwin/report/html.h"
 #include "clustertwin/report/schedule.h"
 #include "commands.h"
+#include "flags.h"
 
 namespace clustertwin::app {
 namespace {
@@ -53,14 +54,18 @@ int goodput(const Context& ctx, const GoodputOptions& o, bool html) {
   l.vpp = o.vpp;
   l.micro_batch = o.micro_batch;
   l.seq_len = o.seq_len;
-  const int64_t mp = static_cast<int64_t>(o.tp) * o.pp * o.cp;
+  auto mp_r = workload::model_parallel_size(l);
+  if (!mp_r) return bad_input(mp_r.error());
+  const int64_t mp = *mp_r;
   if (cfg.gpus % mp != 0) {
     return bad_input("--gpus " + std::to_string(cfg.gpus) +
                      " is not a multiple of tp*pp*cp = " + std::to_string(mp));
   }
   l.dp = static_cast<int>(cfg.gpus / mp);
-  l.global_batch =
-      o.global_batch > 0 ? o.global_batch : l.micro_batch * l.dp * std::max(1, 4 * l.pp);
+  auto gb = o.global_batch > 0 ? base::Result<int64_t>(o.global_batch)
+                               : workload::default_global_batch(l);
+  if (!gb) return bad_input(gb.error());
+  l.global_batch = *gb;
   auto dtype = compute::parse_dtype(o.precision);
   if (!dtype) return bad_input("--precision: expected bf16, fp8 or fp4, got '" + o.precision + "'");
   l.dtype = *dtype;
@@ -135,36 +140,38 @@ Verb add_goodput(CLI::App& app, const Context& ctx) {
       ->capture_default_str();
   cmd->add_option("--gpus", o->gpus,
                   "GPUs of the job (default: the whole cluster; the rest are spares)")
-      ->check(CLI::PositiveNumber);
+      ->check(flags::positive(o->gpus, base::kMaxGpus));
   cmd->add_option("--model", o->model, "catalog model, YAML file or HF config.json")
       ->capture_default_str();
   cmd->add_option("--tp", o->tp, "tensor parallel")
-      ->check(CLI::PositiveNumber)
+      ->check(flags::positive(o->tp, base::kMaxGpus))
       ->capture_default_str();
   cmd->add_option("--pp", o->pp, "pipeline stages")
-      ->check(CLI::PositiveNumber)
+      ->check(flags::positive(o->pp, base::kMaxGpus))
       ->capture_default_str();
   cmd->add_option("--cp", o->cp, "context parallel")
-      ->check(CLI::PositiveNumber)
+      ->check(flags::positive(o->cp, base::kMaxGpus))
       ->capture_default_str();
   cmd->add_option("--ep", o->ep, "expert parallel")
-      ->check(CLI::PositiveNumber)
+      ->check(flags::positive(o->ep, base::kMaxGpus))
       ->capture_default_str();
   cmd->add_option("--vpp", o->vpp, "virtual pipeline stages")
-      ->check(CLI::PositiveNumber)
+      ->check(flags::positive(o->vpp, base::kMaxLayers))
       ->capture_default_str();
   cmd->add_option("--micro-batch", o->micro_batch, "sequences per micro-batch")
-      ->check(CLI::PositiveNumber)
+      ->check(flags::positive(o->micro_batch, base::kMaxBatch))
       ->capture_default_str();
   cmd->add_option("--global-batch", o->global_batch,
                   "sequences per step (default: micro_batch*dp*4*pp)")
-      ->check(CLI::PositiveNumber);
+      ->check(flags::positive(o->global_batch, base::kMaxBatch));
   cmd->add_option("--seq-len", o->seq_len, "sequence length")
-      ->check(CLI::PositiveNumber)
+      ->check(flags::positive(o->seq_len, base::kMaxSequence))
       ->capture_default_str();
   cmd->add_option("--precision", o->precision, "bf16, fp8 or fp4")->capture_default_str();
   cmd->add_option("--recompute", o->recompute, "none, selective or full")->capture_default_str();
-  cmd->add_option("--days", o->days, "days of training")->capture_default_str();
+  cmd->add_option("--days", o->days, "days of training")
+      ->capture_default_str()
+      ->check(flags::positive(o->days, base::kMaxSimSeconds / 86400));
   cmd->add_option("--checkpoint", o->checkpoint, "auto (Young/Daly) or the interval in seconds")
       ->capture_default_str();
   cmd->add_flag("--async-checkpoint", o->async, "asynchronous checkpoints (10 s stall)");
@@ -175,17 +182,22 @@ Verb add_goodput(CLI::App& app, const Context& ctx) {
       ->capture_default_str();
   cmd->add_option("--spares", o->spares,
                   "spare trays per NVL72 rack kept out of the job's segments")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(flags::non_negative(o->spares, base::kMaxGpus));
   cmd->add_option("--domain-failures", o->domain_failures,
                   "NVLink-domain events per 1,000 domain-days (assumption)")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(flags::non_negative(o->domain_failures, 1e6));
   cmd->add_option("--failure-scale", o->failure_scale, "multiply every failure rate")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(flags::non_negative(o->failure_scale, 1e6));
   cmd->add_option("--lemon-fraction", o->lemon_fraction,
                   "share of nodes failing 5x as often (rate kept)")
-      ->check(CLI::Range(0.0, 1.0))
+      ->check(flags::range(o->lemon_fraction, 0.0, 1.0))
       ->capture_default_str();
-  cmd->add_option("--seed", o->seed, "random seed")->capture_default_str();
+  cmd->add_option("--seed", o->seed, "random seed")
+      ->capture_default_str()
+      ->check(flags::non_negative(o->seed));
   cmd->add_flag("--no-sweep", o->no_sweep, "skip the interval sweep");
   cmd->add_option("--json", o->json, "write results JSON to FILE ('-' for stdout)");
   return {cmd, [&ctx, o, report_flag] { return goodput(ctx, *o, report_flag->count() > 0); }};

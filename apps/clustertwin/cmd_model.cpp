@@ -14,6 +14,7 @@
 #include "clustertwin/report/json_out.h"
 #include "clustertwin/report/table.h"
 #include "commands.h"
+#include "flags.h"
 
 namespace clustertwin::app {
 namespace {
@@ -297,14 +298,20 @@ Verb add_model(CLI::App& app, const Context& ctx) {
   show_cmd->add_option("--json", opts->json, "write JSON to FILE ('-' for stdout)");
   show_cmd->add_option("--seq-len", opts->seq_len, "sequence length for FLOPs per token")
       ->capture_default_str()
-      ->check(CLI::PositiveNumber);
-  show_cmd->add_option("--layers", opts->layers, "custom GPT: layers");
-  show_cmd->add_option("--hidden", opts->hidden, "custom GPT: hidden size");
-  show_cmd->add_option("--heads", opts->heads, "custom GPT: attention heads");
-  show_cmd->add_option("--kv-heads", opts->kv_heads,
-                       "custom GPT: key/value heads (default: heads)");
-  show_cmd->add_option("--ffn", opts->ffn, "custom GPT: MLP width (default: 4 x hidden)");
-  show_cmd->add_option("--vocab", opts->vocab, "custom GPT: vocabulary")->capture_default_str();
+      ->check(flags::positive(opts->seq_len, base::kMaxSequence));
+  show_cmd->add_option("--layers", opts->layers, "custom GPT: layers")
+      ->check(flags::positive(opts->layers, base::kMaxLayers));
+  show_cmd->add_option("--hidden", opts->hidden, "custom GPT: hidden size")
+      ->check(flags::positive(opts->hidden, base::kMaxModelDim));
+  show_cmd->add_option("--heads", opts->heads, "custom GPT: attention heads")
+      ->check(flags::positive(opts->heads, base::kMaxModelDim));
+  show_cmd->add_option("--kv-heads", opts->kv_heads, "custom GPT: key/value heads (default: heads)")
+      ->check(flags::positive(opts->kv_heads, base::kMaxModelDim));
+  show_cmd->add_option("--ffn", opts->ffn, "custom GPT: MLP width (default: 4 x hidden)")
+      ->check(flags::positive(opts->ffn, base::kMaxModelDim));
+  show_cmd->add_option("--vocab", opts->vocab, "custom GPT: vocabulary")
+      ->capture_default_str()
+      ->check(flags::positive(opts->vocab, base::kMaxModelDim));
   return {cmd,
           [&ctx, opts, list_cmd] { return list_cmd->parsed() ? list(ctx) : show(ctx, *opts); }};
 }

@@ -14,6 +14,7 @@
 #include "clustertwin/report/power.h"
 #include "clustertwin/report/training.h"
 #include "commands.h"
+#include "flags.h"
 
 namespace clustertwin::app {
 namespace {
@@ -130,50 +131,53 @@ Verb add_power(CLI::App& app, const Context& ctx) {
   cmd->add_option("--cluster", o.cluster, "catalog name, cluster file or SYSTEM*COUNT")
       ->capture_default_str();
   cmd->add_option("--gpus", o.gpus, "GPUs of the job (default: the whole cluster)")
-      ->check(CLI::PositiveNumber);
+      ->check(flags::positive(o.gpus, base::kMaxGpus));
   cmd->add_option(
          "--model", o.model,
          "catalog model, YAML file, HF config.json, or 'gpt' with --layers/--hidden/--heads")
       ->capture_default_str();
-  cmd->add_option("--layers", o.layers, "custom GPT: layers")->check(CLI::PositiveNumber);
-  cmd->add_option("--hidden", o.hidden, "custom GPT: hidden size")->check(CLI::PositiveNumber);
-  cmd->add_option("--heads", o.heads, "custom GPT: attention heads")->check(CLI::PositiveNumber);
+  cmd->add_option("--layers", o.layers, "custom GPT: layers")
+      ->check(flags::positive(o.layers, base::kMaxLayers));
+  cmd->add_option("--hidden", o.hidden, "custom GPT: hidden size")
+      ->check(flags::positive(o.hidden, base::kMaxModelDim));
+  cmd->add_option("--heads", o.heads, "custom GPT: attention heads")
+      ->check(flags::positive(o.heads, base::kMaxModelDim));
   cmd->add_option("--kv-heads", o.kv_heads, "custom GPT: KV heads (default: heads)")
-      ->check(CLI::PositiveNumber);
+      ->check(flags::positive(o.kv_heads, base::kMaxModelDim));
   cmd->add_option("--ffn", o.ffn, "custom GPT: MLP width (default: 4 x hidden)")
-      ->check(CLI::PositiveNumber);
+      ->check(flags::positive(o.ffn, base::kMaxModelDim));
   cmd->add_option("--vocab", o.vocab, "custom GPT: vocabulary")
-      ->check(CLI::PositiveNumber)
+      ->check(flags::positive(o.vocab, base::kMaxModelDim))
       ->capture_default_str();
   cmd->add_option("--tp", o.tp, "tensor parallel")
-      ->check(CLI::PositiveNumber)
+      ->check(flags::positive(o.tp, base::kMaxGpus))
       ->capture_default_str();
   cmd->add_option("--pp", o.pp, "pipeline stages")
-      ->check(CLI::PositiveNumber)
+      ->check(flags::positive(o.pp, base::kMaxGpus))
       ->capture_default_str();
   cmd->add_option("--dp", o.dp, "data parallel (default: gpus / (tp*pp*cp))")
-      ->check(CLI::PositiveNumber);
+      ->check(flags::positive(o.dp, base::kMaxGpus));
   cmd->add_option("--cp", o.cp, "context parallel")
-      ->check(CLI::PositiveNumber)
+      ->check(flags::positive(o.cp, base::kMaxGpus))
       ->capture_default_str();
   cmd->add_option("--ep", o.ep, "expert parallel (carved from dp*cp)")
-      ->check(CLI::PositiveNumber)
+      ->check(flags::positive(o.ep, base::kMaxGpus))
       ->capture_default_str();
   cmd->add_option("--vpp", o.vpp, "virtual pipeline stages per stage (interleaved 1F1B)")
-      ->check(CLI::PositiveNumber)
+      ->check(flags::positive(o.vpp, base::kMaxLayers))
       ->capture_default_str();
   cmd->add_option("--micro-batch", o.micro_batch, "sequences per micro-batch")
-      ->check(CLI::PositiveNumber)
+      ->check(flags::positive(o.micro_batch, base::kMaxBatch))
       ->capture_default_str();
   cmd->add_option("--global-batch", o.global_batch,
                   "sequences per step (default: micro_batch*dp*4*pp)")
-      ->check(CLI::PositiveNumber);
+      ->check(flags::positive(o.global_batch, base::kMaxBatch));
   cmd->add_option("--seq-len", o.seq_len, "sequence length (default: the model's, at most 8192)")
-      ->check(CLI::PositiveNumber);
+      ->check(flags::positive(o.seq_len, base::kMaxSequence));
   cmd->add_option("--precision", o.precision, "bf16, fp8 or fp4")->capture_default_str();
   cmd->add_option("--recompute", o.recompute, "none, selective or full")->capture_default_str();
   cmd->add_option("--zero", o.zero, "0, 1 (distributed optimizer), 2 or 3 (FSDP)")
-      ->check(CLI::Range(0, 3))
+      ->check(flags::range(o.zero, 0, 3))
       ->capture_default_str();
   cmd->add_flag("--no-sequence-parallel", o.no_sp,
                 "tensor parallelism without sequence parallelism");
@@ -189,7 +193,7 @@ Verb add_power(CLI::App& app, const Context& ctx) {
       ->capture_default_str();
   cmd->add_option("--framework-overhead", o.overhead,
                   "fraction of compute lost to launch gaps and host overhead")
-      ->check(CLI::Range(0.0, 10.0));
+      ->check(flags::range(o.overhead, 0.0, 10.0));
   cmd->add_option(
       "--tokens", o.tokens,
       "token budget of the training run (e.g. 15T): energy, cost and carbon of the run");
@@ -203,25 +207,37 @@ Verb add_power(CLI::App& app, const Context& ctx) {
       "power smoothing profile per GPU: floor=F (of TDP),ramp-up=W/s,ramp-down=W/s,hysteresis=s,"
       "storage=J,efficiency=E; 'on' for the system's profile (default where supported)");
   cmd->add_flag("--no-smoothing", po->no_smoothing, "no smoothing waveform");
-  cmd->add_option("--pue", po->pue, "use this PUE instead of the facility model (>= 1)");
-  cmd->add_option("--supply-temp", po->supply_temp, "coolant supply temperature, C (default: 25)");
+  cmd->add_option("--pue", po->pue, "use this PUE instead of the facility model (>= 1)")
+      ->check(flags::range(po->pue, 1, 100));
+  cmd->add_option("--supply-temp", po->supply_temp, "coolant supply temperature, C (default: 25)")
+      ->check(flags::range(po->supply_temp, -50, 150));
   cmd->add_option("--delta-t", po->delta_t,
-                  "coolant temperature rise across a rack, K (default: 10)");
+                  "coolant temperature rise across a rack, K (default: 10)")
+      ->check(flags::positive(po->delta_t, 100));
   cmd->add_option("--coolant", po->coolant, "pg25 or water (default: pg25)");
   cmd->add_option("--price", po->price, "electricity price per kWh (cost of the --tokens run)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(flags::non_negative(po->price));
   cmd->add_option("--grid-intensity", po->grid_intensity, "grid carbon intensity, gCO2/kWh")
-      ->check(CLI::NonNegativeNumber);
+      ->check(flags::non_negative(po->grid_intensity));
   cmd->add_option("--duration", po->duration,
-                  "waveform window, s (default: start + init + max(10 steps, 60 s) + 20 s)");
-  cmd->add_option("--resolution", po->resolution, "waveform step, s")->capture_default_str();
-  cmd->add_option("--start", po->start, "job start in the window, s")->capture_default_str();
+                  "waveform window, s (default: start + init + max(10 steps, 60 s) + 20 s)")
+      ->check(flags::non_negative(po->duration, base::kMaxSimSeconds));
+  cmd->add_option("--resolution", po->resolution, "waveform step, s")
+      ->capture_default_str()
+      ->check(flags::positive(po->resolution, base::kMaxSimSeconds));
+  cmd->add_option("--start", po->start, "job start in the window, s")
+      ->capture_default_str()
+      ->check(flags::non_negative(po->start, base::kMaxSimSeconds));
   cmd->add_option("--init", po->init, "job initialisation before the first step, s")
-      ->capture_default_str();
-  cmd->add_option("--stop", po->stop, "job stop in the window, s (default: 20 s before its end)");
+      ->capture_default_str()
+      ->check(flags::non_negative(po->init, base::kMaxSimSeconds));
+  cmd->add_option("--stop", po->stop, "job stop in the window, s (default: 20 s before its end)")
+      ->check(flags::non_negative(po->stop, base::kMaxSimSeconds));
   cmd->add_option("--checkpoint-every", po->checkpoint_every,
-                  "synchronous checkpoint period, s (0: none)");
-  cmd->add_option("--checkpoint-time", po->checkpoint_time, "checkpoint pause, s");
+                  "synchronous checkpoint period, s (0: none)")
+      ->check(flags::non_negative(po->checkpoint_every, base::kMaxSimSeconds));
+  cmd->add_option("--checkpoint-time", po->checkpoint_time, "checkpoint pause, s")
+      ->check(flags::non_negative(po->checkpoint_time, base::kMaxSimSeconds));
   cmd->add_flag("--no-feedback", po->no_feedback,
                 "do not re-simulate the step when a cap slows compute");
   cmd->add_option("--json", o.json, "write results JSON to FILE ('-' for stdout)");

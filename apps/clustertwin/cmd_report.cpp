@@ -3,12 +3,14 @@
 
 #include <fmt/format.h>
 
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <iterator>
 #include <sstream>
 
 #include "clustertwin/report/html.h"
+#include "clustertwin/report/json_out.h"
 #include "commands.h"
 
 namespace clustertwin::app {
@@ -25,6 +27,10 @@ base::Result<std::string> read_all(const std::string& path) {
     ss << std::cin.rdbuf();
     return ss.str();
   }
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) {
+    return base::fail("is a directory (expected a results JSON file)", path);
+  }
   std::ifstream in(path, std::ios::binary);
   if (!in) return base::fail("cannot read file", path);
   return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
@@ -33,21 +39,9 @@ base::Result<std::string> read_all(const std::string& path) {
 int report(const Context& ctx, const ReportOptions& o) {
   auto text = read_all(o.from);
   if (!text) return bad_input(text.error());
-  report::Json results;
-  try {  // nlohmann throws on bad JSON; the error stops here, at the edge (STYLE.md)
-    results = report::Json::parse(*text);
-  } catch (const report::Json::parse_error& e) {
-    // "[json.exception.parse_error.101] parse error at line 1, column 6: ..." -> from "line".
-    const std::string what = e.what();
-    const size_t at = what.find("line ");
-    return bad_input(base::Error{"not valid JSON (expected the output of --json): " +
-                                     (at == std::string::npos ? what : what.substr(at)),
-                                 o.from, 0});
-  }
-  if (!results.is_object()) {
-    return bad_input(base::Error{"expected a JSON object at the top level", o.from, 0});
-  }
-  const std::string html = report::render_html(results);
+  auto results = report::read_results(*text, o.from);
+  if (!results) return bad_input(results.error());
+  const std::string html = report::render_html(*results);
   if (auto st = report::write_text(html, o.out); !st) return bad_input(st.error());
   if (!ctx.quiet && o.out != "-") {
     std::cerr << fmt::format("wrote {} ({:.2f} MB)\n", o.out,

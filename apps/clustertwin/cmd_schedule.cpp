@@ -13,6 +13,7 @@
 #include "clustertwin/report/schedule.h"
 #include "clustertwin/scheduler/synthetic.h"
 #include "commands.h"
+#include "flags.h"
 
 namespace clustertwin::app {
 namespace {
@@ -226,7 +227,7 @@ Verb add_schedule(CLI::App& app, const Context& ctx) {
       "--tree-file", o->tree_file,
       "a switch tree CSV (host,level1,...,leaf; e.g. Lingjun topo.csv) instead of --cluster");
   cmd->add_option("--gpus-per-node", o->gpus_per_node, "GPUs per host of a --tree-file cluster")
-      ->check(CLI::PositiveNumber)
+      ->check(flags::positive(o->gpus_per_node, base::kMaxGpus))
       ->capture_default_str();
   cmd->add_option("--trace", o->trace,
                   "job trace: CSV (submit_s,gpus,duration_s,...; or the Philly job list) or JSON");
@@ -235,7 +236,9 @@ Verb add_schedule(CLI::App& app, const Context& ctx) {
                   "load, jobs, inference, pretrain, finetune, dev, accounts");
   cmd->add_option("--vc-quotas", o->vc_quotas,
                   "per-account GPU quotas from a Philly philly_vc.csv (vc,node num)");
-  cmd->add_option("--days", o->days, "simulated days")->capture_default_str();
+  cmd->add_option("--days", o->days, "simulated days")
+      ->capture_default_str()
+      ->check(flags::positive(o->days, base::kMaxSimSeconds / 86400));
   cmd->add_option("--policy", o->policy, "queue policy: fifo, easy or conservative (backfill)")
       ->capture_default_str();
   cmd->add_option("--priority", o->priority,
@@ -253,7 +256,8 @@ Verb add_schedule(CLI::App& app, const Context& ctx) {
       "replay node down intervals (StepFun fault_intervals.csv) instead of random failures");
   cmd->add_option("--spares", o->spares,
                   "nodes per base block (NVL72 rack) kept out of gang segments: spare trays")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(flags::non_negative(o->spares, base::kMaxGpus));
   cmd->add_option("--spare-policy", o->spare_policy,
                   "shared (spare trays also run small jobs, Slurm BlockSizes) or reserved (kept "
                   "free for hot swaps)")
@@ -262,52 +266,65 @@ Verb add_schedule(CLI::App& app, const Context& ctx) {
                   "jobs smaller than a node: pack (the fullest node that fits, best fit) or "
                   "spread (the emptiest node)")
       ->capture_default_str();
-  cmd->add_option("--seed", o->seed, "random seed (same seed, same result)")->capture_default_str();
+  cmd->add_option("--seed", o->seed, "random seed (same seed, same result)")
+      ->capture_default_str()
+      ->check(flags::non_negative(o->seed));
   cmd->add_option("--bad-rows", o->bad_rows,
                   "malformed trace rows and impossible jobs: stop (error) or skip (count)")
       ->capture_default_str();
-  cmd->add_option("--bf-interval", o->bf_interval_s, "bf_interval, seconds")->capture_default_str();
-  cmd->add_option("--bf-window", o->bf_window_min, "bf_window, minutes")->capture_default_str();
+  cmd->add_option("--bf-interval", o->bf_interval_s, "bf_interval, seconds")
+      ->capture_default_str()
+      ->check(flags::positive(o->bf_interval_s, base::kMaxSimSeconds));
+  cmd->add_option("--bf-window", o->bf_window_min, "bf_window, minutes")
+      ->capture_default_str()
+      ->check(flags::positive(o->bf_window_min, base::kMaxSimSeconds / 60));
   cmd->add_option("--bf-resolution", o->bf_resolution_s, "bf_resolution, seconds")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(flags::positive(o->bf_resolution_s, base::kMaxSimSeconds));
   cmd->add_option("--bf-max-job-test", o->bf_max_job_test, "bf_max_job_test")
-      ->check(CLI::PositiveNumber)
+      ->check(flags::positive(o->bf_max_job_test, base::kMaxJobs))
       ->capture_default_str();
   cmd->add_option("--bf-max-job-start", o->bf_max_job_start, "bf_max_job_start (0 = no limit)")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(flags::non_negative(o->bf_max_job_start, base::kMaxJobs));
   cmd->add_option("--bf-max-job-user", o->bf_max_job_user,
                   "bf_max_job_user: jobs tested per user in a backfill pass (0 = no limit)")
-      ->check(CLI::NonNegativeNumber)
+      ->check(flags::non_negative(o->bf_max_job_user, base::kMaxJobs))
       ->capture_default_str();
   cmd->add_option("--bf-max-job-part", o->bf_max_job_part,
                   "bf_max_job_part: jobs tested per partition in a backfill pass (0 = no limit)")
-      ->check(CLI::NonNegativeNumber)
+      ->check(flags::non_negative(o->bf_max_job_part, base::kMaxJobs))
       ->capture_default_str();
   cmd->add_option("--bf-reserve", o->bf_reserve,
                   "bf_job_part_count_reserve (-1: 1 for easy, all tested for conservative)")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(flags::range(o->bf_reserve, -1, base::kMaxJobs));
   cmd->add_option("--preempt", o->preempt,
                   "high-QOS jobs (inference) preempt low-QOS ones (fine-tuning): on or off")
       ->capture_default_str();
   cmd->add_option("--max-jobs-per-user", o->max_jobs_per_user, "MaxJobs per user (0 = none)")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(flags::non_negative(o->max_jobs_per_user, base::kMaxJobs));
   cmd->add_option("--domain-failures", o->domain_failures,
                   "NVLink-domain stop and degrade events per 1,000 domain-days, each (assumption: "
                   "no public rate)")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(flags::non_negative(o->domain_failures, 1e6));
   cmd->add_option("--fault-bursts", o->fault_bursts,
                   "node failures in StepFun's bursts (up to 8 servers at one instant, node "
                   "failure rate kept): on or off")
       ->capture_default_str();
   cmd->add_option("--failure-scale", o->failure_scale, "multiply every failure rate")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(flags::non_negative(o->failure_scale, 1e6));
   cmd->add_option("--lemon-fraction", o->lemon_fraction,
                   "share of nodes failing 5x as often (rate kept)")
-      ->check(CLI::Range(0.0, 1.0))
+      ->check(flags::range(o->lemon_fraction, 0.0, 1.0))
       ->capture_default_str();
   cmd->add_flag("--async-checkpoint", o->async_checkpoint, "asynchronous checkpoints (10 s stall)");
   cmd->add_option("--sample-minutes", o->sample_min,
-                  "timeline sample period (default: horizon / 720)");
+                  "timeline sample period (default: horizon / 720)")
+      ->check(flags::non_negative(o->sample_min, base::kMaxSimSeconds / 60));
   cmd->add_option("--json", o->json, "write results JSON to FILE ('-' for stdout)");
   cmd->add_option("--jobs-csv", o->jobs_csv, "write one line per job of the first run to FILE");
   return {cmd, [&ctx, o, report_flag] { return schedule(ctx, *o, report_flag->count() > 0); }};

@@ -12,6 +12,7 @@
 #include "clustertwin/report/table.h"
 #include "clustertwin/search/layout_search.h"
 #include "commands.h"
+#include "flags.h"
 
 namespace clustertwin::app {
 namespace {
@@ -48,7 +49,8 @@ int search_cmd(const Context& ctx, const SearchOptions& o) {
   execution::AnalyticalComm comm(*topo);
   workload::TrainingLayout base;
   base.seq_len = o.seq_len > 0 ? o.seq_len : 4096;
-  base.global_batch = o.global_batch > 0 ? o.global_batch : gpus / 8;
+  // Default: a sequence per 8 GPUs (and at least one: 7 GPUs once gave a global batch of 0).
+  base.global_batch = o.global_batch > 0 ? o.global_batch : std::max<int64_t>(1, gpus / 8);
   base.dtype = *dtype;
   base.tp_comm_overlap = o.tp_overlap;
   execution::TrainingSetup setup{
@@ -75,8 +77,7 @@ int search_cmd(const Context& ctx, const SearchOptions& o) {
                     {"global_batch", base.global_batch},
                     {"seq_len", base.seq_len},
                     {"candidates", r.candidates},
-                    {"feasible", r.feasible},
-                    {"search_wall_s", report::round_sig(r.wall_s, 3)}};
+                    {"feasible", r.feasible}};
   report::Json best = report::Json::array();
   report::Table t({"rank", "layout", "step s", "tokens/s/GPU", "MFU", "memory GB"}, {false, true});
   int rank = 1;
@@ -95,12 +96,15 @@ int search_cmd(const Context& ctx, const SearchOptions& o) {
   if (!o.json.empty()) {
     if (auto st = report::write_json({{"search", j}}, o.json); !st) return bad_input(st.error());
   }
+  // Wall-clock time varies run to run: stderr, so that stdout and JSON are deterministic.
+  if (!ctx.quiet) {
+    std::cerr << fmt::format("searched {} layouts in {:.2f} s ({:.0f} layouts/s)\n", r.candidates,
+                             r.wall_s,
+                             static_cast<double>(r.candidates) / std::max(r.wall_s, 1e-9));
+  }
   if (o.json != "-") {
-    std::cout << fmt::format(
-        "{} on {} GPUs of {}: {} layouts, {} valid and fitting, searched in {:.2f} s "
-        "({:.0f} layouts/s)\n\n",
-        model->name, gpus, spec->name, r.candidates, r.feasible, r.wall_s,
-        static_cast<double>(r.candidates) / std::max(r.wall_s, 1e-9));
+    std::cout << fmt::format("{} on {} GPUs of {}: {} layouts, {} valid and fitting\n\n",
+                             model->name, gpus, spec->name, r.candidates, r.feasible);
     std::cout << t.render(2);
     std::cout
         << "\n  (closed-form estimates; run `clustertwin train` with the chosen layout for the "
@@ -122,20 +126,20 @@ Verb add_search(CLI::App& app, const Context& ctx) {
   cmd->add_option("--cluster", o->cluster, "catalog name, cluster file or SYSTEM*COUNT")
       ->capture_default_str();
   cmd->add_option("--gpus", o->gpus, "GPUs of the job (default: the whole cluster)")
-      ->check(CLI::PositiveNumber);
+      ->check(flags::positive(o->gpus, base::kMaxGpus));
   cmd->add_option("--model", o->model, "catalog model, YAML file or HF config.json")
       ->capture_default_str();
   cmd->add_option("--global-batch", o->global_batch, "sequences per step (default: gpus/8)")
-      ->check(CLI::PositiveNumber);
+      ->check(flags::positive(o->global_batch, base::kMaxBatch));
   cmd->add_option("--seq-len", o->seq_len, "sequence length (default 4096)")
-      ->check(CLI::PositiveNumber);
+      ->check(flags::positive(o->seq_len, base::kMaxSequence));
   cmd->add_option("--precision", o->precision, "bf16, fp8 or fp4")->capture_default_str();
   cmd->add_flag("--tp-overlap", o->tp_overlap, "assume TP communication overlap");
   cmd->add_option("--top", o->top, "layouts to show")
-      ->check(CLI::Range(1, 1000))
+      ->check(flags::range(o->top, 1, 1000))
       ->capture_default_str();
   cmd->add_option("--threads", o->threads, "worker threads (default: all cores)")
-      ->check(CLI::Range(0, 1024));
+      ->check(flags::range(o->threads, 0, 1024));
   cmd->add_option("--json", o->json, "write results JSON to FILE ('-' for stdout)");
   return {cmd, [&ctx, o] { return search_cmd(ctx, *o); }};
 }

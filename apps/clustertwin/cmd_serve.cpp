@@ -17,6 +17,7 @@
 #include "clustertwin/report/serving.h"
 #include "clustertwin/search/serving_search.h"
 #include "commands.h"
+#include "flags.h"
 
 namespace clustertwin::app {
 namespace {
@@ -379,15 +380,15 @@ Verb add_serve(CLI::App& app, const Context& ctx) {
   cmd->add_option("--cluster", o->cluster, "catalog name, cluster file or SYSTEM*COUNT")
       ->capture_default_str();
   cmd->add_option("--gpus", o->gpus, "GPUs to serve on (default: the whole cluster)")
-      ->check(CLI::PositiveNumber);
+      ->check(flags::positive(o->gpus, base::kMaxGpus));
   cmd->add_option("--model", o->model, "catalog model, YAML file or HF config.json")
       ->capture_default_str();
   cmd->add_option("--dataset", o->dataset,
                   "request lengths: a catalog dataset (default: the model's MLPerf set)");
   cmd->add_option("--isl", o->isl, "fixed input tokens per request (with --osl)")
-      ->check(CLI::PositiveNumber);
+      ->check(flags::positive(o->isl, base::kMaxSequence));
   cmd->add_option("--osl", o->osl, "fixed output tokens per request (with --isl)")
-      ->check(CLI::PositiveNumber);
+      ->check(flags::positive(o->osl, base::kMaxSequence));
   cmd->add_option("--scenario", o->scenario, "offline, server or interactive (MLPerf LoadGen)")
       ->capture_default_str();
   cmd->add_option("--precision", o->precision, "weights: bf16, fp8 or fp4")->capture_default_str();
@@ -398,36 +399,40 @@ Verb add_serve(CLI::App& app, const Context& ctx) {
   cmd->add_option("--ttft-limit", o->ttft_limit,
                   "p99 time to first token, e.g. '2 s' (default: the dataset's MLPerf limit)");
   cmd->add_option("--tpot-limit", o->tpot_limit, "p99 time per output token, e.g. '80 ms'");
-  cmd->add_option("--tp", o->tp, "tensor parallel per instance")->check(CLI::PositiveNumber);
-  cmd->add_option("--pp", o->pp, "pipeline stages per instance")->check(CLI::PositiveNumber);
-  cmd->add_option("--ep", o->ep, "expert parallel (divides tp)")->check(CLI::PositiveNumber);
+  cmd->add_option("--tp", o->tp, "tensor parallel per instance")
+      ->check(flags::positive(o->tp, base::kMaxGpus));
+  cmd->add_option("--pp", o->pp, "pipeline stages per instance")
+      ->check(flags::positive(o->pp, base::kMaxGpus));
+  cmd->add_option("--ep", o->ep, "expert parallel (divides tp)")
+      ->check(flags::positive(o->ep, base::kMaxGpus));
   cmd->add_flag("--dp-attention", o->dp_attention,
                 "attention data parallel over the tp GPUs, EP = tp (wide EP)");
-  cmd->add_option("--max-batch", o->max_batch, "sequences per rank")->check(CLI::PositiveNumber);
+  cmd->add_option("--max-batch", o->max_batch, "sequences per rank")
+      ->check(flags::positive(o->max_batch, base::kMaxBatch));
   cmd->add_option("--max-tokens", o->max_tokens, "tokens per rank per iteration")
-      ->check(CLI::PositiveNumber);
+      ->check(flags::positive(o->max_tokens, base::kMaxTokensPerStep));
   cmd->add_flag("--no-chunked-prefill", o->no_chunked, "run each prompt in one iteration");
   cmd->add_option("--replicas", o->replicas, "instances (default: the GPUs / instance size)")
-      ->check(CLI::PositiveNumber);
+      ->check(flags::positive(o->replicas, base::kMaxGpus));
   cmd->add_flag("--disaggregated", o->disaggregated,
                 "separate prefill and decode pools (--prefill-*)");
   cmd->add_option("--prefill-tp", o->prefill_tp, "disaggregated: prefill instance tp")
-      ->check(CLI::PositiveNumber);
+      ->check(flags::positive(o->prefill_tp, base::kMaxGpus));
   cmd->add_option("--prefill-ep", o->prefill_ep, "disaggregated: prefill instance ep")
-      ->check(CLI::PositiveNumber);
+      ->check(flags::positive(o->prefill_ep, base::kMaxGpus));
   cmd->add_flag("--prefill-dp-attention", o->prefill_dp_attention,
                 "disaggregated: prefill attention DP");
   cmd->add_option("--prefill-replicas", o->prefill_replicas, "disaggregated: prefill instances")
-      ->check(CLI::PositiveNumber);
+      ->check(flags::positive(o->prefill_replicas, base::kMaxGpus));
   cmd->add_option("--prefill-max-tokens", o->prefill_max_tokens,
                   "disaggregated: prefill tokens per rank per iteration")
-      ->check(CLI::PositiveNumber)
+      ->check(flags::positive(o->prefill_max_tokens, base::kMaxTokensPerStep))
       ->capture_default_str();
   cmd->add_option("--mtp", o->mtp, "speculative draft tokens per step from the MTP module")
-      ->check(CLI::Range(0, 8));
+      ->check(flags::range(o->mtp, 0, 8));
   cmd->add_option("--mtp-acceptance", o->mtp_acceptance,
                   "acceptance probability of each draft token")
-      ->check(CLI::Range(0.0, 1.0))
+      ->check(flags::range(o->mtp_acceptance, 0.0, 1.0))
       ->capture_default_str();
   cmd->add_option("--kv-policy", o->kv_policy,
                   "preempt (admit by prompt, evict on overflow) or reserve")
@@ -435,17 +440,19 @@ Verb add_serve(CLI::App& app, const Context& ctx) {
       ->capture_default_str();
   cmd->add_option("--tp-overlap", o->tp_overlap,
                   "fraction of TP all-reduce hidden behind GEMMs (default 0.5)")
-      ->check(CLI::Range(0.0, 1.0));
+      ->check(flags::range(o->tp_overlap, 0.0, 1.0));
   cmd->add_option("--rate", o->rate,
                   "server/interactive: simulate this arrival rate (requests/s) instead of "
                   "searching the highest compliant one")
-      ->check(CLI::PositiveNumber);
+      ->check(flags::positive(o->rate));
   cmd->add_option("--requests", o->requests,
                   "requests to simulate (default: LoadGen-like run length)")
-      ->check(CLI::PositiveNumber);
+      ->check(flags::positive(o->requests, base::kMaxRequests));
   cmd->add_option("--seed", o->seed, "random seed of request lengths and arrivals")
-      ->capture_default_str();
-  cmd->add_option("--threads", o->threads, "search threads (default: all cores)");
+      ->capture_default_str()
+      ->check(flags::non_negative(o->seed));
+  cmd->add_option("--threads", o->threads, "search threads (default: all cores)")
+      ->check(flags::range(o->threads, 0, base::kMaxThreads));
   cmd->add_option("--compare", o->compare,
                   "also break down the per-GPU ratio to this cluster (e.g. 'hgx-h200*1'): GPU, "
                   "memory, FP4, NVLink domain");
@@ -460,11 +467,14 @@ Verb add_serve(CLI::App& app, const Context& ctx) {
   cmd->add_option("--clock-lock", o->clock_lock,
                   "with --power: lock the SM clock (e.g. 1500MHz); slowed kernels are fed back");
   cmd->add_option("--pue", o->pue,
-                  "with --power: use this PUE instead of the facility model (>= 1)");
+                  "with --power: use this PUE instead of the facility model (>= 1)")
+      ->check(flags::range(o->pue, 1, 100));
   cmd->add_option("--supply-temp", o->supply_temp,
-                  "with --power: coolant supply temperature, C (default: 25)");
+                  "with --power: coolant supply temperature, C (default: 25)")
+      ->check(flags::range(o->supply_temp, -50, 150));
   cmd->add_option("--delta-t", o->delta_t,
-                  "with --power: coolant temperature rise across a rack, K (default: 10)");
+                  "with --power: coolant temperature rise across a rack, K (default: 10)")
+      ->check(flags::positive(o->delta_t, 100));
   cmd->add_option("--coolant", o->coolant, "with --power: pg25 or water (default: pg25)");
   cmd->add_option("--smoothing", o->smoothing,
                   "with --power: power smoothing of the racks, 'on' (the system's profile) or "

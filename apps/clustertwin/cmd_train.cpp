@@ -6,6 +6,7 @@
 
 #include <iostream>
 
+#include "clustertwin/base/number.h"
 #include "clustertwin/base/units_parse.h"
 #include "clustertwin/execution/collective_comm.h"
 #include "clustertwin/execution/training.h"
@@ -14,6 +15,7 @@
 #include "clustertwin/report/power.h"
 #include "clustertwin/report/training.h"
 #include "commands.h"
+#include "flags.h"
 
 namespace clustertwin::app {
 namespace {
@@ -69,7 +71,9 @@ base::Result<std::unique_ptr<TrainingJob>> prepare_training(const Context& ctx,
     return base::fail("--gpus " + std::to_string(gpus) + " is more than cluster '" + spec->name +
                       "' has (" + std::to_string(topo->gpus()) + ")");
   }
-  const int64_t mp = static_cast<int64_t>(l.tp) * l.pp * l.cp;
+  auto mp_r = workload::model_parallel_size(l);
+  if (!mp_r) return base::fail(mp_r.error());
+  const int64_t mp = *mp_r;
   if (o.dp > 0) {
     l.dp = o.dp;
   } else {
@@ -79,8 +83,10 @@ base::Result<std::unique_ptr<TrainingJob>> prepare_training(const Context& ctx,
     }
     l.dp = static_cast<int>(gpus / mp);
   }
-  l.global_batch =
-      o.global_batch > 0 ? o.global_batch : l.micro_batch * l.dp * std::max(1, 4 * l.pp);
+  auto gb = o.global_batch > 0 ? base::Result<int64_t>(o.global_batch)
+                               : workload::default_global_batch(l);
+  if (!gb) return base::fail(gb.error());
+  l.global_batch = *gb;
   auto dtype = compute::parse_dtype(o.precision);
   if (!dtype)
     return base::fail("--precision: expected bf16, fp8 or fp4, got '" + o.precision + "'");
@@ -107,24 +113,9 @@ base::Result<std::unique_ptr<TrainingJob>> prepare_training(const Context& ctx,
   l.flash_attention = o.attention == "flash";
   double budget = 0;
   if (!o.tokens.empty()) {
-    // Token counts: a plain number with an optional K/M/B/T suffix (15T).
-    const std::string& t = o.tokens;
-    double mult = 1;
-    std::string num = t;
-    const char last = t.back();
-    if (last == 'K' || last == 'M' || last == 'B' || last == 'G' || last == 'T') {
-      mult = last == 'K' ? 1e3 : last == 'M' ? 1e6 : (last == 'B' || last == 'G') ? 1e9 : 1e12;
-      num = t.substr(0, t.size() - 1);
-    }
-    try {
-      size_t used = 0;
-      budget = std::stod(num, &used) * mult;
-      if (used != num.size() || budget <= 0) budget = -1;
-    } catch (...) {
-      budget = -1;
-    }
-    if (budget <= 0)
-      return base::fail("--tokens: expected a token count like 15T or 2e12, got '" + t + "'");
+    auto t = base::parse_scaled_count(o.tokens, {.min = 0, .max = 1e18, .min_exclusive = true});
+    if (!t) return base::fail("--tokens: " + t.error().message);
+    budget = *t;
   }
   auto cm_r = compute::ComputeModel::for_gpu(gpu, *cat);
   if (!cm_r) return base::fail(cm_r.error());
@@ -237,50 +228,53 @@ Verb add_train(CLI::App& app, const Context& ctx) {
   cmd->add_option("--cluster", o->cluster, "catalog name, cluster file or SYSTEM*COUNT")
       ->capture_default_str();
   cmd->add_option("--gpus", o->gpus, "GPUs of the job (default: the whole cluster)")
-      ->check(CLI::PositiveNumber);
+      ->check(flags::positive(o->gpus, base::kMaxGpus));
   cmd->add_option(
          "--model", o->model,
          "catalog model, YAML file, HF config.json, or 'gpt' with --layers/--hidden/--heads")
       ->capture_default_str();
-  cmd->add_option("--layers", o->layers, "custom GPT: layers")->check(CLI::PositiveNumber);
-  cmd->add_option("--hidden", o->hidden, "custom GPT: hidden size")->check(CLI::PositiveNumber);
-  cmd->add_option("--heads", o->heads, "custom GPT: attention heads")->check(CLI::PositiveNumber);
+  cmd->add_option("--layers", o->layers, "custom GPT: layers")
+      ->check(flags::positive(o->layers, base::kMaxLayers));
+  cmd->add_option("--hidden", o->hidden, "custom GPT: hidden size")
+      ->check(flags::positive(o->hidden, base::kMaxModelDim));
+  cmd->add_option("--heads", o->heads, "custom GPT: attention heads")
+      ->check(flags::positive(o->heads, base::kMaxModelDim));
   cmd->add_option("--kv-heads", o->kv_heads, "custom GPT: KV heads (default: heads)")
-      ->check(CLI::PositiveNumber);
+      ->check(flags::positive(o->kv_heads, base::kMaxModelDim));
   cmd->add_option("--ffn", o->ffn, "custom GPT: MLP width (default: 4 x hidden)")
-      ->check(CLI::PositiveNumber);
+      ->check(flags::positive(o->ffn, base::kMaxModelDim));
   cmd->add_option("--vocab", o->vocab, "custom GPT: vocabulary")
-      ->check(CLI::PositiveNumber)
+      ->check(flags::positive(o->vocab, base::kMaxModelDim))
       ->capture_default_str();
   cmd->add_option("--tp", o->tp, "tensor parallel")
-      ->check(CLI::PositiveNumber)
+      ->check(flags::positive(o->tp, base::kMaxGpus))
       ->capture_default_str();
   cmd->add_option("--pp", o->pp, "pipeline stages")
-      ->check(CLI::PositiveNumber)
+      ->check(flags::positive(o->pp, base::kMaxGpus))
       ->capture_default_str();
   cmd->add_option("--dp", o->dp, "data parallel (default: gpus / (tp*pp*cp))")
-      ->check(CLI::PositiveNumber);
+      ->check(flags::positive(o->dp, base::kMaxGpus));
   cmd->add_option("--cp", o->cp, "context parallel")
-      ->check(CLI::PositiveNumber)
+      ->check(flags::positive(o->cp, base::kMaxGpus))
       ->capture_default_str();
   cmd->add_option("--ep", o->ep, "expert parallel (carved from dp*cp)")
-      ->check(CLI::PositiveNumber)
+      ->check(flags::positive(o->ep, base::kMaxGpus))
       ->capture_default_str();
   cmd->add_option("--vpp", o->vpp, "virtual pipeline stages per stage (interleaved 1F1B)")
-      ->check(CLI::PositiveNumber)
+      ->check(flags::positive(o->vpp, base::kMaxLayers))
       ->capture_default_str();
   cmd->add_option("--micro-batch", o->micro_batch, "sequences per micro-batch")
-      ->check(CLI::PositiveNumber)
+      ->check(flags::positive(o->micro_batch, base::kMaxBatch))
       ->capture_default_str();
   cmd->add_option("--global-batch", o->global_batch,
                   "sequences per step (default: micro_batch*dp*4*pp)")
-      ->check(CLI::PositiveNumber);
+      ->check(flags::positive(o->global_batch, base::kMaxBatch));
   cmd->add_option("--seq-len", o->seq_len, "sequence length (default: the model's, at most 8192)")
-      ->check(CLI::PositiveNumber);
+      ->check(flags::positive(o->seq_len, base::kMaxSequence));
   cmd->add_option("--precision", o->precision, "bf16, fp8 or fp4")->capture_default_str();
   cmd->add_option("--recompute", o->recompute, "none, selective or full")->capture_default_str();
   cmd->add_option("--zero", o->zero, "0, 1 (distributed optimizer), 2 or 3 (FSDP)")
-      ->check(CLI::Range(0, 3))
+      ->check(flags::range(o->zero, 0, 3))
       ->capture_default_str();
   cmd->add_flag("--no-sequence-parallel", o->no_sp,
                 "tensor parallelism without sequence parallelism");
@@ -304,7 +298,7 @@ Verb add_train(CLI::App& app, const Context& ctx) {
       ->capture_default_str();
   cmd->add_option("--framework-overhead", o->overhead,
                   "fraction of compute lost to launch gaps and host overhead")
-      ->check(CLI::Range(0.0, 10.0));
+      ->check(flags::range(o->overhead, 0.0, 10.0));
   cmd->add_option("--tokens", o->tokens, "token budget for time-to-train (e.g. 15T)");
   cmd->add_flag("--power", o->power,
                 "add the power view (GPU, rack, cluster, facility, energy per token)");

@@ -2,8 +2,13 @@
 // every number comes from the library layers (ARCHITECTURE.md).
 
 #include <cstdio>
+#include <filesystem>
 #include <iostream>
+#include <string>
+#include <utility>
+#include <vector>
 
+#include "clustertwin/base/file.h"
 #include "commands.h"
 
 namespace clustertwin::app {
@@ -27,10 +32,51 @@ int bad_input(const base::Error& e) {
   base::Errors all;
   all.add(e);
   std::cerr << all.to_string() << "\n";
-  return kExitBadInput;
+  // A write that failed is the system's fault, not the input's (DESIGN.md §4).
+  return e.kind == base::ErrorKind::kSystem ? kExitInternal : kExitBadInput;
 }
 
 int bad_input(const std::string& message) { return bad_input(base::Error{message, {}, 0}); }
+
+namespace {
+
+/// The output flags of every verb: one path given to two of them would silently overwrite one
+/// output with the other (issue 19), so that is refused before anything runs.
+base::Status check_distinct_outputs(const CLI::App& app) {
+  static const char* const kOutputs[] = {"--json", "--trace", "--out", "--jobs-csv", "--report"};
+  std::vector<std::pair<std::string, std::string>> given;  // (flag, path)
+  std::vector<const CLI::App*> chain{&app};
+  for (size_t i = 0; i < chain.size(); ++i) {
+    for (const CLI::App* sub : chain[i]->get_subcommands()) chain.push_back(sub);
+    for (const char* name : kOutputs) {
+      const CLI::Option* opt = nullptr;
+      try {
+        opt = chain[i]->get_option_no_throw(name);
+      } catch (...) {
+        opt = nullptr;
+      }
+      if (opt == nullptr || opt->count() == 0 || opt->results().empty()) continue;
+      const std::string& path = opt->results().back();
+      if (path.empty() || path == "-") continue;
+      given.emplace_back(name, path);
+    }
+  }
+  for (size_t i = 0; i < given.size(); ++i) {
+    for (size_t j = i + 1; j < given.size(); ++j) {
+      std::error_code e1, e2;
+      const auto a = std::filesystem::weakly_canonical(given[i].second, e1);
+      const auto b = std::filesystem::weakly_canonical(given[j].second, e2);
+      const bool same = (!e1 && !e2) ? a == b : given[i].second == given[j].second;
+      if (same) {
+        return base::fail(given[i].first + " and " + given[j].first + " name the same file '" +
+                          given[j].second + "': give each output its own path");
+      }
+    }
+  }
+  return {};
+}
+
+}  // namespace
 
 }  // namespace clustertwin::app
 
@@ -74,14 +120,26 @@ int main(int argc, char** argv) {
   } catch (const CLI::Success& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    app.exit(e);
+    // The same shape as every other bad input: "error: --gpus: expected an integer >= 1, got 0".
+    std::cerr << "error: " << e.what() << "\nRun with --help for more information.\n";
     return kExitBadInput;
   }
+  if (auto st = check_distinct_outputs(app); !st) return bad_input(st.error());
   try {
+    int rc = -1;
     for (const auto& v : verbs) {
-      if (v.command->parsed()) return v.run();
+      if (v.command->parsed()) {
+        rc = v.run();
+        break;
+      }
     }
-    return run_flagship(ctx);
+    if (rc < 0) rc = run_flagship(ctx);
+    // Text written to stdout that never arrived (a closed pipe, /dev/full) is a failed run.
+    if (auto st = clustertwin::base::flush_stdout(); !st) {
+      bad_input(st.error());
+      return kExitInternal;
+    }
+    return rc;
   } catch (const std::exception& e) {
     std::cerr << "internal error: " << e.what() << "\n";
     return kExitInternal;

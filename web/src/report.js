@@ -60,6 +60,10 @@
 
   const count = (v) => (Number.isFinite(v) ? Math.round(v).toLocaleString('en-US') : '–');
   const percent = (v) => `${sig(v * 100)} %`;
+  /** Text from the results JSON made safe for HTML: ECharts renders tooltip formatters' strings
+   *  as markup, so every data string that goes into one passes through here (issue 19). */
+  const esc = (v) => String(v === undefined || v === null ? '' : v).replace(/[&<>"']/g,
+    (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]);
 
   /** A value formatted by the unit suffix of its key (DESIGN.md: units live in key names). */
   function byKey(key, v) {
@@ -445,13 +449,13 @@
                rich: { n: { fontSize: 10, color: '#5a6473' }, g: { fontSize: 13, fontWeight: 'bold', color: '#1e7d4f' },
                        u: { fontSize: 9, color: '#1e7d4f' } } },
       value: gpus,
-      tooltip: { formatter: `${kindName} ${i}: ${gpus} GPUs in one NVLink domain` },
+      tooltip: { formatter: `${esc(kindName)} ${i}: ${esc(gpus)} GPUs in one NVLink domain` },
     }));
     tiers.forEach((t, ti) => {
       addRow(ti + 1, t.switches, (i, x, y) => ({
         name: `${t.tier} ${i}`, x, y, category: ti + 1, symbol: 'rect', symbolSize: [Math.min(40, domainW), 16],
         label: { show: false },
-        tooltip: { formatter: `${t.tier} switch ${i}<br>${t.ports_per_switch} ports` +
+        tooltip: { formatter: `${esc(t.tier)} switch ${i}<br>${esc(t.ports_per_switch)} ports` +
           `${t.cables_up ? `<br>down:up ${sig(t.oversubscription)}:1` : ''}` },
       }));
     });
@@ -552,10 +556,10 @@
           formatter: (ps) => {
             if (!ps.length) return '';
             const head = `<b>${bsize(ps[0].value[0])}</b>`;
-            return head + ps.map((p) => `<br>${p.marker}${p.seriesName}: ${sig(p.value[1])} GB/s` +
+            return head + ps.map((p) => `<br>${p.marker}${esc(p.seriesName)}: ${sig(p.value[1])} GB/s` +
               (p.data.row && p.data.row.time_us !== undefined ? ` · ${seconds(p.data.row.time_us * 1e-6)}` : '') +
-              (p.data.row && p.data.row.algo && p.data.row.algo !== p.seriesName ? ` · ${p.data.row.algo}` : '') +
-              (p.data.row && p.data.row.protocol ? ` · ${p.data.row.protocol}` : '')).join('');
+              (p.data.row && p.data.row.algo && p.data.row.algo !== p.seriesName ? ` · ${esc(p.data.row.algo)}` : '') +
+              (p.data.row && p.data.row.protocol ? ` · ${esc(p.data.row.protocol)}` : '')).join('');
           },
         },
         xAxis: Object.assign({ type: 'log', logBase: 2, min: Math.min(...sizes), max: Math.max(...sizes),
@@ -644,7 +648,7 @@
         : /optim/.test(k) ? KIND_COLORS.optimizer : PALETTE[(i + 5) % PALETTE.length]));
       const total = entries.reduce((a, [, v]) => a + v, 0);
       const option = baseOption({
-        tooltip: { trigger: 'item', formatter: (p) => `${p.marker}${p.seriesName}: ${seconds(p.value)} (${sig(100 * p.value / total)} %)` },
+        tooltip: { trigger: 'item', formatter: (p) => `${p.marker}${esc(p.seriesName)}: ${seconds(p.value)} (${sig(100 * p.value / total)} %)` },
         legend: { show: false },
         grid: { left: 8, right: 16, top: 8, bottom: 28, containLabel: true },
         xAxis: { type: 'value', axisLabel: { formatter: (v) => seconds(v) } },
@@ -720,8 +724,8 @@
           value: [tracks.indexOf(e.track), e.start_s, e.start_s + e.dur_s, e.name], e })),
       }));
       const option = baseOption({
-        tooltip: { trigger: 'item', formatter: (p) => `${p.marker}<b>${p.data.e.name}</b> on ${p.data.e.track}` +
-          `<br>${label(p.data.e.kind || '')} · start ${seconds(p.data.e.start_s)} · ${seconds(p.data.e.dur_s)}` },
+        tooltip: { trigger: 'item', formatter: (p) => `${p.marker}<b>${esc(p.data.e.name)}</b> on ${esc(p.data.e.track)}` +
+          `<br>${esc(label(String(p.data.e.kind || '')))} · start ${seconds(p.data.e.start_s)} · ${seconds(p.data.e.dur_s)}` },
         grid: { left: 72, right: 24, top: 40, bottom: 64 },
         dataZoom: [{ type: 'inside', filterMode: 'weakFilter' }, { type: 'slider', height: 16, bottom: 10, filterMode: 'weakFilter' }],
         xAxis: Object.assign({ type: 'value', min: 0, axisLabel: { formatter: (v) => seconds(v) } }, axisName('time in step', 26)),
@@ -779,7 +783,7 @@
       const option = baseOption({
         tooltip: { trigger: 'item', formatter: (p) => {
           const q = p.data.p || {};
-          return `${p.marker}<b>${q.layout || p.seriesName}</b>${q.batch ? ` · batch ${q.batch}` : ''}` +
+          return `${p.marker}<b>${esc(q.layout || p.seriesName)}</b>${q.batch ? ` · batch ${esc(q.batch)}` : ''}` +
             `<br>${sig(q.tokens_per_s_per_gpu)} tokens/s per GPU<br>TTFT ${seconds(q.ttft_s)} · TPOT ${seconds(q.tpot_s)}` +
             (q.meets_slo === false ? '<br><i>misses the latency limits</i>' : '');
         } },
@@ -894,7 +898,7 @@
     const option = baseOption({
       tooltip: { trigger: 'item', formatter: (p) => {
         const f = p.data.f;
-        return `${p.marker}<b>${f.class}</b> (${f.scope} ${f.target}) at day ${sig(f.t_h / 24)}` +
+        return `${p.marker}<b>${esc(f.class)}</b> (${esc(f.scope)} ${esc(f.target)}) at day ${sig(f.t_h / 24)}` +
           `<br>${count(f.gpus_down)} GPUs down · ${count(f.jobs_hit)} jobs hit · repair ${seconds(f.repair_h * 3600)}`;
       } },
       legend: { show: logs.length > 1, top: 4 },

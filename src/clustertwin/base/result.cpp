@@ -20,11 +20,13 @@ std::string Errors::to_string() const {
 Error Errors::combined() const {
   if (items.size() == 1) return items.front();
   std::string msg;
+  ErrorKind kind = ErrorKind::kInput;
   for (const auto& e : items) {
     if (!msg.empty()) msg += "\nerror: ";
     msg += e.to_string();
+    if (e.kind == ErrorKind::kSystem) kind = ErrorKind::kSystem;
   }
-  return Error{msg, {}, 0};
+  return Error{msg, {}, 0, kind};
 }
 
 }  // namespace clustertwin::base

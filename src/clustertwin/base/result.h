@@ -10,12 +10,17 @@
 
 namespace clustertwin::base {
 
+/// Whose fault an error is: the input's (exit 2) or the system's (a write that failed, a disk
+/// that is full: exit 1, DESIGN.md §4).
+enum class ErrorKind { kInput, kSystem };
+
 /// One user-facing error: where (file and 1-based line, when known) and what, in a sentence that
 /// starts lowercase and says expected vs actual.
 struct Error {
   std::string message;
   std::string file;  ///< empty when the error has no file
   int line = 0;      ///< 1-based; 0 when unknown
+  ErrorKind kind = ErrorKind::kInput;
 
   /// "file:line: message", "file: message" or "message".
   [[nodiscard]] std::string to_string() const;

@@ -34,6 +34,11 @@ namespace clustertwin::collective {
 enum class NetworkModelKind { kAnalytical, kFlow };
 base::Result<NetworkModelKind> parse_network_model(std::string_view s);
 
+/// Channels of one collective, at most: NCCL's MAXCHANNELS (src/include/device.h; 32 in older
+/// releases, 64 in current ones). More would only multiply flows (and once made a
+/// `--channels 2147483647` run hang, issue 19).
+inline constexpr int kMaxChannels = 64;
+
 struct ModelOptions {
   NetworkModelKind network = NetworkModelKind::kAnalytical;
   network::Routing routing = network::Routing::kSpray;

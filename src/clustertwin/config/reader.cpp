@@ -3,7 +3,10 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <filesystem>
 #include <fstream>
+#include <map>
+#include <set>
 #include <sstream>
 
 #include "clustertwin/base/text.h"
@@ -17,6 +20,43 @@ int line_of(const YAML::Node& n) {
   return m.line >= 0 ? m.line + 1 : 0;
 }
 
+namespace {
+
+/// Every key that appears twice in one mapping, as "key 'x' appears twice (lines 3 and 7)".
+/// yaml-cpp keeps both pairs and lookups find the first, so a repeated key once meant the
+/// second value was silently ignored (issue 19). Nodes reached again through an alias are
+/// walked once (by their position), so an alias bomb costs no more than its text.
+void find_duplicate_keys(const YAML::Node& root, const std::string& file, base::Errors& errors) {
+  std::vector<YAML::Node> stack{root};
+  std::set<std::pair<int, int>> visited;
+  while (!stack.empty() && errors.items.size() < 20) {
+    YAML::Node n = stack.back();
+    stack.pop_back();
+    const auto m = n.Mark();
+    if (!visited.insert({m.line, m.column}).second) continue;
+    if (n.IsMap()) {
+      std::map<std::string, int> first_line;
+      for (const auto& kv : n) {
+        const std::string key = kv.first.IsScalar() ? kv.first.Scalar() : std::string();
+        if (kv.first.IsScalar()) {
+          auto [it, fresh] = first_line.emplace(key, line_of(kv.first));
+          if (!fresh) {
+            errors.add(Error{"duplicate key '" + key + "' (first at line " +
+                                 std::to_string(it->second) + ", again at line " +
+                                 std::to_string(line_of(kv.first)) + ")",
+                             file, line_of(kv.first)});
+          }
+        }
+        stack.push_back(kv.second);
+      }
+    } else if (n.IsSequence()) {
+      for (const auto& item : n) stack.push_back(item);
+    }
+  }
+}
+
+}  // namespace
+
 base::Result<Document> parse_document(std::string_view text, std::string file) {
   try {
     YAML::Node root = YAML::Load(std::string(text));
@@ -28,6 +68,9 @@ base::Result<Document> parse_document(std::string_view text, std::string file) {
                       std::string(root.IsSequence() ? "list" : "single value"),
                   file, line_of(root));
     }
+    base::Errors dups;
+    find_duplicate_keys(root, file, dups);
+    if (!dups.empty()) return fail(dups.combined());
     return Document{root, std::move(file)};
   } catch (const YAML::Exception& e) {
     return fail("syntax error: " + e.msg, file, e.mark.line >= 0 ? e.mark.line + 1 : 0);
@@ -37,6 +80,10 @@ base::Result<Document> parse_document(std::string_view text, std::string file) {
 }
 
 base::Result<Document> load_document(const std::string& path) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) {
+    return fail("is a directory (expected a YAML or JSON file)", path, 0);
+  }
   std::ifstream in(path, std::ios::binary);
   if (!in) return fail("cannot open file (does it exist and is it readable?)", path, 0);
   std::stringstream ss;

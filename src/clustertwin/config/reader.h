@@ -62,9 +62,10 @@ class Reader {
   /// One of `allowed`; the error lists them and suggests the closest.
   std::optional<std::string> choice(std::string_view key, const std::vector<std::string>& allowed,
                                     Need need = Need::kRequired);
-  /// An integer in [min, max].
+  /// An integer in [min, max]. The default max is INT32_MAX: most fields end in an `int`, and a
+  /// larger value must never wrap there (an HF config with 4294967304 experts once read 8).
   std::optional<int64_t> integer(std::string_view key, Need need = Need::kRequired, int64_t min = 1,
-                                 int64_t max = INT64_MAX);
+                                 int64_t max = INT32_MAX);
   /// A real number in [min, max].
   std::optional<double> number(std::string_view key, Need need = Need::kRequired, double min = 0.0,
                                double max = 1e300);
@@ -93,7 +94,7 @@ class Reader {
     return v;
   }
   std::optional<int64_t> integer_figure(std::string_view key, Need need = Need::kRequired,
-                                        int64_t min = 1, int64_t max = INT64_MAX);
+                                        int64_t min = 1, int64_t max = INT32_MAX);
   std::optional<double> number_figure(std::string_view key, Need need = Need::kRequired,
                                       double min = 0.0, double max = 1e300);
 

@@ -1,5 +1,7 @@
 #include "clustertwin/engine/engine.h"
 
+#include <fmt/format.h>
+
 #include <cmath>
 
 #include "clustertwin/base/check.h"
@@ -7,8 +9,18 @@
 namespace clustertwin::engine {
 
 Tick to_ticks(base::Seconds s) {
-  CT_CHECK(std::isfinite(s.base()) && s.base() >= 0, "time must be finite and non-negative");
+  CT_CHECK(std::isfinite(s.base()) && s.base() >= 0 && s.base() <= base::kMaxSimSeconds,
+           "time must be finite, non-negative and at most base::kMaxSimSeconds");
   return static_cast<Tick>(std::llround(s.base() * 1e9));
+}
+
+base::Result<Tick> checked_ticks(base::Seconds s, std::string_view what) {
+  const double v = s.base();
+  if (!std::isfinite(v) || v < 0 || v > base::kMaxSimSeconds) {
+    return base::fail(fmt::format("{}: expected a time in [0, {:.0f} s] (100 years), got {} s",
+                                  what, base::kMaxSimSeconds, v));
+  }
+  return to_ticks(s);
 }
 
 base::Seconds to_seconds(Tick t) { return base::Seconds::from_base(static_cast<double>(t) * 1e-9); }
@@ -19,7 +31,7 @@ void Simulator::schedule_at(Tick at, Callback cb) {
 }
 
 void Simulator::run_until(Tick until) {
-  while (!queue_.empty() && queue_.top().at <= until) {
+  while (!queue_.empty() && queue_.top().at <= until && events_run_ < event_limit_) {
     Event e = queue_.top();
     queue_.pop();
     now_ = e.at;

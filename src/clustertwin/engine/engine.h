@@ -7,8 +7,11 @@
 #include <cstdint>
 #include <functional>
 #include <queue>
+#include <string_view>
 #include <vector>
 
+#include "clustertwin/base/number.h"
+#include "clustertwin/base/result.h"
 #include "clustertwin/base/units.h"
 
 namespace clustertwin::engine {
@@ -16,8 +19,12 @@ namespace clustertwin::engine {
 /// Nanoseconds since the start of the simulation.
 using Tick = int64_t;
 
-/// Seconds -> ticks, rounded to the nearest nanosecond (never negative).
+/// Seconds -> ticks, rounded to the nearest nanosecond. The time must be finite, non-negative
+/// and at most base::kMaxSimSeconds (an invariant: inputs are checked with checked_ticks first).
 Tick to_ticks(base::Seconds s);
+/// The same for a time that came from input: an error naming `what` instead of an abort when
+/// the time is not finite, negative or beyond base::kMaxSimSeconds (100 years).
+base::Result<Tick> checked_ticks(base::Seconds s, std::string_view what);
 base::Seconds to_seconds(Tick t);
 
 class Simulator {
@@ -34,6 +41,12 @@ class Simulator {
   /// Runs every event.
   void run();
   [[nodiscard]] int64_t events_run() const { return events_run_; }
+  /// Events the simulator may run in all (default base::kMaxEvents): run() and run_until() stop
+  /// once that many have run, and event_limit_reached() says so, so a run that would go on for
+  /// hours ends with an error its caller words instead of a hang.
+  void set_event_limit(int64_t max_events) { event_limit_ = max_events; }
+  [[nodiscard]] bool event_limit_reached() const { return events_run_ >= event_limit_; }
+  [[nodiscard]] int64_t event_limit() const { return event_limit_; }
   [[nodiscard]] bool empty() const { return queue_.empty(); }
 
  private:
@@ -51,6 +64,7 @@ class Simulator {
   Tick now_ = 0;
   uint64_t seq_ = 0;
   int64_t events_run_ = 0;
+  int64_t event_limit_ = base::kMaxEvents;
 };
 
 }  // namespace clustertwin::engine

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <random>
 
 namespace clustertwin::engine {
@@ -54,6 +55,27 @@ TEST(Engine, NoEventInThePastAndDeterministic) {
 TEST(Engine, TickConversionRoundsToNanoseconds) {
   EXPECT_EQ(to_ticks(base::seconds(1.5e-6)), 1500);
   EXPECT_DOUBLE_EQ(to_seconds(2'000'000'000).base(), 2.0);
+}
+
+TEST(Engine, CheckedTicksRefusesWhatTheClockCannotHold) {
+  EXPECT_EQ(*checked_ticks(base::seconds(2.0), "t"), 2'000'000'000);
+  for (double bad : {-1.0, 1e10, std::nan(""), HUGE_VAL}) {
+    auto r = checked_ticks(base::seconds(bad), "submit");
+    ASSERT_FALSE(r) << bad;
+    EXPECT_NE(r.error().message.find("submit: expected a time in [0, 3155760000 s]"),
+              std::string::npos)
+        << r.error().message;
+  }
+}
+
+TEST(Engine, EventLimitStopsARunawayRun) {
+  Simulator sim;
+  sim.set_event_limit(1000);
+  std::function<void(Simulator&)> again = [&](Simulator& s) { s.schedule_in(0, again); };
+  sim.schedule_at(0, again);
+  sim.run();  // would never end without the limit: every event schedules another at the same tick
+  EXPECT_TRUE(sim.event_limit_reached());
+  EXPECT_EQ(sim.events_run(), 1000);
 }
 
 }  // namespace

@@ -214,6 +214,10 @@ class Sim {
     return finish(reqs.size());
   }
 
+  /// The run stopped at the engine's event limit instead of finishing (a bound on run time).
+  [[nodiscard]] bool hit_event_limit() const { return sim_.event_limit_reached(); }
+  [[nodiscard]] int64_t events() const { return sim_.events_run(); }
+
  private:
   std::vector<int> entry_instances() const {
     std::vector<int> out;
@@ -933,6 +937,9 @@ base::Result<ServingResult> simulate_serving(const ServingSetup& s) {
   auto p = prepare(s);
   if (!p) return base::fail(p.error());
   const auto& l = s.layout;
+  if (!std::isfinite(s.rate_qps) || s.rate_qps < 0) {
+    return base::fail(fmt("the arrival rate must be a finite number >= 0, got %g", s.rate_qps));
+  }
   if (s.scenario != ServingScenario::kOffline && s.rate_qps <= 0) {
     return base::fail("the " + std::string(workload::scenario_name(s.scenario)) +
                       " scenario needs an arrival rate > 0");
@@ -963,11 +970,33 @@ base::Result<ServingResult> simulate_serving(const ServingSetup& s) {
     n_sim = std::max(n_sim, k);
     n = n_sim * symmetry;
   }
+  if (n_sim > base::kMaxRequests) {
+    return base::fail(std::to_string(n_sim) + " requests to simulate are more than the limit of " +
+                      std::to_string(base::kMaxRequests) + " (base::kMaxRequests)");
+  }
+  if (s.scenario != ServingScenario::kOffline) {
+    // The arrival stream Sim::run will draw, to its last arrival: a rate so low that the run
+    // would outlast the engine's clock is refused here, not aborted there (issue 19).
+    workload::Rng rng(s.seed * 7919 + 17);
+    const double rate_sim = s.rate_qps / symmetry;
+    double t = 0;
+    for (int64_t k = 0; k < n_sim && t <= base::kMaxSimSeconds; ++k) t += rng.exponential(rate_sim);
+    if (!(t <= base::kMaxSimSeconds)) {
+      return base::fail(fmt("at %g requests/s, ", s.rate_qps) + std::to_string(n) +
+                        fmt(" requests arrive over more than %.0f s (100 years), the limit of "
+                            "simulated time: give a higher rate or fewer requests",
+                            base::kMaxSimSeconds));
+    }
+  }
   auto reqs = workload::sample_requests(s.dataset, n_sim, s.seed);
   Sim sim(s, p->agg, p->has_pre ? &p->pre : nullptr, p->mem, p->has_pre ? &p->pre_mem : nullptr,
           symmetry);
   sim.set_requested(n);
   ServingResult r = sim.run(reqs, s.rate_qps / symmetry);
+  if (sim.hit_event_limit()) {
+    return base::fail("the serving simulation stopped after " + std::to_string(sim.events()) +
+                      " events, the limit of one run (base::kMaxEvents): simulate fewer requests");
+  }
   r.rate_qps = s.scenario == ServingScenario::kOffline ? r.requests_per_s : s.rate_qps;
   r.memory = p->mem;
   if (p->has_pre) r.prefill_memory = p->pre_mem;

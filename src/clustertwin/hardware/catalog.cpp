@@ -5,6 +5,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "clustertwin/base/number.h"
 #include "clustertwin/base/text.h"
 #include "clustertwin/config/embedded.h"
 
@@ -490,18 +491,13 @@ base::Result<ClusterSpec> resolve_cluster(const Catalog& catalog, std::string_vi
   if (const auto star = s.find('*'); star != std::string::npos) {
     const std::string sys_name = s.substr(0, star);
     const std::string count_text = s.substr(star + 1);
-    long count = 0;
-    try {
-      size_t used = 0;
-      count = std::stol(count_text, &used);
-      if (used != count_text.size()) count = -1;
-    } catch (...) {
-      count = -1;
-    }
-    if (count <= 0) {
+    // The same limit as a cluster file's `count` (no wrap: 4294967304 once described 8 racks).
+    auto count_r = base::parse_integer(count_text, {.min = 1, .max = 10'000'000});
+    if (!count_r) {
       return fail("--cluster '" + s + "': expected SYSTEM*COUNT with COUNT >= 1, got '" +
-                  count_text + "'");
+                  count_text + "' (" + count_r.error().message + ")");
     }
+    const int64_t count = *count_r;
     auto sys = catalog.system(sys_name);
     if (!sys) return fail("--cluster '" + s + "': " + sys.error().message);
     ClusterSpec c;

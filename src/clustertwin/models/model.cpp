@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <string>
 
+#include "clustertwin/base/number.h"
+
 namespace clustertwin::models {
 
 const char* mlp_kind_name(MlpKind k) {
@@ -92,6 +94,25 @@ base::Status validate(const ModelSpec& m) {
   if (m.layers <= 0) return bad("layers must be >= 1");
   if (m.hidden <= 0 || m.heads <= 0 || m.vocab <= 0)
     return bad("hidden, heads and vocab must be >= 1");
+  // Sizes that drive per-layer loops and FLOP counts, within the named limits (base/number.h):
+  // a 2^31-layer model once ran for hours instead of being refused (issue 19).
+  if (m.layers > base::kMaxLayers) {
+    return bad("layers = " + std::to_string(m.layers) + " is more than the limit of " +
+               std::to_string(base::kMaxLayers));
+  }
+  for (auto [name, v] : {std::pair<const char*, int64_t>{"hidden", m.hidden},
+                         {"heads", m.heads},
+                         {"kv_heads", m.kv_heads},
+                         {"head_dim", m.head_dim},
+                         {"ffn", m.ffn},
+                         {"vocab", m.vocab},
+                         {"experts", m.moe ? m.moe->experts : 0},
+                         {"expert_ffn", m.moe ? m.moe->expert_ffn : 0}}) {
+    if (v > base::kMaxModelDim) {
+      return bad(std::string(name) + " = " + std::to_string(v) + " is more than the limit of " +
+                 std::to_string(base::kMaxModelDim));
+    }
+  }
   if (m.kv_heads <= 0 || m.heads % m.kv_heads != 0) {
     return bad("heads (" + std::to_string(m.heads) + ") must be a multiple of kv_heads (" +
                std::to_string(m.kv_heads) + ")");

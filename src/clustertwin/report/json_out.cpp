@@ -1,9 +1,9 @@
 #include "clustertwin/report/json_out.h"
 
 #include <cmath>
-#include <cstdio>
-#include <fstream>
-#include <iostream>
+
+#include "clustertwin/base/file.h"
+#include "clustertwin/base/json_scan.h"
 
 namespace clustertwin::report {
 
@@ -17,17 +17,68 @@ double round_sig(double v, int digits) {
 
 std::string dump(const Json& j) { return j.dump(2) + "\n"; }
 
-base::Status write_text(const std::string& text, const std::string& path) {
-  if (path == "-") {
-    std::cout << text;
-    std::cout.flush();
-    return {};
+base::Status check_results_document(const Json& results) {
+  if (!results.is_object()) return base::fail("expected a JSON object at the top level");
+  static constexpr std::string_view kSections[] = {
+      "cluster", "collectives", "training", "inference", "power", "schedule", "goodput", "search"};
+  bool any = false;
+  for (auto key : kSections) {
+    auto it = results.find(std::string(key));
+    if (it == results.end()) continue;
+    if (!it->is_object()) {
+      return base::fail("section '" + std::string(key) + "' is a " + it->type_name() +
+                        ", expected an object (the output of --json)");
+    }
+    any = true;
   }
-  std::ofstream out(path, std::ios::binary);
-  if (!out) return base::fail("cannot write file (does the directory exist?)", path);
-  out << text;
-  if (!out) return base::fail("write failed", path);
+  if (auto w = results.find("warnings"); w != results.end() && !w->is_array()) {
+    return base::fail("section 'warnings' is a " + std::string(w->type_name()) +
+                      ", expected a list");
+  }
+  const bool describe_page = results.contains("counts") && results.contains("compute");
+  const bool model_page = results.contains("layer_structure");
+  if (!any && !describe_page && !model_page) {
+    std::string keys;
+    for (const auto& [k, v] : results.items()) {
+      if (keys.size() > 60) {
+        keys += ", ...";
+        break;
+      }
+      keys += (keys.empty() ? "'" : ", '") + k + "'";
+    }
+    return base::fail(
+        "not a clustertwin results document: expected one of the sections cluster, collectives, "
+        "training, inference, power, schedule, goodput or search at the top level (the output "
+        "of --json), got " +
+        (keys.empty() ? std::string("an empty object") : "keys " + keys));
+  }
   return {};
+}
+
+base::Result<Json> read_results(std::string_view text, const std::string& file) {
+  // Duplicate keys and absurd nesting first: the parser would keep the last key silently and
+  // recurse 100,000 levels deep (issue 19).
+  if (auto st = base::check_json_text(text, file); !st) return base::fail(st.error());
+  Json results;
+  try {  // nlohmann throws on bad JSON; the error stops here, at the edge (STYLE.md)
+    results = Json::parse(text);
+  } catch (const Json::parse_error& e) {
+    // "[json.exception.parse_error.101] parse error at line 1, column 6: ..." -> from "line".
+    const std::string what = e.what();
+    const size_t at = what.find("line ");
+    return base::fail("not valid JSON (expected the output of --json): " +
+                          (at == std::string::npos ? what : what.substr(at)),
+                      file);
+  }
+  if (auto st = check_results_document(results); !st) {
+    return base::fail(st.error().message, file);
+  }
+  return results;
+}
+
+base::Status write_text(const std::string& text, const std::string& path) {
+  if (path == "-") return base::write_stdout(text);
+  return base::write_file_atomic(path, text);
 }
 
 base::Status write_json(const Json& j, const std::string& path) {

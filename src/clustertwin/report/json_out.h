@@ -5,6 +5,7 @@
 
 #include <nlohmann/json.hpp>
 #include <string>
+#include <string_view>
 
 #include "clustertwin/base/result.h"
 
@@ -18,10 +19,22 @@ double round_sig(double v, int digits = 6);
 /// Pretty JSON text (2-space indent) with a trailing newline.
 std::string dump(const Json& j);
 
-/// Writes JSON to `path`, or to stdout when path is "-".
+/// Writes JSON to `path` (atomically: base/file.h), or to stdout when path is "-". A failed
+/// write is an error of kind kSystem (exit 1) with the path and the system's message.
 base::Status write_json(const Json& j, const std::string& path);
 
-/// Writes text to `path`, or to stdout when path is "-".
+/// Whether `results` is a clustertwin results document (what `--json` writes): an object with
+/// at least one of the report's sections (cluster, collectives, training, inference, power,
+/// schedule, goodput, search) or a `describe` / `model show` page, each section of the type the
+/// report expects. `report --from` refuses anything else (issue 19: `{"foo":1}` once rendered
+/// an empty page with exit 0).
+base::Status check_results_document(const Json& results);
+
+/// Reads a results document from JSON text (`report --from`): no duplicate keys, no absurd
+/// nesting (base/json_scan.h), valid JSON, then check_results_document. Errors name `file`.
+base::Result<Json> read_results(std::string_view text, const std::string& file);
+
+/// Writes text to `path` (atomically), or to stdout when path is "-".
 base::Status write_text(const std::string& text, const std::string& path);
 
 }  // namespace clustertwin::report

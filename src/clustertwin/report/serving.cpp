@@ -187,8 +187,7 @@ Json serving_json(const ServingReport& r) {
                    {"points", static_cast<int64_t>(r.search->points.size())},
                    {"pruned", r.search->pruned},
                    {"simulations", r.search->simulations},
-                   {"found", r.search->found},
-                   {"wall_s", r6(r.search->wall_s)}};
+                   {"found", r.search->found}};
   }
   if (!r.generation.empty()) {
     Json g = Json::array();
@@ -287,10 +286,10 @@ std::string serving_text(const ServingReport& r) {
     const auto& s = *r.search;
     o += fmt::format(
         "\n  search: {} points from {} layouts ({} rejected: invalid or out of memory; {} "
-        "pruned by bounds), {} simulation runs, in {:.1f} s; frontier of each kind (tokens/s per "
+        "pruned by bounds), {} simulation runs; frontier of each kind (tokens/s per "
         "GPU vs per user{}; estimates are steady-state rates, simulations LoadGen figures with "
         "the tail):\n",
-        s.points.size(), s.layouts, s.rejected, s.pruned, s.simulations, s.wall_s,
+        s.points.size(), s.layouts, s.rejected, s.pruned, s.simulations,
         r.limits ? ", within the TTFT limit" : "");
     Table f({"kind", "layout", "per-rank limits", "tok/s/GPU", "tok/s/user", "TTFT", "TPOT",
              "limits", "from"},

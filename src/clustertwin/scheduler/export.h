@@ -22,6 +22,16 @@
 
 namespace clustertwin::scheduler {
 
+/// Host names must survive the formats they go into (issue 19: a prefix holding a newline wrote
+/// a SwitchName line of its own into topology.conf). A Slurm node name: letters, digits, '.',
+/// '_' and '-', starting with a letter or digit, at most 64 characters; `kubernetes` adds
+/// Kubernetes' rules for Node names and label values (lowercase RFC 1123: no '_', no capitals,
+/// at most 63 characters).
+/// `what` names the source in the message ("--node-prefix", "host").
+base::Status check_host_name(std::string_view name, std::string_view what, bool kubernetes);
+/// Every node name of the cluster, checked as above; all errors at once.
+base::Status check_host_names(const ClusterModel& c, bool kubernetes);
+
 std::string slurm_tree_conf(const ClusterModel& c);
 std::string slurm_block_conf(const ClusterModel& c, int spares);
 std::string slurm_topology_yaml(const ClusterModel& c, int spares);

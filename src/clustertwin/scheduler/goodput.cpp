@@ -6,7 +6,12 @@
 namespace clustertwin::scheduler {
 namespace {
 
-Tick ticks(double s) { return engine::to_ticks(base::seconds(std::max(0.0, s))); }
+// A duration drawn or derived inside a run (a time to failure, a checkpoint interval). Runs
+// last at most base::kMaxSimSeconds, so anything longer means "not within this run" and is held
+// there (adding it to any time of the run still fits in a Tick).
+Tick ticks(double s) {
+  return engine::to_ticks(base::seconds(std::clamp(s, 0.0, base::kMaxSimSeconds)));
+}
 
 struct Run {
   EttrBreakdown ettr;
@@ -72,6 +77,18 @@ base::Result<GoodputResult> run_goodput(const ClusterModel& cluster, SpeedModel&
   const int gpn = cluster.gpus_per_node();
   const int nodes = (cfg.gpus + gpn - 1) / gpn;
   g.checkpoint = checkpoint_costs(cfg.storage, g.parameters, nodes);
+  // A checkpoint that takes longer than the run itself leaves nothing to measure (and once gave
+  // a negative ETTR, issue 19): say so instead.
+  for (auto [what, t] :
+       {std::pair{"a checkpoint save", g.checkpoint.save_s},
+        std::pair{"a restart (restore and restart overhead)", g.checkpoint.restore_s}}) {
+    if (!std::isfinite(t) || t >= g.horizon_s) {
+      return base::fail(std::string(what) + " takes " + std::to_string(t) +
+                        " s, not less than the " + std::to_string(g.horizon_s) +
+                        " s simulated: give faster --storage-write/--storage-read, a shorter "
+                        "--restart or more --days");
+    }
+  }
   const int domains = std::max(1, nodes / std::max(1, cluster.max_domain_nodes()));
   const double rate_h = cfg.failures.job_rate_per_hour(cfg.gpus, domains);
   g.mtbi_expected_s = rate_h > 0 ? 3600.0 / rate_h : INFINITY;

@@ -36,7 +36,12 @@ base::Result<QueuePolicy> parse_queue_policy(std::string_view s) {
 namespace {
 
 double secs(Tick t) { return static_cast<double>(t) * 1e-9; }
-Tick ticks(double s) { return engine::to_ticks(base::seconds(std::max(0.0, s))); }
+// A duration drawn or derived inside a run (a time to failure, a checkpoint interval). Runs
+// last at most base::kMaxSimSeconds, so anything longer means "not within this run" and is held
+// there (adding it to any time of the run still fits in a Tick).
+Tick ticks(double s) {
+  return engine::to_ticks(base::seconds(std::clamp(s, 0.0, base::kMaxSimSeconds)));
+}
 
 enum class State : uint8_t { kFuture, kPending, kRunning, kDone };
 
@@ -110,8 +115,11 @@ class Sim {
   }
 
   ScheduleResult run();
+  /// run() stopped at the engine's event limit: its result is partial and not to be shown.
+  [[nodiscard]] bool stopped_at_event_limit() const { return stopped_at_event_limit_; }
 
  private:
+  bool stopped_at_event_limit_ = false;
   // --- cluster state -------------------------------------------------------------------
   void contrib(int n, int sign) {
     if (node_down_[static_cast<size_t>(n)] > 0 || spare_[static_cast<size_t>(n)]) return;
@@ -1721,6 +1729,10 @@ ScheduleResult Sim::run() {
     }
   }
   sim_.run_until(cfg_.horizon);
+  if (sim_.event_limit_reached()) {
+    stopped_at_event_limit_ = true;
+    return results();
+  }
   // Close the books at the horizon.
   sim_.schedule_at(cfg_.horizon, [](engine::Simulator&) {});
   sim_.run_until(cfg_.horizon);
@@ -1867,6 +1879,16 @@ base::Status check_inputs(const ClusterModel& cluster, Workload& w, const SimCon
   const bool segmented =
       pc.policy == PlacementPolicy::kBlock || pc.policy == PlacementPolicy::kKueue;
   if (cfg.spares < 0) return base::fail("--spares must be >= 0");
+  // Times that pace the run: a zero interval would loop at one instant forever, a horizon past
+  // the engine's clock would overflow it (issue 19).
+  if (cfg.horizon <= 0 || cfg.horizon > engine::to_ticks(base::seconds(base::kMaxSimSeconds))) {
+    return base::fail("the horizon must be more than 0 and at most 100 years");
+  }
+  if (cfg.policy != QueuePolicy::kFifo &&
+      (cfg.backfill.interval <= 0 || cfg.backfill.window <= 0 || cfg.backfill.resolution <= 0)) {
+    return base::fail("backfill: bf_interval, bf_window and bf_resolution must be > 0");
+  }
+  if (cfg.sample_interval < 0) return base::fail("the sample interval must be >= 0");
   if (cfg.spares > 0 && cfg.spares >= index.block_nodes()) {
     return base::fail("--spares " + std::to_string(cfg.spares) +
                       " leaves no capacity: base blocks (" +
@@ -1940,6 +1962,11 @@ base::Result<ScheduleResult> simulate(const ClusterModel& cluster, Workload work
   auto warnings = workload.warnings;
   Sim sim(cluster, std::move(workload), cfg, speed);
   auto r = sim.run();
+  if (sim.stopped_at_event_limit()) {
+    return base::fail("the schedule simulation stopped after " + std::to_string(base::kMaxEvents) +
+                      " events (base::kMaxEvents), the bound on one run: shorten --days or "
+                      "lengthen --bf-interval");
+  }
   r.notes = std::move(warnings);
   return r;
 }

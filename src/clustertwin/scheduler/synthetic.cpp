@@ -1,9 +1,12 @@
 #include "clustertwin/scheduler/synthetic.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <charconv>
 #include <cmath>
 
+#include "clustertwin/base/number.h"
 #include "clustertwin/base/text.h"
 #include "clustertwin/scheduler/random.h"
 
@@ -11,7 +14,12 @@ namespace clustertwin::scheduler {
 namespace {
 
 double secs(Tick t) { return static_cast<double>(t) * 1e-9; }
-Tick ticks(double s) { return engine::to_ticks(base::seconds(std::max(0.0, s))); }
+// A duration drawn or derived inside a run (a time to failure, a checkpoint interval). Runs
+// last at most base::kMaxSimSeconds, so anything longer means "not within this run" and is held
+// there (adding it to any time of the run still fits in a Tick).
+Tick ticks(double s) {
+  return engine::to_ticks(base::seconds(std::clamp(s, 0.0, base::kMaxSimSeconds)));
+}
 
 struct Clamped {
   double median, sigma, lo, hi;
@@ -60,11 +68,18 @@ base::Result<SyntheticSpec> parse_synthetic(std::string_view spec) {
     }
     const std::string key(kv.substr(0, eq));
     const std::string_view val = kv.substr(eq + 1);
+    // Counts are integers within the named limits, shares finite numbers (base/number.h).
+    const bool count = key == "jobs" || key == "accounts";
     double v = 0;
-    auto r = std::from_chars(val.data(), val.data() + val.size(), v);
-    if (r.ec != std::errc{} || r.ptr != val.data() + val.size() || !std::isfinite(v) || v < 0) {
-      return base::fail("--synthetic: " + key + ": expected a number >= 0, got '" +
-                        std::string(val) + "'");
+    if (count) {
+      auto iv = base::parse_integer(
+          val, {.min = key == "jobs" ? 0 : 1, .max = key == "jobs" ? base::kMaxJobs : 1'000'000});
+      if (!iv) return base::fail("--synthetic: " + key + ": " + iv.error().message);
+      v = static_cast<double>(*iv);
+    } else {
+      auto rv = base::parse_real(val, {.min = 0, .max = 1000});
+      if (!rv) return base::fail("--synthetic: " + key + ": " + rv.error().message);
+      v = *rv;
     }
     if (key == "load") {
       s.load = v;
@@ -178,6 +193,16 @@ base::Result<Workload> generate(const SyntheticSpec& spec, const ClusterModel& c
     } else {
       for (auto& r : rate) r *= want / total_rate;
     }
+  }
+  // The expected count before drawing any: a load and horizon that would submit billions of
+  // jobs are refused here instead of ending in bad_alloc (issue 19).
+  double expected_jobs = 0;
+  for (double r : rate) expected_jobs += std::max(0.0, r) * H;
+  if (!(expected_jobs <= static_cast<double>(base::kMaxJobs))) {
+    return base::fail(fmt::format(
+        "--synthetic: the stream would submit about {:.3g} jobs over the horizon, more than the "
+        "limit of {} (base::kMaxJobs): lower the load or jobs, or shorten --days",
+        expected_jobs, base::kMaxJobs));
   }
   for (size_t k = 0; k < classes.size(); ++k) {
     const auto& cl = classes[k];

@@ -1,5 +1,7 @@
 #include "clustertwin/scheduler/trace.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <charconv>
 #include <cmath>
@@ -7,7 +9,10 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "clustertwin/base/json_scan.h"
+#include "clustertwin/base/number.h"
 #include "clustertwin/base/text.h"
+#include "clustertwin/engine/engine.h"
 
 namespace clustertwin::scheduler {
 
@@ -187,14 +192,20 @@ struct RowReader {
     if (!d) return "missing duration_s";
     auto dv = to_double(*d);
     if (!dv || *dv < 0) return "duration_s: expected seconds >= 0, got '" + *d + "'";
+    if (*dv > base::kMaxSimSeconds) {
+      return "duration_s: expected at most 100 years (" +
+             fmt::format("{:.0f}", base::kMaxSimSeconds) + " s), got '" + *d + "'";
+    }
     j.work_s = std::max(1.0, *dv);
     double limit = std::ceil(j.work_s * opt.limit_factor / 60.0) * 60.0;
     if (auto* l = get("time_limit_s")) {
       auto lv = to_double(*l);
-      if (!lv || *lv <= 0) return "time_limit_s: expected seconds > 0, got '" + *l + "'";
+      if (!lv || *lv <= 0 || *lv > base::kMaxSimSeconds) {
+        return "time_limit_s: expected seconds in (0, 100 years], got '" + *l + "'";
+      }
       limit = *lv;
     }
-    j.time_limit = engine::to_ticks(base::seconds(limit));
+    j.time_limit = engine::to_ticks(base::seconds(std::min(limit, base::kMaxSimSeconds)));
     if (auto* id = get("id")) {
       auto iv = to_double(*id);
       j.id = iv ? static_cast<int64_t>(*iv) : static_cast<int64_t>(w.jobs.size());
@@ -245,15 +256,18 @@ struct RowReader {
                              {"seq_len", &sl, nullptr}};
       for (const auto& c : cols) {
         if (auto* s = get(c.name)) {
-          auto v = to_double(*s);
-          if (!v || *v < 1 || *v != std::floor(*v)) {
-            return std::string(c.name) + ": expected a whole number >= 1, got '" + *s + "'";
-          }
-          if (c.i64) *c.i64 = static_cast<int64_t>(*v);
+          // Through the one checked way in: no wrap (4294967304 is not 8), no 1e300 cast.
+          auto v = base::parse_integer(
+              *s, {.min = 1, .max = c.i32 ? int64_t{1} << 24 : base::kMaxSequence});
+          if (!v) return std::string(c.name) + ": " + v.error().message;
+          if (c.i64) *c.i64 = *v;
           if (c.i32) *c.i32 = static_cast<int>(*v);
         }
       }
-      const int64_t mp = static_cast<int64_t>(tp) * pp * cp;
+      auto mp_r =
+          base::checked_product({{"tp", tp}, {"pp", pp}, {"cp", cp}}, base::kMaxGpus, "GPUs");
+      if (!mp_r) return mp_r.error().message;
+      const int64_t mp = *mp_r;
       if (j.gpus % mp != 0) {
         return "gpus = " + std::to_string(j.gpus) +
                " is not a multiple of tp*pp*cp = " + std::to_string(mp);
@@ -265,7 +279,15 @@ struct RowReader {
       l.dp = static_cast<int>(j.gpus / mp);
       l.micro_batch = mb;
       l.seq_len = sl;
-      l.global_batch = gb > 0 ? gb : mb * l.dp * std::max(1, 4 * pp);
+      if (gb > 0) {
+        l.global_batch = gb;
+      } else {
+        // The default of `train`: micro_batch x dp x 4 pp, checked as it grows.
+        auto dgb = base::checked_product({{"micro_batch", mb}, {"dp", l.dp}, {"4*pp", 4 * pp}},
+                                         base::kMaxBatch, "sequences (give global_batch)");
+        if (!dgb) return "global_batch: " + dgb.error().message;
+        l.global_batch = *dgb;
+      }
       j.training = static_cast<int>(w.training.size());
       w.training.push_back(std::move(t));
       if (j.kind == JobKind::kBatch) j.kind = JobKind::kPretrain;
@@ -276,8 +298,8 @@ struct RowReader {
         j.auto_checkpoint = true;
       } else {
         auto cv = to_double(*c);
-        if (!cv || *cv <= 0)
-          return "checkpoint_s: expected seconds > 0 or 'auto', got '" + *c + "'";
+        if (!cv || *cv <= 0 || *cv > base::kMaxSimSeconds)
+          return "checkpoint_s: expected seconds in (0, 100 years] or 'auto', got '" + *c + "'";
         j.checkpoint.interval = engine::to_ticks(base::seconds(*cv));
       }
       j.checkpoint.restore = engine::to_ticks(base::seconds(opt.restore_s));
@@ -288,17 +310,29 @@ struct RowReader {
   }
 };
 
-void finish(Workload& w, std::vector<double>& submits) {
-  if (w.jobs.empty()) return;
+base::Status finish(Workload& w, std::vector<double>& submits, const std::string& file) {
+  if (w.jobs.empty()) return {};
+  if (static_cast<int64_t>(w.jobs.size()) > base::kMaxJobs) {
+    return base::fail(std::to_string(w.jobs.size()) + " jobs are more than the limit of " +
+                          std::to_string(base::kMaxJobs) + " (base::kMaxJobs)",
+                      file);
+  }
   const double t0 = *std::min_element(submits.begin(), submits.end());
   for (size_t i = 0; i < w.jobs.size(); ++i) {
-    w.jobs[i].submit = engine::to_ticks(base::seconds(submits[i] - t0));
+    // A row submitted 1e10 s after the first once overflowed the engine's clock (issue 19).
+    auto t = engine::checked_ticks(
+        base::seconds(submits[i] - t0),
+        "job " + std::to_string(w.jobs[i].source_row) + ": submit time after the first job's");
+    if (!t) return base::fail(t.error().message, file);
+    w.jobs[i].submit = *t;
   }
   w.sort_by_submit();
+  return {};
 }
 
 base::Result<Workload> read_json(std::string_view text, const std::string& file,
                                  const TraceOptions& opt) {
+  if (auto st = base::check_json_text(text, file); !st) return base::fail(st.error());
   auto j = nlohmann::json::parse(text, nullptr, false);
   if (j.is_discarded()) return base::fail("not valid JSON", file);
   const nlohmann::json* arr = &j;
@@ -354,7 +388,7 @@ base::Result<Workload> read_json(std::string_view text, const std::string& file,
   }
   if (!errors.empty()) return base::fail(errors.combined());
   if (w.jobs.empty()) return base::fail("the trace holds no jobs", file);
-  finish(w, submits);
+  if (auto st = finish(w, submits, file); !st) return base::fail(st.error());
   return w;
 }
 
@@ -421,7 +455,7 @@ base::Result<Workload> read_trace(std::string_view text, const std::string& file
   }
   if (header.empty()) return base::fail("the trace is empty (expected a header line)", file);
   if (w.jobs.empty()) return base::fail("the trace holds no jobs", file);
-  finish(w, submits);
+  if (auto st = finish(w, submits, file); !st) return base::fail(st.error());
   return w;
 }
 

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <system_error>
 #include <thread>
 
 namespace clustertwin::search {
@@ -97,7 +98,15 @@ LayoutSearchResult search_layouts(const execution::TrainingSetup& base, const La
     }
   };
   std::vector<std::thread> pool;
-  for (int t = 1; t < n_threads; ++t) pool.emplace_back(work);
+  for (int t = 1; t < n_threads; ++t) {
+    // A thread the system will not start (ulimit -u, memory) leaves its share of the work to
+    // the threads that did start: the result is the same, only slower.
+    try {
+      pool.emplace_back(work);
+    } catch (const std::system_error&) {
+      break;
+    }
+  }
   work();
   for (auto& t : pool) t.join();
   for (size_t i = 0; i < cands.size(); ++i) {

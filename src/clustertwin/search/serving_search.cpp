@@ -9,6 +9,7 @@
 #include <cmath>
 #include <map>
 #include <set>
+#include <system_error>
 #include <thread>
 
 #include "clustertwin/workload/serving.h"
@@ -55,12 +56,19 @@ void parallel_for(int64_t n, int threads, F&& f) {
     return;
   }
   std::atomic<int64_t> next{0};
+  auto work = [&] {
+    for (int64_t i = next++; i < n; i = next++) f(i);
+  };
   std::vector<std::thread> pool;
-  for (int t = 0; t < threads; ++t) {
-    pool.emplace_back([&] {
-      for (int64_t i = next++; i < n; i = next++) f(i);
-    });
+  for (int t = 1; t < threads; ++t) {
+    // A thread the system will not start leaves its share to the others (same result).
+    try {
+      pool.emplace_back(work);
+    } catch (const std::system_error&) {
+      break;
+    }
   }
+  work();
   for (auto& th : pool) th.join();
 }
 

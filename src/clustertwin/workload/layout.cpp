@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <string>
 
+#include "clustertwin/base/number.h"
+
 namespace clustertwin::workload {
 
 const char* moe_dispatch_name(MoeDispatch d) {
@@ -45,6 +47,16 @@ std::optional<MoeDispatch> parse_moe_dispatch(std::string_view s) {
   return std::nullopt;
 }
 
+base::Result<int64_t> model_parallel_size(const TrainingLayout& l) {
+  return base::checked_product({{"tp", l.tp}, {"pp", l.pp}, {"cp", l.cp}}, base::kMaxGpus, "GPUs");
+}
+
+base::Result<int64_t> default_global_batch(const TrainingLayout& l) {
+  return base::checked_product(
+      {{"micro_batch", l.micro_batch}, {"dp", l.dp}, {"4*pp", 4 * static_cast<int64_t>(l.pp)}},
+      base::kMaxBatch, "sequences (give --global-batch)");
+}
+
 base::Status validate(const TrainingLayout& l, const models::ModelSpec& m, int64_t gpus) {
   base::Errors e;
   auto err = [&](std::string s) { e.add(base::Error{std::move(s), {}, 0}); };
@@ -60,6 +72,22 @@ base::Status validate(const TrainingLayout& l, const models::ModelSpec& m, int64
   if (l.micro_batch < 1) err("micro_batch must be >= 1, got " + s(l.micro_batch));
   if (l.seq_len < 1) err("seq_len must be >= 1, got " + s(l.seq_len));
   if (l.zero < 0 || l.zero > 3) err("zero must be 0, 1, 2 or 3, got " + s(l.zero));
+  if (l.global_batch < 1) err("global_batch must be >= 1, got " + s(l.global_batch));
+  if (!e.empty()) return base::fail(e.combined());
+  // Sizes of work before any arithmetic on them (base/number.h): a product that wraps in int64
+  // once slipped past the divisibility checks below and divided by zero (issue 19).
+  for (auto r :
+       {base::checked_product({{"tp", l.tp}, {"pp", l.pp}, {"dp", l.dp}, {"cp", l.cp}},
+                              base::kMaxGpus, "GPUs"),
+        base::checked_product({{"micro_batch", l.micro_batch}, {"dp", l.dp}}, base::kMaxBatch,
+                              "sequences"),
+        base::checked_product({{"global_batch", l.global_batch}}, base::kMaxBatch, "sequences"),
+        base::checked_product({{"global_batch", l.global_batch}, {"seq_len", l.seq_len}},
+                              base::kMaxTokensPerStep, "tokens per step"),
+        base::checked_product({{"pp", l.pp}, {"vpp", l.vpp}}, base::kMaxLayers,
+                              "pipeline chunks")}) {
+    if (!r) e.add(r.error());
+  }
   if (!e.empty()) return base::fail(e.combined());
   if (l.gpus() != gpus) {
     err("parallelism: tp*pp*dp*cp = " + s(l.tp) + "*" + s(l.pp) + "*" + s(l.dp) + "*" + s(l.cp) +

@@ -68,6 +68,12 @@ struct TrainingLayout {
   [[nodiscard]] int64_t tokens_per_step() const { return global_batch * seq_len; }
 };
 
+/// tp*pp*cp (the GPUs of one data-parallel replica), checked against base::kMaxGpus.
+base::Result<int64_t> model_parallel_size(const TrainingLayout& l);
+/// The global batch when none is given: micro_batch x dp x 4 pp (the pipeline filled four
+/// times, so the bubble stays small), checked against base::kMaxBatch.
+base::Result<int64_t> default_global_batch(const TrainingLayout& l);
+
 /// Checks the layout against the model and the GPU count; every violation is one error naming
 /// both sides (`tp*pp*dp*cp = 8192 does not match gpus = 16384`).
 base::Status validate(const TrainingLayout& l, const models::ModelSpec& m, int64_t gpus);

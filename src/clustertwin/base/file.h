@@ -1,0 +1,28 @@
+#pragma once
+/// Writing outputs so that no file is ever lost or half-written (issue 19): the text goes to a
+/// temporary file in the same directory, which is flushed to disk and renamed over the target
+/// only once complete. A run killed at any moment leaves the previous file intact (plus, at
+/// worst, a stray "<name>.tmp-XXXXXX"); a full disk or a missing directory is an error with the
+/// path and the system's message, never a silent exit 0. Outputs that are not regular files
+/// (/dev/stdout, /dev/null, a pipe) are written in place, since they cannot be renamed over.
+
+#include <string>
+#include <string_view>
+
+#include "clustertwin/base/result.h"
+
+namespace clustertwin::base {
+
+/// Writes `text` to `path` atomically (see above). The error names the path and carries the
+/// system's message ("No space left on device").
+Status write_file_atomic(const std::string& path, std::string_view text);
+
+/// Writes `text` to standard output and flushes it; an error (a closed pipe, /dev/full) comes
+/// back with the system's message.
+Status write_stdout(std::string_view text);
+
+/// Flushes standard output and reports whether everything written to it so far arrived
+/// (std::cout and stdio both); for the end of main().
+Status flush_stdout();
+
+}  // namespace clustertwin::base

@@ -1,0 +1,137 @@
+#!/usr/bin/env python3
+"""Property test of the CLI's numeric flags (issue 19).
+
+Throws numbers -- 0, negatives, 2^31, 2^63, 1e308, NaN, infinity, junk and random values -- at
+every numeric flag of every verb (found in each verb's --help: options typed INT, UINT or FLOAT)
+and checks the one property users rely on: a run either succeeds (exit 0) with finite figures,
+or refuses the input (exit 2) with a message. Never a signal, a timeout, an internal error
+(exit 1) or a sanitizer report.
+
+The sample is seeded (the seed is printed; --seed replays it) and sized for CI: --runs runs in
+all, spread evenly over the flags, --jobs at a time.
+Usage: flag_property.py CLUSTERTWIN [--seed N] [--runs N] [--jobs N] [--timeout S]
+"""
+import argparse
+import concurrent.futures
+import random
+import re
+import subprocess
+import sys
+
+# A quick, valid run of each verb; the flag under test is appended (so it overrides a default).
+BASE = {
+    ('describe',): ['gb300-nvl72*1'],
+    ('collective',): ['--cluster', 'gb300-nvl72*1', '--max-bytes', '1M', '--model', 'analytical'],
+    ('train',): ['--cluster', 'hgx-h100*2', '--model', 'llama3.1-8b', '--tp', '8',
+                 '--comm', 'analytical'],
+    ('search',): ['--cluster', 'hgx-h100*1', '--model', 'llama3.1-8b', '--threads', '1'],
+    ('serve',): ['--cluster', 'hgx-h200*1', '--model', 'llama3.1-8b', '--tp', '1',
+                 '--requests', '100', '--rate', '2', '--threads', '1'],
+    ('power',): ['--cluster', 'hgx-h100*2', '--model', 'llama3.1-8b', '--tp', '8',
+                 '--comm', 'analytical'],
+    ('schedule',): ['--cluster', 'gb300-nvl72*2', '--days', '1'],
+    ('goodput',): ['--cluster', 'gb300-nvl72*2', '--days', '1', '--model', 'llama3.1-8b',
+                   '--tp', '8', '--pp', '1'],
+    ('export',): ['slurm', '--cluster', 'gb300-nvl72*1'],
+    ('model', 'show'): ['gpt', '--layers', '2', '--hidden', '256', '--heads', '4'],
+}
+
+SPECIAL = ['0', '-1', '1', '0.5', '2147483648', '4294967304', '9223372036854775807',
+           '9223372036854775808', '-9223372036854775809', '1e308', '-1e308', '1e-300', 'nan',
+           'inf', '-inf', '12abc', '0x10', '']
+
+OPTION = re.compile(r'^\s+(?:-\w,\s*)?(--[a-z][a-z0-9-]*)(?:,\s*-\w)?\s+(INT|UINT|FLOAT)\b')
+UNREADABLE = re.compile(r'\d{30}|Could not convert|not in range 0\.000000')
+NONFINITE = re.compile(r'(?<![A-Za-z])(nan|-?inf)(?![A-Za-z])', re.IGNORECASE)
+
+
+def numeric_flags(binary, verb):
+    out = subprocess.run([binary, *verb, '--help'], capture_output=True, text=True, timeout=60)
+    flags = []
+    for line in out.stdout.splitlines():
+        m = OPTION.match(line)
+        if m and m.group(1) not in ('--help',):
+            flags.append(m.group(1))
+    return flags
+
+
+def random_value(rng):
+    if rng.random() < 0.6:
+        return rng.choice(SPECIAL)
+    kind = rng.randrange(3)
+    if kind == 0:
+        return str(rng.randint(-10, 10) * 10 ** rng.randint(0, 20))
+    if kind == 1:
+        return repr(rng.uniform(-1, 1) * 10.0 ** rng.randint(-12, 308))
+    return str(rng.randint(-3, 100000))
+
+
+def run_one(binary, verb, flag, value, timeout):
+    args = [binary, '--quiet', *verb, *BASE[verb], f'{flag}={value}']
+    try:
+        p = subprocess.run(args, capture_output=True, text=True, timeout=timeout,
+                           errors='replace', cwd='/tmp')
+    except subprocess.TimeoutExpired:
+        return 'timeout', args, ''
+    err = p.stderr
+    if p.returncode < 0:
+        return f'signal {-p.returncode}', args, err[-400:]
+    if 'runtime error:' in err or 'AddressSanitizer' in err or 'LeakSanitizer' in err:
+        return 'sanitizer report', args, err[-400:]
+    if p.returncode == 0:
+        m = NONFINITE.search(p.stdout)
+        if m:
+            line = next(l for l in p.stdout.splitlines() if NONFINITE.search(l))
+            return 'non-finite output', args, line[:200]
+        return 'ok', args, ''
+    if p.returncode == 2:
+        # A message users can read: "error: --gpus: expected an integer >= 1, got 0", not
+        # CLI11's "Value 0 not in range 0.000000 to <309 digits>" or "Could not convert".
+        if 'error:' not in err or UNREADABLE.search(err):
+            return 'exit 2 without a clear message', args, err[-300:]
+        return 'refused', args, ''
+    return f'exit {p.returncode}', args, err[-400:]
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument('binary')
+    ap.add_argument('--seed', type=int, default=19)
+    ap.add_argument('--runs', type=int, default=160)
+    ap.add_argument('--jobs', type=int, default=2)
+    ap.add_argument('--timeout', type=float, default=60)
+    a = ap.parse_args()
+    rng = random.Random(a.seed)
+    flags = [(verb, f) for verb in BASE for f in numeric_flags(a.binary, verb)]
+    if not flags:
+        print('no numeric flags found in --help: the help format changed?')
+        return 1
+    cases = []
+    for i in range(a.runs):
+        verb, flag = flags[i % len(flags)]
+        cases.append((verb, flag, random_value(rng)))
+    print(f'flag property test: seed {a.seed}, {len(flags)} numeric flags of {len(BASE)} verbs, '
+          f'{len(cases)} runs', flush=True)
+    counts = {}
+    failures = []
+    with concurrent.futures.ThreadPoolExecutor(max_workers=a.jobs) as ex:
+        futs = [ex.submit(run_one, a.binary, v, f, val, a.timeout) for v, f, val in cases]
+        for fut in futs:
+            outcome, args, detail = fut.result()
+            counts[outcome] = counts.get(outcome, 0) + 1
+            if outcome not in ('ok', 'refused'):
+                failures.append((outcome, args, detail))
+    print('outcomes: ' + ', '.join(f'{k} {v}' for k, v in sorted(counts.items())))
+    for outcome, args, detail in failures:
+        print(f'FAIL ({outcome}): ' + ' '.join(repr(x) if ' ' in x or not x else x for x in args[1:]))
+        if detail:
+            print('    ' + detail.strip().replace('\n', '\n    '))
+    if failures:
+        print(f'{len(failures)} of {len(cases)} runs broke the property (seed {a.seed})')
+        return 1
+    print('every run exited 0 with finite output or 2 with a message')
+    return 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())

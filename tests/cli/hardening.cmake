@@ -1,0 +1,81 @@
+# Hardened edges (issue 19): every reproducer of the issue, refused with a clear message (exit 2)
+# or handled sanely, never a crash, a hang, a wrapped number or a silently overwritten file.
+set(HOSTILE ${CMAKE_CURRENT_SOURCE_DIR}/cli/hostile)
+set(SAMPLE ${CMAKE_CURRENT_SOURCE_DIR}/report/sample_results.json)
+
+# Numbers: one checked way in (base/number.h), messages with the flag, expected and actual.
+ct_cli_test(NAME hard.flag_zero_gpus RC 2 ARGS train --cluster hgx-h100*4 --gpus 0
+            STDERR "--gpus: expected an integer in [1, 67108864], got 0")
+ct_cli_test(NAME hard.flag_trailing_junk RC 2 ARGS train --cluster hgx-h100*4 --tp 12abc
+            STDERR "--tp: expected an integer in [1, 67108864], got '12abc' (not a whole number)")
+ct_cli_test(NAME hard.flag_octal_is_decimal RC 2 ARGS train --cluster hgx-h100*4 --zero 010
+            STDERR "--zero: expected an integer in [0, 3], got 10")
+ct_cli_test(NAME hard.flag_nan_refused RC 2
+            ARGS train --cluster hgx-h100*4 --model llama3.1-8b --framework-overhead nan
+            STDERR "--framework-overhead: expected a number in [0, 10], got 'nan'")
+ct_cli_test(NAME hard.micro_batch_overflow RC 2
+            ARGS train --cluster hgx-h100*4 --model llama3.1-8b --tp 8 --micro-batch 4611686018427387904 --global-batch 16
+            STDERR "--micro-batch: expected an integer in [1, 1073741824], got 4611686018427387904")
+ct_cli_test(NAME hard.tokens_inf RC 2 ARGS train --cluster hgx-h100*4 --model llama3.1-8b --tp 8 --tokens inf
+            STDERR "--tokens: expected a number in (0, 1e+18] (a count such as 15T or 2e12), got 'inf'")
+ct_cli_test(NAME hard.serve_tiny_rate RC 2
+            ARGS serve --cluster gb300-nvl72*1 --tp 8 --ep 8 --rate 1e-9
+            STDERR "4000 requests arrive over more than 3155760000 s (100 years), the limit of simulated time")
+ct_cli_test(NAME hard.goodput_days RC 2 ARGS goodput --cluster gb300-nvl72*2 --days 1e6
+            STDERR "--days: expected a number in (0, 36525], got 1000000")
+ct_cli_test(NAME hard.schedule_days_inf RC 2 ARGS schedule --cluster gb300-nvl72*2 --days inf
+            STDERR "--days: expected a number in (0, 36525], got 'inf'")
+ct_cli_test(NAME hard.bf_interval_zero RC 2 ARGS schedule --cluster gb300-nvl72*2 --bf-interval 0
+            STDERR "--bf-interval: expected a number in (0,")
+ct_cli_test(NAME hard.bf_window_nan RC 2 ARGS schedule --cluster gb300-nvl72*2 --bf-window nan
+            STDERR "--bf-window: expected a number in (0,")
+ct_cli_test(NAME hard.failure_scale_nan RC 2 ARGS schedule --cluster gb300-nvl72*2 --failure-scale nan
+            STDERR "--failure-scale: expected a number in [0, 1000000], got 'nan'")
+ct_cli_test(NAME hard.collective_channels RC 2 ARGS collective --cluster gb300-nvl72*1 --channels 2147483647
+            STDERR "--channels: expected an integer in [1, 64], got 2147483647")
+ct_cli_test(NAME hard.model_huge_gpt RC 2
+            ARGS model show gpt --layers 2147483647 --hidden 2147483647 --heads 8
+            STDERR "--layers: expected an integer in [1, 100000], got 2147483647")
+ct_cli_test(NAME hard.shorthand_wrap RC 2 ARGS describe gb300-nvl72*4294967304
+            STDERR "expected SYSTEM*COUNT with COUNT >= 1, got '4294967304'")
+ct_cli_test(NAME hard.search_huge_batch RC 2 ARGS search --cluster hgx-h100*4 --model llama3.1-8b
+            --global-batch 9223372036854775807
+            STDERR "--global-batch: expected an integer in [1, 1073741824], got 9223372036854775807")
+ct_cli_test(NAME hard.search_7_gpus ARGS search --cluster hgx-h100*1 --gpus 7 --model llama3.1-8b --json -
+            STDOUT "\"global_batch\": 1,")
+ct_cli_test(NAME hard.synthetic_jobs RC 2 ARGS schedule --cluster gb300-nvl72*2 --synthetic llm:jobs=99999999999
+            STDERR "--synthetic: jobs: expected an integer in [0, 10000000], got 99999999999")
+ct_cli_test(NAME hard.trace_row_far_future RC 2 ARGS schedule --cluster gb300-nvl72*2 --trace ${HOSTILE}/late-row.csv
+            STDERR "submit time after the first job's: expected a time in [0, 3155760000 s] (100 years), got 10000000000 s")
+
+# Exports: what the format cannot hold is refused, never written.
+ct_cli_test(NAME hard.slurm_prefix_injection RC 2 ARGS export slurm --cluster gb300-nvl72*1 --node-prefix "x SwitchName=evil"
+            STDERR "--node-prefix: 'x SwitchName=evil' is not a valid host name")
+ct_cli_test(NAME hard.kueue_prefix_uppercase RC 2 ARGS export kueue --cluster gb300-nvl72*1 --node-prefix Node_
+            STDERR "Kubernetes node names are lowercase")
+
+# Inputs: duplicate keys name both lines; not-a-document and directories are refused.
+ct_cli_test(NAME hard.yaml_duplicate_key RC 2 ARGS describe ${HOSTILE}/duplicate-key.yaml
+            STDERR "duplicate-key.yaml:5: duplicate key 'count' (first at line 4, again at line 5)")
+ct_cli_test(NAME hard.json_duplicate_key RC 2 ARGS report --from ${HOSTILE}/duplicate-key.json --out dup.html
+            STDERR "duplicate-key.json:3: duplicate key 'training' (first at line 2, again at line 3)")
+ct_cli_test(NAME hard.report_not_results RC 2 ARGS report --from ${HOSTILE}/not-results.json --out nr.html
+            STDERR "not a clustertwin results document")
+ct_cli_test(NAME hard.report_deep_json RC 2 ARGS report --from ${HOSTILE}/deep.json --out deep.html
+            STDERR "nested deeper than 64 levels")
+ct_cli_test(NAME hard.directory_as_input RC 2 ARGS describe ${HOSTILE}
+            STDERR "is a directory")
+
+# Outputs: two outputs on one path refused; a failed write is exit 1 with the system's message.
+ct_cli_test(NAME hard.same_output_twice RC 2
+            ARGS train --cluster hgx-h100*1 --model llama3.1-8b --tp 8 --json same.json --trace same.json
+            STDERR "--json and --trace name the same file 'same.json'")
+ct_cli_test(NAME hard.json_to_full_device RC 1 ARGS describe gb300-nvl72*1 --json /dev/full
+            STDERR "/dev/full: write failed: No space left on device")
+add_test(NAME hard.stdout_to_full_device
+         COMMAND sh -c "$<TARGET_FILE:clustertwin> describe gb300-nvl72*1 >/dev/full; test $? -eq 1")
+add_test(NAME hard.killed_while_writing_keeps_the_old_file
+         COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/cli/killed_while_writing.sh $<TARGET_FILE:clustertwin>
+                 ${SAMPLE} ${CMAKE_CURRENT_BINARY_DIR}/killed-while-writing)
+set_tests_properties(hard.stdout_to_full_device hard.killed_while_writing_keeps_the_old_file
+                     PROPERTIES LABELS cli)
