@@ -208,7 +208,7 @@ Verb add_power(CLI::App& app, const Context& ctx) {
       "storage=J,efficiency=E; 'on' for the system's profile (default where supported)");
   cmd->add_flag("--no-smoothing", po->no_smoothing, "no smoothing waveform");
   cmd->add_option("--pue", po->pue, "use this PUE instead of the facility model (>= 1)")
-      ->check(flags::range(po->pue, 1, 100));
+      ->check(flags::finite(po->pue));
   cmd->add_option("--supply-temp", po->supply_temp, "coolant supply temperature, C (default: 25)")
       ->check(flags::range(po->supply_temp, -50, 150));
   cmd->add_option("--delta-t", po->delta_t,

@@ -468,7 +468,7 @@ Verb add_serve(CLI::App& app, const Context& ctx) {
                   "with --power: lock the SM clock (e.g. 1500MHz); slowed kernels are fed back");
   cmd->add_option("--pue", o->pue,
                   "with --power: use this PUE instead of the facility model (>= 1)")
-      ->check(flags::range(o->pue, 1, 100));
+      ->check(flags::finite(o->pue));
   cmd->add_option("--supply-temp", o->supply_temp,
                   "with --power: coolant supply temperature, C (default: 25)")
       ->check(flags::range(o->supply_temp, -50, 150));

@@ -38,7 +38,8 @@ TEST(Reader, ReportsAllErrorsWithLinesAndSuggestions) {
   r.finish();
   const std::string all = ctx.errors.to_string();
   ASSERT_EQ(ctx.errors.items.size(), 3u) << all;
-  EXPECT_NE(all.find("t.yaml:3: count: expected an integer >= 1, got -2"), std::string::npos)
+  EXPECT_NE(all.find("t.yaml:3: count: expected an integer in [1, 2147483647], got -2"),
+            std::string::npos)
       << all;
   EXPECT_NE(all.find("t.yaml:4: bw: expected a bandwidth"), std::string::npos) << all;
   EXPECT_NE(all.find("t.yaml:2: unknown key 'bandwith' (did you mean 'bandwidth'"),
@@ -77,6 +78,21 @@ TEST(Reader, SyntaxErrorsCarryTheLine) {
   EXPECT_GT(d.error().line, 0);
   EXPECT_FALSE(parse_document("", "e.yaml"));
   EXPECT_FALSE(parse_document("- 1\n- 2\n", "l.yaml"));
+}
+
+TEST(Reader, DuplicateKeysNameBothLines) {
+  auto d = parse_document("a: 1\nb:\n  c: 2\n  c: 3\na: 4\n", "dup.yaml");
+  ASSERT_FALSE(d);
+  const std::string all = d.error().to_string();
+  EXPECT_NE(all.find("dup.yaml:4: duplicate key 'c' (first at line 3, again at line 4)"),
+            std::string::npos)
+      << all;
+  EXPECT_NE(all.find("dup.yaml:5: duplicate key 'a' (first at line 1, again at line 5)"),
+            std::string::npos)
+      << all;
+  // The same key in two different mappings is fine; JSON too.
+  EXPECT_TRUE(parse_document("a: {x: 1}\nb: {x: 2}\n", "ok.yaml"));
+  EXPECT_FALSE(parse_document("{\"a\": 1, \"a\": 2}", "dup.json"));
 }
 
 TEST(Reader, JsonIsAccepted) {

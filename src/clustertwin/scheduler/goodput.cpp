@@ -3,15 +3,15 @@
 #include <algorithm>
 #include <cmath>
 
+#include "clustertwin/scheduler/limits.h"
+
 namespace clustertwin::scheduler {
 namespace {
 
-// A duration drawn or derived inside a run (a time to failure, a checkpoint interval). Runs
-// last at most base::kMaxSimSeconds, so anything longer means "not within this run" and is held
-// there (adding it to any time of the run still fits in a Tick).
-Tick ticks(double s) {
-  return engine::to_ticks(base::seconds(std::clamp(s, 0.0, base::kMaxSimSeconds)));
-}
+// A duration drawn or derived inside a run (a repair, a checkpoint interval), held at 40
+// years (kMaxDurationS, scheduler/limits.h) so that adding it to any time of a run (at most 250
+// years) still fits in a Tick; longer durations do not occur in runs that mean anything.
+Tick ticks(double s) { return engine::to_ticks(base::seconds(std::clamp(s, 0.0, kMaxDurationS))); }
 
 struct Run {
   EttrBreakdown ettr;

@@ -9,6 +9,7 @@
 
 #include "clustertwin/base/check.h"
 #include "clustertwin/engine/engine.h"
+#include "clustertwin/scheduler/limits.h"
 #include "clustertwin/scheduler/random.h"
 
 namespace clustertwin::scheduler {
@@ -36,12 +37,10 @@ base::Result<QueuePolicy> parse_queue_policy(std::string_view s) {
 namespace {
 
 double secs(Tick t) { return static_cast<double>(t) * 1e-9; }
-// A duration drawn or derived inside a run (a time to failure, a checkpoint interval). Runs
-// last at most base::kMaxSimSeconds, so anything longer means "not within this run" and is held
-// there (adding it to any time of the run still fits in a Tick).
-Tick ticks(double s) {
-  return engine::to_ticks(base::seconds(std::clamp(s, 0.0, base::kMaxSimSeconds)));
-}
+// A duration drawn or derived inside a run (a repair, a checkpoint interval), held at 40
+// years (kMaxDurationS, scheduler/limits.h) so that adding it to any time of a run (at most 250
+// years) still fits in a Tick; longer durations do not occur in runs that mean anything.
+Tick ticks(double s) { return engine::to_ticks(base::seconds(std::clamp(s, 0.0, kMaxDurationS))); }
 
 enum class State : uint8_t { kFuture, kPending, kRunning, kDone };
 
@@ -1363,6 +1362,7 @@ class Sim {
     }
     if (total <= 0) return;
     const double dt_s = fail_rng_.exponential(3600.0 / total);
+    if (!(dt_s < secs(cfg_.horizon - sim_.now()))) return;  // beyond the horizon (or never)
     const Tick at = sim_.now() + ticks(dt_s);
     if (at > cfg_.horizon) return;
     sim_.schedule_at(at, [this](engine::Simulator&) {
@@ -1881,8 +1881,8 @@ base::Status check_inputs(const ClusterModel& cluster, Workload& w, const SimCon
   if (cfg.spares < 0) return base::fail("--spares must be >= 0");
   // Times that pace the run: a zero interval would loop at one instant forever, a horizon past
   // the engine's clock would overflow it (issue 19).
-  if (cfg.horizon <= 0 || cfg.horizon > engine::to_ticks(base::seconds(base::kMaxSimSeconds))) {
-    return base::fail("the horizon must be more than 0 and at most 100 years");
+  if (cfg.horizon <= 0 || cfg.horizon > engine::to_ticks(base::seconds(kMaxHorizonS))) {
+    return base::fail("the horizon must be more than 0 and at most 250 years");
   }
   if (cfg.policy != QueuePolicy::kFifo &&
       (cfg.backfill.interval <= 0 || cfg.backfill.window <= 0 || cfg.backfill.resolution <= 0)) {

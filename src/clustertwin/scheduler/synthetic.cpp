@@ -8,18 +8,17 @@
 
 #include "clustertwin/base/number.h"
 #include "clustertwin/base/text.h"
+#include "clustertwin/scheduler/limits.h"
 #include "clustertwin/scheduler/random.h"
 
 namespace clustertwin::scheduler {
 namespace {
 
 double secs(Tick t) { return static_cast<double>(t) * 1e-9; }
-// A duration drawn or derived inside a run (a time to failure, a checkpoint interval). Runs
-// last at most base::kMaxSimSeconds, so anything longer means "not within this run" and is held
-// there (adding it to any time of the run still fits in a Tick).
-Tick ticks(double s) {
-  return engine::to_ticks(base::seconds(std::clamp(s, 0.0, base::kMaxSimSeconds)));
-}
+// A duration drawn or derived inside a run (a repair, a checkpoint interval), held at 40
+// years (kMaxDurationS, scheduler/limits.h) so that adding it to any time of a run (at most 250
+// years) still fits in a Tick; longer durations do not occur in runs that mean anything.
+Tick ticks(double s) { return engine::to_ticks(base::seconds(std::clamp(s, 0.0, kMaxDurationS))); }
 
 struct Clamped {
   double median, sigma, lo, hi;
@@ -213,7 +212,7 @@ base::Result<Workload> generate(const SyntheticSpec& spec, const ClusterModel& c
       t += r.exponential(1.0 / rate[k]);
       if (t >= H) break;
       JobSpec j;
-      j.submit = ticks(t);
+      j.submit = engine::to_ticks(base::seconds(t));  // t < H: a time of the run
       j.gpus = cl.sizes[r.choose(cl.weights)];
       const double run = cl.dur.draw(r);
       j.work_s = run;
@@ -281,7 +280,7 @@ base::Result<Workload> generate(const SyntheticSpec& spec, const ClusterModel& c
         const int from = h;
         while (h < hours && replicas(h) > i) ++h;
         JobSpec j;
-        j.submit = ticks(from * 3600.0);
+        j.submit = engine::to_ticks(base::seconds(from * 3600.0));
         j.gpus = unit;
         j.work_s = std::min(H, h * 3600.0) - from * 3600.0;
         j.time_limit = ticks(j.work_s);

@@ -13,6 +13,7 @@
 #include "clustertwin/base/number.h"
 #include "clustertwin/base/text.h"
 #include "clustertwin/engine/engine.h"
+#include "clustertwin/scheduler/limits.h"
 
 namespace clustertwin::scheduler {
 
@@ -192,20 +193,20 @@ struct RowReader {
     if (!d) return "missing duration_s";
     auto dv = to_double(*d);
     if (!dv || *dv < 0) return "duration_s: expected seconds >= 0, got '" + *d + "'";
-    if (*dv > base::kMaxSimSeconds) {
-      return "duration_s: expected at most 100 years (" +
-             fmt::format("{:.0f}", base::kMaxSimSeconds) + " s), got '" + *d + "'";
+    if (*dv > kMaxDurationS) {
+      return "duration_s: expected at most 40 years (" + fmt::format("{:.0f}", kMaxDurationS) +
+             " s), got '" + *d + "'";
     }
     j.work_s = std::max(1.0, *dv);
     double limit = std::ceil(j.work_s * opt.limit_factor / 60.0) * 60.0;
     if (auto* l = get("time_limit_s")) {
       auto lv = to_double(*l);
-      if (!lv || *lv <= 0 || *lv > base::kMaxSimSeconds) {
-        return "time_limit_s: expected seconds in (0, 100 years], got '" + *l + "'";
+      if (!lv || *lv <= 0 || *lv > kMaxDurationS) {
+        return "time_limit_s: expected seconds in (0, 40 years], got '" + *l + "'";
       }
       limit = *lv;
     }
-    j.time_limit = engine::to_ticks(base::seconds(std::min(limit, base::kMaxSimSeconds)));
+    j.time_limit = engine::to_ticks(base::seconds(std::min(limit, kMaxDurationS)));
     if (auto* id = get("id")) {
       auto iv = to_double(*id);
       j.id = iv ? static_cast<int64_t>(*iv) : static_cast<int64_t>(w.jobs.size());
@@ -298,8 +299,8 @@ struct RowReader {
         j.auto_checkpoint = true;
       } else {
         auto cv = to_double(*c);
-        if (!cv || *cv <= 0 || *cv > base::kMaxSimSeconds)
-          return "checkpoint_s: expected seconds in (0, 100 years] or 'auto', got '" + *c + "'";
+        if (!cv || *cv <= 0 || *cv > kMaxDurationS)
+          return "checkpoint_s: expected seconds in (0, 40 years] or 'auto', got '" + *c + "'";
         j.checkpoint.interval = engine::to_ticks(base::seconds(*cv));
       }
       j.checkpoint.restore = engine::to_ticks(base::seconds(opt.restore_s));
