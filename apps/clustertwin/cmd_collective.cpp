@@ -2,9 +2,13 @@
 // on a cluster (docs/models/collectives.md). Parsing and orchestration only; the numbers come
 // from the collective layer (collective::run_sweep).
 
+#include <cstdlib>
 #include <iostream>
+#include <sstream>
 
+#include "clustertwin/collective/moe_a2a.h"
 #include "clustertwin/collective/sweep.h"
+#include "clustertwin/models/model_catalog.h"
 #include "clustertwin/report/json_out.h"
 #include "commands.h"
 #include "flags.h"
@@ -28,13 +32,74 @@ struct CollectiveOptions {
   std::string dtype = "float";
   int channels = 0;
   std::string calibration;
+  std::string sharp;
+  std::string impl;
+  std::string moe = "deepseek-v3";
+  std::string tokens = "1,128,2048";
+  int64_t token_bytes = 0;
+  std::string phase = "dispatch";
+  bool balanced = false;
   std::string json;
   std::string format = "table";
 };
 
+/// `--op all_to_all --impl KERNEL`: MoE dispatch or combine at several token counts.
+int run_moe(const hardware::Catalog& cat, const CollectiveOptions& o) {
+  collective::MoeSweepSpec s;
+  s.cluster = o.cluster;
+  s.gpus = o.gpus;
+  s.gpus_per_domain = o.gpus_per_domain;
+  auto impl = collective::parse_a2a_impl(o.impl);
+  if (!impl) return bad_input("--impl: " + impl.error().message);
+  s.request.impl = *impl;
+  s.request.combine = o.phase == "combine";
+  auto model = models::load_model(cat, o.moe);
+  if (!model) return bad_input("--moe: " + model.error().message);
+  if (!model->moe || model->moe->experts < 1)
+    return bad_input("--moe: " + o.moe + " has no routed experts");
+  s.request.routing = {.experts = model->moe->experts,
+                       .topk = model->moe->topk,
+                       .groups = model->moe->groups,
+                       .topk_groups = model->moe->topk_groups,
+                       .balanced = o.balanced};
+  s.routing_from = o.moe;
+  // Default payload: the hidden state in bf16 (dispatch and combine of most frameworks).
+  s.request.token_bytes = o.token_bytes > 0 ? o.token_bytes : model->hidden * 2;
+  s.tokens.clear();
+  std::stringstream list(o.tokens);
+  for (std::string item; std::getline(list, item, ',');) {
+    char* end = nullptr;
+    const long long v = std::strtoll(item.c_str(), &end, 10);
+    if (item.empty() || *end != '\0' || v < 1 || v > 1'000'000'000) {
+      return bad_input("--tokens: expected a comma-separated list of integers in [1, 1e9], got '" +
+                       o.tokens + "'");
+    }
+    s.tokens.push_back(v);
+  }
+  auto r = collective::run_moe_sweep(cat, s);
+  if (!r) return bad_input(r.error());
+  if (!o.json.empty()) {
+    if (auto st = report::write_json(collective::moe_to_json(*r), o.json); !st)
+      return bad_input(st.error());
+  }
+  if (o.json != "-") {
+    if (o.format == "json") {
+      std::cout << report::dump(collective::moe_to_json(*r));
+    } else {
+      std::cout << collective::render_moe_table(*r);
+    }
+  }
+  return kExitOk;
+}
+
 int run(const Context& ctx, const CollectiveOptions& o) {
   auto cat = ctx.load_catalog();
   if (!cat) return bad_input(cat.error());
+  if (!o.impl.empty()) {
+    if (o.op != "all_to_all")
+      return bad_input("--impl: expected --op all_to_all, got --op " + o.op);
+    return run_moe(*cat, o);
+  }
   collective::SweepSpec s;
   s.cluster = o.cluster;
   s.gpus = o.gpus;
@@ -73,6 +138,7 @@ int run(const Context& ctx, const CollectiveOptions& o) {
   if (!dt) return with_flag("--dtype", dt.error());
   s.dtype = *dt;
 
+  if (!o.sharp.empty()) s.sharp = o.sharp == "on";
   auto r = collective::run_sweep(*cat, s);
   if (!r) return bad_input(r.error());
   if (!o.json.empty()) {
@@ -146,6 +212,26 @@ Verb add_collective(CLI::App& app, const Context& ctx) {
   cmd->add_option("--calibration", o->calibration,
                   "a calibration profile (from `clustertwin calibrate --out`) or the name of a "
                   "built-in one (`clustertwin calibrate --list`), laid over the catalog's");
+  cmd->add_option("--sharp", o->sharp,
+                  "SHARP in-network reduction (CollNet, multi-node NVLS): on or off (default: the "
+                  "cluster's scale_out.sharp, off unless set, as NCCL without its SHARP plugin)")
+      ->check(CLI::IsMember({"on", "off"}));
+  cmd->add_option("--impl", o->impl,
+                  "MoE dispatch/combine kernel for --op all_to_all: nccl, deepep-normal, "
+                  "deepep-ll or nvlink-onesided (docs/models/collectives.md, MoE all-to-all)")
+      ->check(CLI::IsMember({"nccl", "deepep-normal", "deepep-ll", "nvlink-onesided"}));
+  cmd->add_option("--moe", o->moe, "with --impl: the MoE model whose routing is used")
+      ->capture_default_str();
+  cmd->add_option("--tokens", o->tokens, "with --impl: tokens per rank, a comma-separated list")
+      ->capture_default_str();
+  cmd->add_option("--token-bytes", o->token_bytes,
+                  "with --impl: payload bytes per token (default: hidden x 2, bf16)")
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 30));
+  cmd->add_option("--phase", o->phase, "with --impl: dispatch or combine")
+      ->check(CLI::IsMember({"dispatch", "combine"}))
+      ->capture_default_str();
+  cmd->add_flag("--balanced", o->balanced,
+                "with --impl: a perfect router (each token's experts on min(ranks, topk) ranks)");
   cmd->add_option("--json", o->json, "write the results as JSON to FILE ('-' for stdout)");
   cmd->add_option("--format", o->format, "stdout format")
       ->check(CLI::IsMember({"table", "json", "csv"}))

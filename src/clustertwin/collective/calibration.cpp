@@ -64,7 +64,54 @@ void read_line(Reader& algo_r, const std::string& proto_key, const std::string& 
   out.lines[key] = std::move(p);
 }
 
+/// catalog/collectives/at-scale.yaml: `at_scale:` a list of {gpus, nic_efficiency,
+/// nvls_channel_bw, cross_domain_fill, cross_domain_ramp}, each figure with its source.
+void read_scale_file(Reader& top, std::vector<ScaleParams>& out) {
+  for (auto& r : top.children("at_scale")) {
+    ScaleParams s;
+    s.path = r.path();
+    s.gpus = r.strings("gpus").value_or(std::vector<std::string>{});
+    auto cite = [&](const char* key) {
+      auto e = r.figure_entry(key, Reader::Need::kOptional);
+      if (!e) return std::optional<Reader>{};
+      if (auto src = e->string("source", Reader::Need::kOptional)) {
+        auto it = e->context().sources.find(*src);
+        if (it != e->context().sources.end() && s.source.find(it->second) == std::string::npos) {
+          s.source += (s.source.empty() ? "" : "; ") + it->second;
+        }
+      }
+      return e;
+    };
+    if (auto e = cite("nic_efficiency")) {
+      s.nic_efficiency = e->number("value", Reader::Need::kRequired, 0.05, 1.0).value_or(0);
+      e->finish();
+    }
+    if (auto e = cite("sharp_efficiency")) {
+      s.sharp_efficiency = e->number("value", Reader::Need::kRequired, 0.05, 1.0).value_or(0);
+      e->finish();
+    }
+    if (auto e = cite("nvls_channel_bw")) {
+      s.nvls_channel_bw =
+          e->quantity<BytesPerSecond>("value", Reader::Need::kRequired).value_or(BytesPerSecond{});
+      e->finish();
+    }
+    if (auto e = cite("cross_domain_fill")) {
+      auto v = e->quantity<base::Seconds>("value", Reader::Need::kRequired, true);
+      s.cross_fill_us = v ? v->base() * 1e6 : 0.0;
+      e->finish();
+    }
+    if (auto e = cite("cross_domain_ramp")) {
+      s.cross_ramp = e->number("value", Reader::Need::kRequired, 0.0, 100.0).value_or(0);
+      e->finish();
+    }
+    r.allow("note");
+    r.finish();
+    out.push_back(std::move(s));
+  }
+}
+
 std::optional<CalibrationFile> read_file(const hardware::CatalogFile& f, base::Errors& errors,
+                                         std::vector<ScaleParams>& scale,
                                          const std::string& prefix = "catalog/") {
   auto doc = config::parse_document(f.text, prefix + f.path);
   if (!doc) {
@@ -75,6 +122,16 @@ std::optional<CalibrationFile> read_file(const hardware::CatalogFile& f, base::E
   Reader top(doc->root, ctx);
   top.read_sources();
   CalibrationFile out;
+  // The MoE all-to-all kernels' parameters live beside the lines; A2aParams reads them.
+  if (top.has("moe_all_to_all")) return std::nullopt;
+  if (top.has("at_scale")) {
+    read_scale_file(top, scale);
+    top.finish();
+    if (!ctx.errors.empty()) {
+      for (auto& e : ctx.errors.items) errors.add(e);
+    }
+    return std::nullopt;
+  }
   out.path = doc->file;
   auto r = top.child("collectives");
   if (r) {
@@ -176,7 +233,7 @@ base::Result<Calibration> Calibration::from_files(std::span<const hardware::Cata
   bool have_defaults = false;
   for (const auto& f : files) {
     if (f.path.rfind(kDir, 0) != 0) continue;
-    auto file = read_file(f, errors);
+    auto file = read_file(f, errors, cal.scale_);
     if (!file) continue;
     if (file->name == "defaults") {
       cal.defaults_ = std::move(*file);
@@ -206,8 +263,25 @@ base::Result<Calibration> Calibration::from_files(std::span<const hardware::Cata
       }
     }
   }
+  for (size_t i = 0; i < cal.scale_.size(); ++i) {
+    for (size_t j = 0; j < i; ++j) {
+      for (const auto& g : cal.scale_[i].gpus) {
+        const auto& o = cal.scale_[j].gpus;
+        if (std::find(o.begin(), o.end(), g) != o.end()) {
+          errors.add({"GPU '" + g + "' has two at_scale entries", cal.scale_[i].path, 0});
+        }
+      }
+    }
+  }
   if (!errors.empty()) return fail(errors.combined());
   return cal;
+}
+
+const ScaleParams& Calibration::scale(std::string_view gpu) const {
+  for (const auto& s : scale_) {
+    if (std::find(s.gpus.begin(), s.gpus.end(), gpu) != s.gpus.end()) return s;
+  }
+  return no_scale_;
 }
 
 base::Result<Calibration> Calibration::load(const hardware::Catalog& catalog) {
@@ -260,13 +334,33 @@ Line Calibration::line(std::string_view gpu, Op op, Algorithm a, Protocol p) con
   Line l;
   apply(l, it->second, false);
   if (const auto* f = for_gpu(gpu)) apply_file(l, *f, op, a, p);
+  // The platform's achievable NIC rate (GPUDirect RDMA through its GPU-NIC path), fitted on
+  // measurements across nodes, replaces the NIC fraction NCCL's defaults assume (the ring/Simple
+  // line's net_efficiency); each line keeps its own factor on top of it (tree 0.92, PAT 0.75,
+  // CollNet 0.9: tuning.cc).
+  if (const auto& s = scale(gpu); s.nic_efficiency > 0 && p == Protocol::kSimple) {
+    const auto ref =
+        defaults_.lines.find(line_key(Op::kAllReduce, Algorithm::kRing, Protocol::kSimple));
+    const double nic_default = ref != defaults_.lines.end() && ref->second.net_efficiency
+                                   ? *ref->second.net_efficiency
+                                   : 0.94;
+    l.net_efficiency = std::min(1.0, l.net_efficiency * s.nic_efficiency / nic_default);
+  }
+  // CollNet and NVLS across domains stream through SHARP's aggregation trees (NVLS inside one
+  // domain does not touch the NIC, so the field is unused there).
+  if (const auto& s = scale(gpu);
+      s.sharp_efficiency > 0 && (a == Algorithm::kCollNet || a == Algorithm::kNvls)) {
+    l.net_efficiency = s.sharp_efficiency;
+  }
+  // A user's profile (clustertwin calibrate) is laid over everything above.
   if (const auto* pr = profile_for(gpu)) apply_file(l, *pr, op, a, p);
   return l;
 }
 
 base::Result<CalibrationFile> Calibration::read_profile(const hardware::CatalogFile& file) {
   base::Errors errors;
-  auto f = read_file(file, errors, "");
+  std::vector<ScaleParams> no_scale;  // a profile holds lines, not at-scale parameters
+  auto f = read_file(file, errors, no_scale, "");
   if (!f) return fail(errors.combined());
   if (f->gpus.empty())
     return fail("calibration profile: expected a non-empty 'gpus' list under 'collectives'",

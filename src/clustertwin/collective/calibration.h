@@ -51,6 +51,30 @@ struct LinePatch {
   std::string source;
 };
 
+/// What measurements beyond one NVLink domain set for a GPU family
+/// (catalog/collectives/at-scale.yaml; docs/models/collectives.md, "At scale"). Zero fields are
+/// not set: the lines' own values apply.
+struct ScaleParams {
+  std::vector<std::string> gpus;
+  /// Fraction of the NIC line rate GPUDirect RDMA reaches with the Simple protocol on this
+  /// platform (GPU-NIC path through a PCIe switch on HGX, direct on Grace trays): replaces the
+  /// Simple lines' net_efficiency.
+  double nic_efficiency = 0;
+  /// Fraction of the NIC line rate SHARP in-network reduction streams reach (CollNet and NVLS
+  /// across domains, NCCL's SHARP plugin): replaces the NIC efficiency on those lines.
+  double sharp_efficiency = 0;
+  /// NVLS throughput per NVLS channel, as bus bandwidth (NCCL's own NVLS model: busBw =
+  /// nChannels x per-channel bandwidth, independent of the ranks, src/graph/tuning.cc): caps
+  /// NVLS inside a domain where the port-bound rate would exceed it (large NVLink domains).
+  BytesPerSecond nvls_channel_bw{};
+  /// Pipeline fill between the intra- and inter-domain phases of an algorithm that spans
+  /// domains: the collective takes min(ramp * x, fill) more than its bandwidth term x.
+  double cross_fill_us = 0;
+  double cross_ramp = 0;
+  std::string source;  ///< citations of the fits
+  std::string path;    ///< for messages
+};
+
 /// One calibration file.
 struct CalibrationFile {
   std::string name;               ///< "defaults", "h100", ...
@@ -95,11 +119,16 @@ class Calibration {
   [[nodiscard]] const CalibrationFile* for_gpu(std::string_view gpu) const;
   [[nodiscard]] const CalibrationFile& defaults() const { return defaults_; }
   [[nodiscard]] const std::vector<CalibrationFile>& files() const { return files_; }
+  /// The at-scale parameters of a GPU type (all zero when none are set).
+  [[nodiscard]] const ScaleParams& scale(std::string_view gpu) const;
 
  private:
   CalibrationFile defaults_;
   std::vector<CalibrationFile> files_;     // per-GPU files
   std::vector<CalibrationFile> profiles_;  // laid over the files (with_profile)
+  std::vector<CalibrationFile> files_;  // per-GPU files
+  std::vector<ScaleParams> scale_;      // at-scale parameters per GPU family
+  ScaleParams no_scale_;
 };
 
 }  // namespace clustertwin::collective

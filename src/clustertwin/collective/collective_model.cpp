@@ -34,22 +34,6 @@ uint64_t fingerprint(const Group& g) {
   return h;
 }
 
-/// Children plus parent of each position in NCCL's double binary tree (both trees), i.e. the
-/// flows a node's NIC sends per tree edge; the largest over the positions.
-int max_tree_degree(int count) {
-  if (count <= 1) return 0;
-  int best = 0;
-  for (int pos = 0; pos < count; ++pos) {
-    int deg = 0;
-    for (int t = 0; t < 2; ++t) {
-      const int i = t == 0 ? pos : count - 1 - pos;
-      deg += (i > 0 ? 1 : 0) + (2 * i + 1 < count ? 1 : 0) + (2 * i + 2 < count ? 1 : 0);
-    }
-    best = std::max(best, deg);
-  }
-  return best;
-}
-
 }  // namespace
 
 base::Result<NetworkModelKind> parse_network_model(std::string_view s) {
@@ -88,6 +72,7 @@ CollectiveModel::CollectiveModel(const hardware::Catalog& catalog, const topolog
     sharp_hw_ = contains((*so)->in_network_reduction, "SHARP") &&
                 (*so)->kind == hardware::SwitchKind::kInfiniband;
   }
+  sharp_ = sharp_hw_ && opt_.sharp.value_or(spec.scale_out.sharp);
   channels_ = opt_.channels > 0 ? opt_.channels : cal_->ring_channels(gpu_);
 }
 
@@ -152,6 +137,11 @@ std::string CollectiveModel::unavailable(const Group& g, Op op, const Dtype& dt,
                  "CollNet); " +
                  scale_out_switch_ + " has none: use nvls_tree";
         }
+        if (!sharp_) {
+          return "nvls across NVLink domains needs SHARP enabled (NCCL's SHARP plugin with "
+                 "NCCL_COLLNET_ENABLE=1; cluster scale_out.sharp or --sharp on); it is off: "
+                 "nvls_tree runs instead";
+        }
         if (!g.uniform())
           return "nvls across NVLink domains needs the same number of GPUs in every domain";
       }
@@ -164,6 +154,10 @@ std::string CollectiveModel::unavailable(const Group& g, Op op, const Dtype& dt,
       if (!sharp_hw_) {
         return "collnet needs in-network reduction (SHARP) in the scale-out switches; " +
                scale_out_switch_ + " has none";
+      }
+      if (!sharp_) {
+        return "collnet needs SHARP enabled (NCCL's SHARP plugin with NCCL_COLLNET_ENABLE=1; "
+               "cluster scale_out.sharp or --sharp on); it is off";
       }
       if (D < 2) return "collnet needs at least 2 NVLink domains";
       if (!g.uniform()) return "collnet needs the same number of GPUs in every domain";
@@ -230,6 +224,28 @@ double CollectiveModel::inter_path_us(const Group& g) const {
   const int a = g.by_domain[0][0], b = g.by_domain[1][0];
   topo_->path(a, b, 0, path);
   return topo_->latency(path).base() * 1e6;
+}
+
+double CollectiveModel::fill_s(const Group& g, Protocol p, const Line& l, double x) const {
+  double f = std::min(l.ramp * x, l.fill_us * 1e-6);
+  if (g.domains() > 1 && p == Protocol::kSimple) {
+    const auto& s = cal_->scale(gpu_);
+    if (s.cross_fill_us > 0) f = std::max(f, std::min(s.cross_ramp * x, s.cross_fill_us * 1e-6));
+  }
+  return f;
+}
+
+double CollectiveModel::nvls_cap_unit(const Group& g, Op op, Algorithm a) const {
+  if (a != Algorithm::kNvls && a != Algorithm::kNvlsTree) return 0;
+  const double per_channel = cal_->scale(gpu_).nvls_channel_bw.base();
+  if (per_channel <= 0) return 0;
+  // NCCL's NVLS model: bus bandwidth = channels x per-channel bandwidth, whatever the ranks
+  // (tuning.cc). Inside a domain of p ranks, an all-reduce moves 2(p-1)/p of S per bus byte,
+  // all-gather and reduce-scatter (p-1)/p.
+  const int p = g.per_domain();
+  if (p < 2) return 0;
+  const double bus = op == Op::kAllReduce ? 2.0 * (p - 1) / p : (p - 1.0) / p;
+  return bus / (cal_->nvls_channels(gpu_) * per_channel);
 }
 
 double CollectiveModel::latency_us(const Group& g, Op op, Algorithm a, const Line& l) const {
@@ -304,7 +320,7 @@ double CollectiveModel::analytical_unit(const Group& g, Op op, Algorithm a, cons
       intra = p > 1 ? *std::max_element(w.begin(), w.end()) * 1.0 / (2 * pairs) / bi : 0.0;
       if (D > 1) {
         const int hmax = *std::max_element(heads.begin(), heads.end());
-        inter = hmax * max_tree_degree(D) * 1.0 / (2 * pairs) / bn;
+        inter = hmax * nccl_dtree_max_degree(D) * 1.0 / (2 * pairs) / bn;
       }
       break;
     }
@@ -314,7 +330,7 @@ double CollectiveModel::analytical_unit(const Group& g, Op op, Algorithm a, cons
       break;
     case Algorithm::kNvlsTree:
       intra = nvls_port_factor(op, p) / bi;
-      inter = max_tree_degree(D) / (2.0 * p) / bn;
+      inter = nccl_dtree_max_degree(D) / (2.0 * p) / bn;
       break;
     case Algorithm::kCollNet:
       intra = p > 1 ? ring_edge_factor(op, p) / bi : 0.0;
@@ -439,6 +455,10 @@ base::Result<double> CollectiveModel::unit_wire(const Group& g, Op op, Algorithm
     if (!u) return fail(u.error());
     unit = *u;
   }
+  if (const double cap = nvls_cap_unit(g, op, a); cap > unit) {
+    unit = cap;
+    neck = "nvlink";
+  }
   memo_[key] = {unit, neck};
   if (bottleneck) *bottleneck = neck;
   return unit;
@@ -456,7 +476,7 @@ base::Result<Estimate> CollectiveModel::evaluate(const Group& g, const Request& 
   auto unit = unit_wire(g, r.op, a, p, &neck);
   if (!unit) return fail(unit.error());
   const double x = *unit * static_cast<double>(r.bytes);
-  const double fill = std::min(l.ramp * x, l.fill_us * 1e-6);
+  const double fill = fill_s(g, p, l, x);
   const double lat = latency_us(g, r.op, a, l) * 1e-6;
   e.latency = base::seconds(lat);
   e.wire = base::seconds(x);
@@ -513,8 +533,10 @@ base::Result<Estimate> CollectiveModel::best(const Group& g, const Request& r) {
     // the best flow time found; on an idle fabric this is one or two flow solves, not nine.
     for (auto& c : cands) {
       const Line l = cal_->line(gpu_, r.op, c.a, c.p);
-      const double x = analytical_unit(g, r.op, c.a, l, nullptr) * static_cast<double>(r.bytes);
-      c.bound = latency_us(g, r.op, c.a, l) * 1e-6 + x + std::min(l.ramp * x, l.fill_us * 1e-6);
+      const double x =
+          std::max(analytical_unit(g, r.op, c.a, l, nullptr), nvls_cap_unit(g, r.op, c.a)) *
+          static_cast<double>(r.bytes);
+      c.bound = latency_us(g, r.op, c.a, l) * 1e-6 + x + fill_s(g, c.p, l, x);
     }
     std::stable_sort(cands.begin(), cands.end(),
                      [](const Candidate& x, const Candidate& y) { return x.bound < y.bound; });
@@ -672,9 +694,11 @@ base::Result<ConcurrentResult> CollectiveModel::concurrent(std::span<const Group
   for (size_t i = 0; i < groups.size(); ++i) {
     const Line li = cal_->line(gpu_, r.op, alone[i].algorithm, alone[i].protocol);
     Estimate e = alone[i];
-    const double x = times[i] / kRefBytes * static_cast<double>(r.bytes);
+    const double x =
+        std::max(times[i] / kRefBytes, nvls_cap_unit(groups[i], r.op, alone[i].algorithm)) *
+        static_cast<double>(r.bytes);
     if (!std::isfinite(x)) return fail("a group's transfer has no working path (failed links)");
-    const double fill = std::min(li.ramp * x, li.fill_us * 1e-6);
+    const double fill = fill_s(groups[i], alone[i].protocol, li, x);
     e.wire = base::seconds(x);
     e.fill = base::seconds(fill);
     e.time = e.latency + e.wire + e.fill;

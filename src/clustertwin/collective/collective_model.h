@@ -15,6 +15,7 @@
 
 #include <map>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <tuple>
@@ -48,6 +49,9 @@ struct ModelOptions {
   bool symmetry = true;
   /// Ring/tree channels; 0 = the calibration's count for the GPU.
   int channels = 0;
+  /// SHARP (CollNet, multi-node NVLS) on or off; unset = the cluster's scale_out.sharp. On
+  /// where the switches lack SHARP is refused by the callers (sharp_supported()).
+  std::optional<bool> sharp;
 };
 
 struct Request {
@@ -114,6 +118,9 @@ class CollectiveModel {
   static std::vector<Protocol> protocols(Algorithm a, Op op);
 
   [[nodiscard]] const std::string& gpu_name() const { return gpu_; }
+  /// The scale-out switches have SHARP (whether or not it is enabled).
+  [[nodiscard]] bool sharp_supported() const { return sharp_hw_; }
+  [[nodiscard]] bool sharp_enabled() const { return sharp_; }
   [[nodiscard]] int channels() const { return channels_; }
   [[nodiscard]] const network::FlowSimStats& last_flow_stats() const { return stats_; }
   [[nodiscard]] int64_t flow_solves() const { return solves_; }
@@ -134,6 +141,12 @@ class CollectiveModel {
                                  std::string* bottleneck);
   [[nodiscard]] double latency_us(const Group& g, Op op, Algorithm a, const Line& l) const;
   [[nodiscard]] double inter_path_us(const Group& g) const;
+  /// The pipeline fill on top of the bandwidth term x (seconds): the line's own chunked fill,
+  /// or across domains the at-scale fill between the intra- and inter-domain phases when larger
+  /// (Simple protocol; LL and LL128 have no fill).
+  [[nodiscard]] double fill_s(const Group& g, Protocol p, const Line& l, double x) const;
+  /// The NVLS channel cap as seconds per byte of S (0 when the GPU family has none).
+  [[nodiscard]] double nvls_cap_unit(const Group& g, Op op, Algorithm a) const;
   base::Status check(const Group& g, Op op, const Dtype& dt, Algorithm a, Protocol p) const;
   [[nodiscard]] std::string unavailable(const Group& g, Op op, const Dtype& dt, Algorithm a) const;
   base::Result<Estimate> evaluate(const Group& g, const Request& r, Algorithm a, Protocol p);
@@ -149,6 +162,7 @@ class CollectiveModel {
   std::string gpu_;
   bool nvls_hw_ = false;   // NVLink switch with in-network reduction, Hopper or later
   bool sharp_hw_ = false;  // scale-out switch with SHARP
+  bool sharp_ = false;     // ... and SHARP enabled (cluster setting or ModelOptions::sharp)
   std::string nvswitch_, scale_out_switch_;
   int channels_ = 16;
   std::map<std::pair<uint64_t, Key>, std::pair<double, std::string>> memo_;  // by group fingerprint

@@ -4,6 +4,7 @@
 
 #include <cmath>
 
+#include "clustertwin/collective/moe_a2a.h"
 #include "clustertwin/collective/patterns.h"
 #include "clustertwin/collective/sweep.h"
 
@@ -159,8 +160,10 @@ TEST(CollectiveModel, FlowAndAnalyticalAgreeOnAnIdleFabric) {
   const auto topo = build("hgx-h100*4");  // 32 NICs on one 64-port leaf
   auto g = place_first(topo, 32);
   ASSERT_TRUE(g);
-  CollectiveModel ana(catalog(), topo, calibration(), {.network = NetworkModelKind::kAnalytical});
-  CollectiveModel flow(catalog(), topo, calibration(), {.network = NetworkModelKind::kFlow});
+  CollectiveModel ana(catalog(), topo, calibration(),
+                      {.network = NetworkModelKind::kAnalytical, .sharp = true});
+  CollectiveModel flow(catalog(), topo, calibration(),
+                       {.network = NetworkModelKind::kFlow, .sharp = true});
   struct Case {
     Op op;
     Algorithm a;
@@ -403,6 +406,165 @@ TEST(Sweep, TableJsonAndErrors) {
   ASSERT_FALSE(bad);
   EXPECT_NE(bad.error().message.find("more than the cluster's 8 GPUs"), std::string::npos)
       << bad.error().message;
+}
+
+TEST(NcclTrees, BinaryTreeAsNcclBuildsIt) {
+  // ncclGetBtree over 8 ranks: 0 is the root with child 4; 4 has children 2 and 6; odd ranks
+  // are leaves.
+  EXPECT_EQ(nccl_btree(8, 0).up, -1);
+  EXPECT_EQ(nccl_btree(8, 0).down1, 4);
+  EXPECT_EQ(nccl_btree(8, 4).up, 0);
+  EXPECT_EQ(nccl_btree(8, 4).down0, 2);
+  EXPECT_EQ(nccl_btree(8, 4).down1, 6);
+  EXPECT_EQ(nccl_btree(8, 5).up, 6);
+  EXPECT_EQ(nccl_btree(8, 5).down0, -1);
+  // Every rank but the root has a parent, and parent/child links agree, in both trees.
+  for (int n : {2, 3, 4, 5, 7, 8, 13, 64, 100}) {
+    for (int t = 0; t < 2; ++t) {
+      int roots = 0;
+      for (int r = 0; r < n; ++r) {
+        const auto pr = nccl_dtree(n, r);
+        const TreeLinks& l = t == 0 ? pr.first : pr.second;
+        if (l.up < 0) {
+          ++roots;
+          continue;
+        }
+        const auto pp = nccl_dtree(n, l.up);
+        const TreeLinks& up = t == 0 ? pp.first : pp.second;
+        EXPECT_TRUE(up.down0 == r || up.down1 == r) << n << " ranks, tree " << t << ", rank " << r;
+      }
+      EXPECT_EQ(roots, 1) << n << " ranks, tree " << t;
+    }
+  }
+  // The NIC load of the tree: 2 edges per rank on 2 domains, 3 on 3, 4 from 4 domains on (with
+  // a heap-shaped tree 4 domains would give 3, and 4-node H100 all-reduce would be 33% fast).
+  EXPECT_EQ(nccl_dtree_max_degree(2), 2);
+  EXPECT_EQ(nccl_dtree_max_degree(3), 3);
+  EXPECT_EQ(nccl_dtree_max_degree(4), 4);
+  EXPECT_EQ(nccl_dtree_max_degree(1000), 4);
+}
+
+TEST(CollectiveModel, SharpIsOffUnlessEnabled) {
+  auto topo = build("hgx-h100*4");
+  auto g = place_first(topo, 32);
+  ASSERT_TRUE(g);
+  const Request r{.op = Op::kAllReduce, .bytes = int64_t{1} << 30};
+  CollectiveModel off(catalog(), topo, calibration(), {.network = NetworkModelKind::kFlow});
+  EXPECT_FALSE(off.sharp_enabled());
+  EXPECT_TRUE(off.sharp_supported());
+  auto e = off.estimate(*g, r);
+  ASSERT_TRUE(e) << e.error().message;
+  // NVLS cannot span nodes without SHARP, nor can CollNet run: NCCL runs NVLS-tree, tree or ring.
+  EXPECT_NE(e->algorithm, Algorithm::kNvls);
+  EXPECT_NE(e->algorithm, Algorithm::kCollNet);
+  auto bad =
+      off.estimate(*g, {.op = Op::kAllReduce, .bytes = 1 << 20, .algorithm = Algorithm::kCollNet});
+  ASSERT_FALSE(bad);
+  EXPECT_NE(bad.error().message.find("SHARP enabled"), std::string::npos) << bad.error().message;
+  // Across 4 nodes the NICs bound it: busbw near 8 NICs x 50 GB/s x the NIC efficiency, below
+  // one node's NVLS (measured: 365.8 GB/s, NVIDIA/nccl-tests#309).
+  EXPECT_LT(e->busbw.base() / 1e9, 400.0);
+  CollectiveModel on(catalog(), topo, calibration(),
+                     {.network = NetworkModelKind::kFlow, .sharp = true});
+  EXPECT_TRUE(on.sharp_enabled());
+  auto av = on.availability(*g, Op::kAllReduce, Dtype{"float", 4, true});
+  for (const auto& a : av) {
+    if (a.algorithm == Algorithm::kCollNet) {
+      EXPECT_TRUE(a.ok) << a.reason;
+    }
+  }
+}
+
+TEST(CollectiveModel, NvlsOnALargeDomainIsChannelBound) {
+  // One GB200 NVL72 rack: the port-bound NVLS rate grows with the ranks as 2(p-1)/(p+1), but
+  // NVLS moves its data through a fixed number of channels (NCCL: busBw = nChannels x per-channel
+  // bandwidth), so 72 ranks get the channel cap, not 1.6x what 4 ranks reach.
+  auto topo = build("gb200-nvl72*1");
+  CollectiveModel m(catalog(), topo, calibration(), {.network = NetworkModelKind::kFlow});
+  auto g72 = place_first(topo, 72);
+  auto g4 = place_first(topo, 4);
+  ASSERT_TRUE(g72 && g4);
+  const Request r{.op = Op::kAllReduce, .bytes = int64_t{8} << 30, .algorithm = Algorithm::kNvls};
+  auto e72 = m.estimate(*g72, r);
+  auto e4 = m.estimate(*g4, r);
+  ASSERT_TRUE(e72 && e4);
+  const auto& s = calibration().scale("gb200");
+  ASSERT_GT(s.nvls_channel_bw.base(), 0);
+  const double cap = calibration().nvls_channels("gb200") * s.nvls_channel_bw.base();
+  EXPECT_LE(e72->busbw.base(), cap * 1.0001);
+  EXPECT_GT(e72->busbw.base(), 0.9 * cap);
+  EXPECT_LT(e72->busbw.base() / e4->busbw.base(), 1.6);
+}
+
+TEST(CollectiveModel, CrossDomainPipelineFill) {
+  // Across domains the Simple protocol pays the at-scale fill: busbw keeps rising with size
+  // well past 1 GiB (2 GB200 racks: 596 GB/s at 1 GiB, 810 at 16 GiB, coreweave/nccl-tests).
+  auto topo = build("gb200-nvl72*2");
+  CollectiveModel m(catalog(), topo, calibration(), {.network = NetworkModelKind::kFlow});
+  auto g = place_first(topo, 144);
+  ASSERT_TRUE(g);
+  auto small = m.estimate(*g, {.op = Op::kAllReduce, .bytes = int64_t{1} << 30});
+  auto big = m.estimate(*g, {.op = Op::kAllReduce, .bytes = int64_t{16} << 30});
+  ASSERT_TRUE(small && big);
+  EXPECT_GT(big->busbw.base() / small->busbw.base(), 1.2);
+  EXPECT_GE(big->fill.base(), calibration().scale("gb200").cross_fill_us * 1e-6 * 0.999);
+}
+
+TEST(MoeAllToAll, ReachOfUniformAndGroupLimitedRouting) {
+  // 8 experts, top-2, 2 domains of 1 rank: a domain is missed when both picks fall in the other
+  // half: 1 - C(4,2)/C(8,2) = 22/28 per domain.
+  const auto u = moe_reach({.experts = 8, .topk = 2}, 2, 1);
+  EXPECT_NEAR(u.domains, 2.0 * 22 / 28, 1e-12);
+  EXPECT_NEAR(u.ranks, u.domains, 1e-12);
+  // DeepSeek-V3 on 8 nodes: one group per node, 4 of 8 groups per token, 8 of the 128 reachable
+  // experts: each node is reached with probability 1/2 x (1 - C(96,8)/C(128,8)).
+  const MoeRouting ds{.experts = 256, .topk = 8, .groups = 8, .topk_groups = 4};
+  double miss = 1;
+  for (int i = 0; i < 8; ++i) miss *= (96.0 - i) / (128.0 - i);
+  EXPECT_NEAR(moe_reach(ds, 8, 8).domains, 8 * 0.5 * (1 - miss), 1e-9);
+  // Node-limited when a group is a node: at most 4 domains; with 32 nodes each group spans 4, so
+  // at most 16.
+  EXPECT_LE(moe_reach(ds, 8, 8).domains, 4.0 + 1e-9);
+  EXPECT_LE(moe_reach(ds, 32, 8).domains, 16.0 + 1e-9);
+  EXPECT_GT(moe_reach(ds, 32, 8).domains, 4.0);
+  // A perfect router spreads each token over min(ranks, topk) ranks.
+  auto b = ds;
+  b.balanced = true;
+  EXPECT_EQ(moe_reach(b, 1, 8).ranks, 8);
+  EXPECT_EQ(moe_reach(b, 4, 1).ranks, 4);
+}
+
+TEST(MoeAllToAll, KernelsAndTheirLimits) {
+  auto topo = build("hgx-h800*4");
+  CollectiveModel m(catalog(), topo, calibration(), {.network = NetworkModelKind::kFlow});
+  auto params = A2aParams::load(catalog());
+  ASSERT_TRUE(params) << params.error().message;
+  auto g = place_first(topo, 32);
+  ASSERT_TRUE(g);
+  MoeA2aRequest r{.tokens_per_rank = 4096,
+                  .token_bytes = 7392,
+                  .routing = {.experts = 256, .topk = 8, .groups = 8, .topk_groups = 4}};
+  r.impl = A2aImpl::kDeepEpNormal;
+  auto normal = estimate_moe_a2a(m, topo, *params, *g, r);
+  r.impl = A2aImpl::kNccl;
+  auto nccl = estimate_moe_a2a(m, topo, *params, *g, r);
+  ASSERT_TRUE(normal && nccl);
+  // DeepEP sends a token once per destination node; NCCL once per routed expert.
+  EXPECT_LT(normal->network_bytes.base(), 0.5 * nccl->network_bytes.base());
+  EXPECT_LT(normal->time, nccl->time);
+  // One-sided NVLink all-to-all needs one NVLink domain.
+  r.impl = A2aImpl::kNvlinkOneSided;
+  auto bad = estimate_moe_a2a(m, topo, *params, *g, r);
+  ASSERT_FALSE(bad);
+  EXPECT_NE(bad.error().message.find("one NVLink domain"), std::string::npos);
+  // The low-latency kernel's floor: one token costs about the floor.
+  r.impl = A2aImpl::kDeepEpLowLatency;
+  r.tokens_per_rank = 1;
+  auto ll = estimate_moe_a2a(m, topo, *params, *g, r);
+  ASSERT_TRUE(ll);
+  const auto kp = params->kernel(A2aImpl::kDeepEpLowLatency, "h800");
+  ASSERT_TRUE(kp);
+  EXPECT_NEAR(ll->time.base(), kp->dispatch_floor.base(), 0.1 * kp->dispatch_floor.base());
 }
 
 }  // namespace

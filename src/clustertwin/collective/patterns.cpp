@@ -116,23 +116,22 @@ void ring(Builder& b, const Group& g, const PatternOptions& o, double edge_bytes
   }
 }
 
-/// Parent of position i in NCCL's double binary tree over `count` nodes: tree 0 is a binary
-/// heap over positions 0..count-1, tree 1 the same over the mirrored order, so that the leaves
-/// of one tree are the inner nodes of the other (Sanders et al., "Two-tree algorithms for full
-/// bandwidth broadcast, reduction and scan", 2009; NCCL 2.4 blog).
-int tree_node(int position, int tree, int count) {
-  return tree == 0 ? position : count - 1 - position;
-}
-
+/// Both trees of NCCL's double binary tree over `heads` (one rank per domain), each edge both
+/// ways with `bytes_per_tree`.
 void double_tree(Builder& b, const std::vector<int>& heads, double bytes_per_tree,
                  uint64_t key_base) {
   const int D = static_cast<int>(heads.size());
-  for (int t = 0; t < 2; ++t) {
-    for (int i = 1; i < D; ++i) {
-      const int child = heads[static_cast<size_t>(tree_node(i, t, D))];
-      const int parent = heads[static_cast<size_t>(tree_node((i - 1) / 2, t, D))];
-      b.add(child, parent, bytes_per_tree, key_base + static_cast<uint64_t>(t));
-      b.add(parent, child, bytes_per_tree, key_base + static_cast<uint64_t>(t));
+  for (int i = 0; i < D; ++i) {
+    const auto [t0, t1] = nccl_dtree(D, i);
+    int t = 0;
+    for (const TreeLinks& l : {t0, t1}) {
+      if (l.up >= 0) {
+        const int child = heads[static_cast<size_t>(i)];
+        const int parent = heads[static_cast<size_t>(l.up)];
+        b.add(child, parent, bytes_per_tree, key_base + static_cast<uint64_t>(t));
+        b.add(parent, child, bytes_per_tree, key_base + static_cast<uint64_t>(t));
+      }
+      ++t;
     }
   }
 }
@@ -162,17 +161,8 @@ void tree(Builder& b, const Group& g, const PatternOptions& o) {
     }
     if (D > 1) {
       // Each tree of the pair carries one channel's share.
-      for (int t = 0; t < 2; ++t) {
-        for (int i = 1; i < D; ++i) {
-          const int child = heads[static_cast<size_t>(tree_node(i, t, D))];
-          const int parent = heads[static_cast<size_t>(tree_node((i - 1) / 2, t, D))];
-          const uint64_t key = o.merge_channels
-                                   ? 1000 + static_cast<uint64_t>(t)
-                                   : 1000 + static_cast<uint64_t>(q) * 2 + static_cast<uint64_t>(t);
-          b.add(child, parent, per_channel, key);
-          b.add(parent, child, per_channel, key);
-        }
-      }
+      const uint64_t key = o.merge_channels ? 1000 : 1000 + static_cast<uint64_t>(q) * 2;
+      double_tree(b, heads, per_channel, key);
     }
   }
 }
@@ -209,6 +199,59 @@ void rail_rings(Builder& b, const Group& g, double bytes) {
 }
 
 }  // namespace
+
+TreeLinks nccl_btree(int count, int rank) {
+  TreeLinks l;
+  if (count <= 1) return l;
+  int bit = 1;
+  while (bit < count && (bit & rank) == 0) bit <<= 1;
+  if (rank == 0) {
+    l.down1 = bit >> 1;
+    return l;
+  }
+  int up = (rank ^ bit) | (bit << 1);
+  if (up >= count) up = rank ^ bit;
+  l.up = up;
+  int low = bit >> 1;
+  l.down0 = low == 0 ? -1 : rank - low;
+  int d1 = low == 0 ? -1 : rank + low;
+  while (d1 >= count) {
+    d1 = low == 0 ? -1 : rank + low;
+    low >>= 1;
+  }
+  l.down1 = d1;
+  return l;
+}
+
+std::pair<TreeLinks, TreeLinks> nccl_dtree(int count, int rank) {
+  const TreeLinks t0 = nccl_btree(count, rank);
+  TreeLinks t1;
+  auto map = [&](int x, bool mirror) {
+    if (x < 0) return -1;
+    return mirror ? count - 1 - x : (x + 1) % count;
+  };
+  if (count % 2 == 1) {
+    const TreeLinks s = nccl_btree(count, (rank - 1 + count) % count);
+    t1 = {map(s.up, false), map(s.down0, false), map(s.down1, false)};
+  } else {
+    const TreeLinks m = nccl_btree(count, count - 1 - rank);
+    t1 = {map(m.up, true), map(m.down0, true), map(m.down1, true)};
+  }
+  return {t0, t1};
+}
+
+int nccl_dtree_max_degree(int count) {
+  if (count <= 1) return 0;
+  int best = 0;
+  for (int r = 0; r < count; ++r) {
+    const auto [a, b] = nccl_dtree(count, r);
+    int deg = 0;
+    for (const TreeLinks& l : {a, b}) deg += (l.up >= 0) + (l.down0 >= 0) + (l.down1 >= 0);
+    best = std::max(best, deg);
+    if (best == 4) break;  // the most any rank has (every count up to 3,000 checked)
+  }
+  return best;
+}
 
 base::Status add_flows(FlowSet& out, const topology::Topology& topo, const Group& g, Op op,
                        Algorithm algo, const PatternOptions& o) {

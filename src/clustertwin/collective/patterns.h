@@ -8,6 +8,7 @@
 /// see the same rates.
 
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 #include "clustertwin/base/result.h"
@@ -42,6 +43,26 @@ struct PatternOptions {
 /// `max_flows` (a dense all-to-all over very many GPUs).
 base::Status add_flows(FlowSet& out, const topology::Topology& topo, const Group& g, Op op,
                        Algorithm algo, const PatternOptions& o);
+
+/// One rank's links in one tree of NCCL's double binary tree (-1: none).
+struct TreeLinks {
+  int up = -1;
+  int down0 = -1;
+  int down1 = -1;
+};
+/// NCCL's binary tree over `count` ranks (src/graph/trees.cc, ncclGetBtree): an in-order tree in
+/// which odd ranks are leaves and even ranks inner nodes; rank 0 is the root with one child.
+/// Rank r's lowest set bit b gives its parent (r ^ b) | (b << 1) (or r ^ b past the end) and
+/// its children r -/+ b/2.
+TreeLinks nccl_btree(int count, int rank);
+/// The two trees of NCCL's double binary tree (ncclGetDtree): tree 0 is the binary tree, tree 1
+/// its mirror (even counts) or its shift by one (odd counts), so that a leaf of one tree is an
+/// inner node of the other (Sanders et al. 2009; NCCL 2.4).
+std::pair<TreeLinks, TreeLinks> nccl_dtree(int count, int rank);
+/// The most tree edges (parent plus children, both trees) at any one rank: the flows one NIC
+/// carries, each of the tree's share of the data, up and down. 2 for 2 ranks, 3 for 3 and 4 for
+/// 4 and more (NCCL's tuner halves the tree's inter-node bandwidth beyond 2 nodes, tuning.cc).
+int nccl_dtree_max_degree(int count);
 
 /// Bytes on each ring edge per byte of S: all_reduce 2(n-1)/n, all_gather and reduce_scatter
 /// (n-1)/n, broadcast and reduce 1.

@@ -87,8 +87,15 @@ base::Result<SweepResult> run_sweep(const hardware::Catalog& catalog, const Swee
   if (group->ranks() < 2)
     return fail("--gpus: a collective needs at least 2 GPUs, got " +
                 std::to_string(group->ranks()));
-  ModelOptions mo{.network = spec.model, .routing = spec.routing, .channels = spec.channels};
+  ModelOptions mo{.network = spec.model,
+                  .routing = spec.routing,
+                  .channels = spec.channels,
+                  .sharp = spec.sharp};
   CollectiveModel model(catalog, *topo, *cal, mo);
+  if (spec.sharp.value_or(false) && !model.sharp_supported()) {
+    return fail("sharp: on needs SHARP in the scale-out switches; " +
+                cluster->scale_out.switch_name + " has none");
+  }
 
   SweepResult out;
   out.spec = spec;
@@ -101,6 +108,8 @@ base::Result<SweepResult> run_sweep(const hardware::Catalog& catalog, const Swee
   out.domain_size = topo->domain_size();
   out.calibrated = cal->for_gpu(out.gpu) != nullptr || !profile.empty();
   out.profile = profile;
+  out.calibrated = cal->for_gpu(out.gpu) != nullptr;
+  out.sharp = model.sharp_enabled();
   out.availability = model.availability(*group, spec.op, spec.dtype);
   Request req{
       .op = spec.op, .dtype = spec.dtype, .algorithm = spec.algorithm, .protocol = spec.protocol};
@@ -162,7 +171,8 @@ std::string render_table(const SweepResult& r) {
                             : std::string("NCCL default constants (no measured calibration for "
                                               "this GPU)"))
      << "; algorithm " << algorithm_name(r.spec.algorithm) << ", protocol "
-     << protocol_name(r.spec.protocol) << "; GB/s = 1e9 B/s\n";
+     << protocol_name(r.spec.protocol)
+     << (r.domains > 1 ? (r.sharp ? "; SHARP on" : "; SHARP off") : "") << "; GB/s = 1e9 B/s\n";
   os << "#\n";
   std::snprintf(line, sizeof line, "# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s  %-12s  %s\n",
                 "size", "count", "type", "redop", "root", "time", "algbw", "busbw", "algorithm",
@@ -230,6 +240,7 @@ nlohmann::json to_json(const SweepResult& r) {
   j["protocol_requested"] = protocol_name(r.spec.protocol);
   j["calibrated"] = r.calibrated;
   if (!r.profile.empty()) j["calibration_profile"] = r.profile;
+  j["sharp"] = r.sharp;
   j["avg_busbw_GBps"] = sig(r.avg_busbw_GBps);
   nlohmann::json avail = nlohmann::json::object();
   for (const auto& a : r.availability) {
@@ -288,6 +299,7 @@ std::optional<SweepSpec> read_sweep_spec(config::Reader& r) {
   }
   if (auto v = r.integer("channels", Need::kOptional, 1, 64)) s.channels = static_cast<int>(*v);
   if (auto v = r.string("calibration", Need::kOptional)) s.calibration = *v;
+  if (auto v = r.boolean("sharp", Need::kOptional)) s.sharp = *v;
   r.finish();
   if (!ok) return std::nullopt;
   return s;

@@ -4,6 +4,7 @@
 /// (`workload: {collective: ...}`) both build a SweepSpec and call run_sweep().
 
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -32,6 +33,8 @@ struct SweepSpec {
   /// A calibration profile laid over the catalog's (`clustertwin calibrate --out`): a file, or
   /// the name of a built-in one (catalog/collectives/<name>.yaml); empty: the catalog's.
   std::string calibration;
+  /// SHARP on/off; unset: the cluster's scale_out.sharp (off unless the cluster enables it).
+  std::optional<bool> sharp;
 };
 
 struct SweepRow {
@@ -46,6 +49,7 @@ struct SweepResult {
   int ranks = 0, domains = 0, per_domain = 0, domain_size = 0;
   bool calibrated = false;  ///< the GPU type has a fitted calibration file
   std::string profile;      ///< the profile laid over it (SweepSpec::calibration), or empty
+  bool sharp = false;       ///< SHARP enabled (and present) for this run
   std::vector<SweepRow> rows;
   std::vector<Availability> availability;
   double avg_busbw_GBps = 0;

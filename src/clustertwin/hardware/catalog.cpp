@@ -277,6 +277,7 @@ std::optional<ClusterSpec> read_cluster(Reader& r) {
         static_cast<int>(so->integer("planes", Need::kOptional, 1, 16).value_or(1));
     c.scale_out.cable_latency =
         so->quantity<Seconds>("cable_latency", Need::kOptional).value_or(base::nanoseconds(50));
+    c.scale_out.sharp = so->boolean("sharp", Need::kOptional).value_or(false);
     so->finish();
   }
   if (r.has("sources")) r.allow("sources");
@@ -406,6 +407,11 @@ base::Status Catalog::validate(const ClusterSpec& c) const {
     return fail(
         "scale_out.switch: '" + c.scale_out.switch_name +
         "' is an NVLink switch; the scale-out fabric needs an InfiniBand or Ethernet switch");
+  }
+  if (c.scale_out.sharp && ((*sw)->kind != SwitchKind::kInfiniband ||
+                            (*sw)->in_network_reduction.find("SHARP") == std::string::npos)) {
+    return fail("scale_out.sharp: '" + c.scale_out.switch_name +
+                "' has no SHARP in-network reduction (expected an InfiniBand switch with SHARP)");
   }
   if (!c.scale_out.transceiver.empty()) {
     if (auto t = transceiver(c.scale_out.transceiver); !t) {

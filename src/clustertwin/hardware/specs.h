@@ -138,6 +138,10 @@ struct ScaleOutSpec {
   bool rail_optimized = false;  ///< leaf per rail (local GPU index) instead of per system
   int planes = 1;               ///< independent parallel fabrics; each NIC splits its ports
   Seconds cable_latency = base::nanoseconds(50);  ///< per link, fibre and SerDes
+  /// In-network reduction (SHARP) enabled for collectives: NCCL runs CollNet and multi-node
+  /// NVLS only with the SHARP plugin loaded and NCCL_COLLNET_ENABLE=1, so it is off unless the
+  /// cluster says so (and the switch must have it).
+  bool sharp = false;
 };
 
 struct ClusterSpec {

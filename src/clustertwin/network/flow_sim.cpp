@@ -37,12 +37,24 @@ void FlowSimulator::build_bundles() {
   bundles_.of_link.assign(nl, -1);
   const auto& plan = topo_->fabric();
   if (plan.tiers < 2) return;
-  // One GPU under each leaf, to walk the paths that start and end there.
+  // The first and the last GPU under each leaf, to walk the paths that start and end there.
+  // Both are kept because a path needs its two ends in different NVLink domains (GPUs of one
+  // domain talk over NVLink): a leaf of a 72-GPU rack's NICs may have its neighbour leaves in
+  // the same rack, and only the far end of one of them is in another.
   std::vector<int> gpu_of_leaf(static_cast<size_t>(plan.leaves), -1);
+  std::vector<int> last_of_leaf(static_cast<size_t>(plan.leaves), -1);
   for (int g = 0; g < topo_->gpus(); ++g) {
-    auto& slot = gpu_of_leaf[static_cast<size_t>(topo_->leaf_of(topo_->nic_of(g)))];
-    if (slot < 0) slot = g;
+    const auto leaf = static_cast<size_t>(topo_->leaf_of(topo_->nic_of(g)));
+    if (gpu_of_leaf[leaf] < 0) gpu_of_leaf[leaf] = g;
+    last_of_leaf[leaf] = g;
   }
+  // A GPU under leaf `lb` in another domain than `a` (-1 if none).
+  auto partner = [&](int a, int lb) {
+    for (int c : {gpu_of_leaf[static_cast<size_t>(lb)], last_of_leaf[static_cast<size_t>(lb)]}) {
+      if (c >= 0 && topo_->domain_of(c) != topo_->domain_of(a)) return c;
+    }
+    return -1;
+  };
   // bundle key: (plane, kind, tier, leaf or pod) -> bundle id
   std::map<std::tuple<int, int, int, int>, int32_t> ids;
   std::vector<topology::LinkId> path;
@@ -76,12 +88,12 @@ void FlowSimulator::build_bundles() {
     int b = -1;
     for (int step = 1; step < plan.leaves && b < 0 && plan.tiers == 3; ++step) {
       const int lb = (la + step) % plan.leaves;
-      if (lb / per_pod != la / per_pod) b = gpu_of_leaf[static_cast<size_t>(lb)];
+      if (lb / per_pod != la / per_pod) b = partner(a, lb);
     }
     for (int step = 1; step < plan.leaves && b < 0; ++step) {
-      b = gpu_of_leaf[static_cast<size_t>((la + step) % plan.leaves)];
+      b = partner(a, (la + step) % plan.leaves);
     }
-    if (b < 0 || topo_->domain_of(a) == topo_->domain_of(b)) continue;
+    if (b < 0) continue;
     const int64_t n = topo_->path_count(a, b);
     // Every leaf up-link (all first choices); every pod up-link once per pod (all choices).
     const bool whole = plan.tiers == 3 && la % per_pod == 0;

@@ -211,5 +211,18 @@ TEST(FlowSimSpray, AFailedUplinkShrinksTheBundle) {
   EXPECT_NEAR(sim.finish(0).base(), 1e9 / (100e9 * 71 / 72), 1e-5);
 }
 
+TEST(FlowSimSpray, LeavesWhoseNeighboursShareTheirDomainAreBundledToo) {
+  // 2 GB200 NVL72 racks on 64-port switches: 32 NICs per leaf, so leaf 0 (GPUs 0-31) and its
+  // neighbour leaf 1 (GPUs 32-63) are both in rack 0. Their up-links must still form a bundle;
+  // they once did not, and every sprayed flow from leaf 0 crossed one up-link (GB200 racks over
+  // 400G InfiniBand were predicted flat at ~190 GB/s all-reduce).
+  static const hardware::Catalog cat = *hardware::Catalog::load_embedded();
+  const auto t = *topology::Topology::build(cat, *hardware::resolve_cluster(cat, "gb200-nvl72*2"));
+  FlowSimulator sim(t, Routing::kSpray);
+  for (int i = 0; i < 72; ++i) sim.add({.src = i, .dst = 72 + i, .bytes = 1_GB});
+  const auto st = sim.solve_steady();
+  EXPECT_NEAR(*std::min_element(st.rate.begin(), st.rate.end()), 50e9, 1e3);
+}
+
 }  // namespace
 }  // namespace clustertwin::network
