@@ -209,6 +209,34 @@ base::Status CollectiveModel::check(const Group& g, Op op, const Dtype& dt, Algo
   return {};
 }
 
+bool CollectiveModel::fabric_shares_nothing(std::span<const Group> groups) const {
+  // Spraying (adaptive routing in the fluid limit) over a non-blocking fat tree: a leaf's
+  // up-link bundle is as wide as its NICs, and so is every bundle above, so the fabric carries
+  // whatever the NICs send. Contention is then only where two groups use one NIC or one NVLink
+  // port, i.e. where they share a GPU or a NIC. Oversubscription, ECMP hashing, degraded links
+  // or shared NICs break this, and the flows are solved together.
+  if (!opt_.symmetry || opt_.network != NetworkModelKind::kFlow ||
+      opt_.routing != network::Routing::kSpray || !opt_.capacity_overrides.empty() ||
+      groups.size() < 2) {
+    return false;
+  }
+  for (double o : topo_->spec().scale_out.oversubscription) {
+    if (o > 1.0 + 1e-9) return false;
+  }
+  std::set<int> gpus, nics;
+  for (size_t i = 0; i < groups.size(); ++i) {
+    std::set<int> mine;
+    for (int x : groups[i].gpus) {
+      if (!gpus.insert(x).second) return false;
+      mine.insert(topo_->nic_of(x));
+    }
+    for (int n : mine) {
+      if (!nics.insert(n).second) return false;
+    }
+  }
+  return true;
+}
+
 bool CollectiveModel::representative_ok() const {
   if (!opt_.symmetry) return false;
   for (const auto& [link, cap] : opt_.capacity_overrides) {
@@ -650,6 +678,29 @@ base::Result<ConcurrentResult> CollectiveModel::concurrent(std::span<const Group
                                                            const Request& r) {
   ConcurrentResult out;
   if (groups.empty()) return out;
+  if (fabric_shares_nothing(groups)) {
+    // No link is shared: each group runs as if alone, and groups of the same shape (ranks per
+    // domain, domains) see the same rates wherever they sit, so one is solved per shape.
+    std::vector<std::pair<std::pair<int, int>, Estimate>> shapes;
+    for (const auto& g : groups) {
+      const std::pair<int, int> shape{g.domains(), g.per_domain()};
+      auto it = std::find_if(shapes.begin(), shapes.end(),
+                             [&](const auto& s) { return s.first == shape && g.uniform(); });
+      if (it == shapes.end()) {
+        auto e = estimate(g, r);
+        if (!e) return fail(e.error());
+        if (!g.uniform()) {
+          out.groups.push_back({*e, e->time, 1.0});
+          continue;
+        }
+        shapes.emplace_back(shape, *e);
+        it = std::prev(shapes.end());
+      }
+      out.groups.push_back({it->second, it->second.time, 1.0});
+    }
+    out.symmetric = true;
+    return out;
+  }
   // Each group alone first: its algorithm choice and its reference time.
   std::vector<Estimate> alone;
   for (const auto& g : groups) {

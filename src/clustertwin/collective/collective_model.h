@@ -154,6 +154,8 @@ class CollectiveModel {
   base::Result<Estimate> best(const Group& g, const Request& r);
   [[nodiscard]] network::SteadyOptions steady_options(const Line& l, int per_domain) const;
   [[nodiscard]] bool representative_ok() const;
+  /// Groups that cannot contend anywhere (see the definition): solved one per shape.
+  [[nodiscard]] bool fabric_shares_nothing(std::span<const Group> groups) const;
 
   const hardware::Catalog* catalog_;
   const topology::Topology* topo_;

@@ -343,6 +343,24 @@ TEST(CollectiveModel, ConcurrentGroups) {
   EXPECT_FALSE(all->symmetric);
   EXPECT_GT(all->worst_slowdown, 1.5);
   EXPECT_DOUBLE_EQ(one->worst_slowdown, 1.0);
+
+  // Non-blocking and sprayed: data-parallel rings across 32 nodes share no link, so one group
+  // is solved for all, and the full joint solve (symmetry off) agrees.
+  const auto flat = build("hgx-h100*32");
+  auto dpf = place_groups(flat, 8, 32, /*across_domains=*/true);
+  ASSERT_TRUE(dpf);
+  const Request ar{.op = Op::kAllReduce, .bytes = int64_t{1} << 30};
+  CollectiveModel fast(catalog(), flat, calibration(), {.network = NetworkModelKind::kFlow});
+  CollectiveModel full(catalog(), flat, calibration(),
+                       {.network = NetworkModelKind::kFlow, .symmetry = false});
+  auto a = fast.concurrent(*dpf, ar);
+  auto b = full.concurrent(*dpf, ar);
+  ASSERT_TRUE(a && b);
+  EXPECT_TRUE(a->symmetric);
+  for (size_t i = 0; i < a->groups.size(); ++i) {
+    EXPECT_NEAR(a->groups[i].estimate.time.base() / b->groups[i].estimate.time.base(), 1.0, 0.01)
+        << "group " << i;
+  }
 }
 
 TEST(CollectiveModel, DegradedAndFailedLinks) {
