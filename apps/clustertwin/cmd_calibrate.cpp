@@ -51,7 +51,7 @@ int list_profiles(const Context& ctx) {
   std::cout << "Built-in calibration profiles (catalog/collectives/; pick one with --calibration "
                "NAME):\n";
   for (const auto& f : cat->other_files()) {
-    if (f.path.rfind("collectives/", 0) != 0) continue;
+    if (!collective::is_line_file(f)) continue;
     const std::string name = f.path.substr(12, f.path.size() - 12 - 5);
     if (name == "defaults") continue;
     auto prof = collective::load_profile(*cat, name);

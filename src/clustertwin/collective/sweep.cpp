@@ -35,11 +35,19 @@ base::Result<std::vector<int64_t>> sweep_sizes(int64_t min_bytes, int64_t max_by
   return out;
 }
 
+bool is_line_file(const hardware::CatalogFile& f) {
+  // Lines files start their mapping with `collectives:`; at-scale.yaml (at_scale:) and
+  // moe-a2a.yaml (moe_all_to_all:) hold other parameters and are not profiles.
+  return f.path.rfind("collectives/", 0) == 0 &&
+         (f.text.rfind("collectives:", 0) == 0 ||
+          f.text.find("\ncollectives:") != std::string::npos);
+}
+
 base::Result<CalibrationFile> load_profile(const hardware::Catalog& catalog,
                                            const std::string& name_or_path) {
   std::vector<std::string> names;
   for (const auto& f : catalog.other_files()) {
-    if (f.path.rfind("collectives/", 0) != 0) continue;
+    if (!is_line_file(f)) continue;
     const std::string name = f.path.substr(12, f.path.size() - 12 - 5);
     if (name == "defaults") continue;
     if (name == name_or_path) {

@@ -71,6 +71,9 @@ std::string render_csv(const SweepResult& r);
 /// Stable keys with units in their names (docs/models/collectives.md lists them).
 nlohmann::json to_json(const SweepResult& r);
 
+/// A catalog file of collective lines (a profile), as opposed to the at-scale and MoE
+/// all-to-all parameter files beside them in catalog/collectives/.
+bool is_line_file(const hardware::CatalogFile& f);
 /// Reads a calibration profile: a built-in name (catalog/collectives/<name>.yaml) or a file.
 base::Result<CalibrationFile> load_profile(const hardware::Catalog& catalog,
                                            const std::string& name_or_path);

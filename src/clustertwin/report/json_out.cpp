@@ -25,7 +25,9 @@ base::Status check_results_document(const Json& results) {
   for (auto key : kSections) {
     auto it = results.find(std::string(key));
     if (it == results.end()) continue;
-    if (!it->is_object()) {
+    // A scenario run lists its collective sweeps, so `collectives` may be a list of them.
+    const bool list_ok = key == "collectives" && it->is_array();
+    if (!it->is_object() && !list_ok) {
       return base::fail("section '" + std::string(key) + "' is a " + it->type_name() +
                         ", expected an object (the output of --json)");
     }
