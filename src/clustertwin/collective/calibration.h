@@ -126,7 +126,7 @@ class Calibration {
   CalibrationFile defaults_;
   std::vector<CalibrationFile> files_;     // per-GPU files
   std::vector<CalibrationFile> profiles_;  // laid over the files (with_profile)
-  std::vector<ScaleParams> scale_;      // at-scale parameters per GPU family
+  std::vector<ScaleParams> scale_;         // at-scale parameters per GPU family
   ScaleParams no_scale_;
 };
 
