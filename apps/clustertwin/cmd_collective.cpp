@@ -226,7 +226,7 @@ Verb add_collective(CLI::App& app, const Context& ctx) {
       ->capture_default_str();
   cmd->add_option("--token-bytes", o->token_bytes,
                   "with --impl: payload bytes per token (default: hidden x 2, bf16)")
-      ->check(CLI::Range(int64_t{1}, int64_t{1} << 30));
+      ->check(flags::range(o->token_bytes, 1, double(int64_t{1} << 30)));
   cmd->add_option("--phase", o->phase, "with --impl: dispatch or combine")
       ->check(CLI::IsMember({"dispatch", "combine"}))
       ->capture_default_str();
