@@ -64,13 +64,16 @@ base::Result<Json> read_results(std::string_view text, const std::string& file) 
   Json results;
   try {  // nlohmann throws on bad JSON; the error stops here, at the edge (STYLE.md)
     results = Json::parse(text);
-  } catch (const Json::parse_error& e) {
-    // "[json.exception.parse_error.101] parse error at line 1, column 6: ..." -> from "line".
+  } catch (const Json::exception& e) {
+    // "[json.exception.parse_error.101] parse error at line 1, column 6: ..." -> from "line";
+    // a number beyond a double ("1e999") is out_of_range.406, not a parse_error, and has no line.
     const std::string what = e.what();
-    const size_t at = what.find("line ");
-    return base::fail("not valid JSON (expected the output of --json): " +
-                          (at == std::string::npos ? what : what.substr(at)),
-                      file);
+    size_t at = what.find("line ");
+    if (at == std::string::npos) {
+      at = what.find("] ");
+      at = at == std::string::npos ? 0 : at + 2;
+    }
+    return base::fail("not valid JSON (expected the output of --json): " + what.substr(at), file);
   }
   if (auto st = check_results_document(results); !st) {
     return base::fail(st.error().message, file);
