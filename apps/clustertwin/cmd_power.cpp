@@ -191,6 +191,9 @@ Verb add_power(CLI::App& app, const Context& ctx) {
                   "communication model: analytical, collective or flow (as train)")
       ->check(CLI::IsMember({"analytical", "collective", "flow"}))
       ->capture_default_str();
+  cmd->add_option("--calibration", o.calibration,
+                  "a calibration profile or built-in name laid over the catalog's collective "
+                  "lines (as train)");
   cmd->add_option("--framework-overhead", o.overhead,
                   "fraction of compute lost to launch gaps and host overhead")
       ->check(flags::range(o.overhead, 0.0, 10.0));

@@ -54,12 +54,34 @@ struct Scenario {
   std::optional<ServeOptions> inference;
 };
 
+/// A scenario's `calibration:` value: a built-in profile name as it is, a file (a value with a
+/// '/' or a .yaml/.yml/.json ending) relative to the scenario file's folder, as includes are.
+std::string scenario_relative(const std::string& file, const std::string& value) {
+  const bool is_file = value.find('/') != std::string::npos || value.ends_with(".yaml") ||
+                       value.ends_with(".yml") || value.ends_with(".json");
+  if (!is_file || value.starts_with('/') || file.starts_with("built-in:")) return value;
+  const auto slash = file.rfind('/');
+  return slash == std::string::npos ? value : file.substr(0, slash + 1) + value;
+}
+
 base::Result<Scenario> parse_scenario(const config::Document& doc) {
   config::ReadContext ctx{.file = doc.file};
   Reader top(doc.root, ctx);
   Scenario s;
   s.name = top.string("name", Need::kOptional).value_or(doc.file);
   top.allow("description");
+  // `calibration:` at the top applies to every workload that runs the collective model
+  // (training); one in a workload overrides it there.
+  struct Given {
+    std::string value, where;
+  };
+  auto calibration_of = [&](Reader& r) -> std::optional<Given> {
+    auto v = r.string("calibration", Need::kOptional);
+    if (!v) return std::nullopt;
+    return Given{scenario_relative(doc.file, *v),
+                 doc.file + ":" + std::to_string(r.line("calibration")) + ": calibration"};
+  };
+  const auto top_calibration = calibration_of(top);
   if (top.has("cluster")) {
     auto c = top.string("cluster");
     if (c) s.cluster = *c;
@@ -97,6 +119,10 @@ base::Result<Scenario> parse_scenario(const config::Document& doc) {
       o.no_dp_overlap = !t->boolean("dp_overlap", Need::kOptional).value_or(true);
       o.tokens = t->string("tokens", Need::kOptional).value_or("");
       o.power = t->boolean("power", Need::kOptional).value_or(false);
+      if (auto c = calibration_of(*t); c || top_calibration) {
+        o.calibration = c ? c->value : top_calibration->value;
+        o.calibration_where = c ? c->where : top_calibration->where;
+      }
       t->finish();
       s.training = o;
     }
@@ -119,6 +145,14 @@ base::Result<Scenario> parse_scenario(const config::Document& doc) {
       o.requests = i->integer("requests", Need::kOptional, 1).value_or(0);
       o.seed = static_cast<uint64_t>(i->integer("seed", Need::kOptional, 0).value_or(1));
       o.power = i->boolean("power", Need::kOptional).value_or(false);
+      if (i->has("calibration")) {
+        i->error(
+            "a calibration profile sets the collective model's lines, which serving does not "
+            "run (its TP all-reduce and all-to-all are the serving step model's own); give it "
+            "under workload.training or at the top",
+            "calibration");
+        i->allow("calibration");
+      }
       i->finish();
       s.inference = o;
     }

@@ -8,6 +8,7 @@
 
 #include "clustertwin/base/number.h"
 #include "clustertwin/base/units_parse.h"
+#include "clustertwin/collective/sweep.h"
 #include "clustertwin/execution/collective_comm.h"
 #include "clustertwin/execution/training.h"
 #include "clustertwin/models/model_catalog.h"
@@ -123,9 +124,19 @@ base::Result<std::unique_ptr<TrainingJob>> prepare_training(const Context& ctx,
   const auto* cm = &*job->compute;
   auto& comm = job->comm;
   if (o.comm == "analytical") {
+    // The closed forms read no collective lines: a profile given with them would change
+    // nothing, so it is refused rather than ignored.
+    if (!o.calibration.empty()) {
+      return base::fail(o.calibration_where +
+                        ": a calibration profile sets the collective model's lines, which the "
+                        "analytical communication model does not use; use comm collective or "
+                        "flow with it");
+    }
     comm = std::make_unique<execution::AnalyticalComm>(*topo);
   } else {
-    auto calib = collective::Calibration::load(*cat);
+    auto calib = o.calibration.empty() ? collective::Calibration::load(*cat)
+                                       : collective::calibration_with_profile(
+                                             *cat, sys.gpu, o.calibration, o.calibration_where);
     if (!calib) return base::fail(calib.error());
     collective::ModelOptions mo;
     mo.network = o.comm == "flow" ? collective::NetworkModelKind::kFlow
@@ -296,6 +307,10 @@ Verb add_train(CLI::App& app, const Context& ctx) {
                   "contention between concurrent groups)")
       ->check(CLI::IsMember({"analytical", "collective", "flow"}))
       ->capture_default_str();
+  cmd->add_option("--calibration", o->calibration,
+                  "a calibration profile (from `clustertwin calibrate --out`) or the name of a "
+                  "built-in one (`clustertwin calibrate --list`), laid over the catalog's "
+                  "collective lines (--comm collective or flow)");
   cmd->add_option("--framework-overhead", o->overhead,
                   "fraction of compute lost to launch gaps and host overhead")
       ->check(flags::range(o->overhead, 0.0, 10.0));

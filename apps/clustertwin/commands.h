@@ -102,6 +102,9 @@ struct TrainOptions {
   int tp = 1, pp = 1, dp = 0, cp = 1, ep = 1, vpp = 1, zero = 1;
   int64_t micro_batch = 1, global_batch = 0, seq_len = 0;
   std::string precision = "bf16", recompute = "none", comm = "collective";
+  /// A calibration profile (file or built-in name) laid over the catalog's collective lines,
+  /// and where it was given, for messages ("--calibration" or "run.yaml:9: calibration").
+  std::string calibration, calibration_where = "--calibration";
   bool no_sp = false, tp_overlap = false, no_dp_overlap = false, ep_overlap = false;
   std::string moe_dispatch = "auto";
   std::string attention = "flash";

@@ -49,3 +49,29 @@ ct_cli_test(NAME bad.collective_calibration_unknown RC 2
 ct_cli_test(NAME bad.collective_calibration_other_gpu RC 2
             ARGS collective --cluster hgx-b200*1 --calibration h100
             STDERR "--calibration h100 is for GPUs h100, h800; this cluster's GPU is b200")
+
+# The other verbs that run the collective model take the same profiles (train, power, scenario
+# files' `calibration:`, relative to the scenario file).
+add_test(NAME cli.train_and_scenario_run_a_calibration_profile
+         COMMAND ${CMAKE_COMMAND} -DBIN=$<TARGET_FILE:clustertwin>
+                 -DPROFILE=${CAL_DATA}/a3mega_h100_profile.yaml
+                 -DSCENARIO=${CMAKE_CURRENT_SOURCE_DIR}/cli/calibrated/train.yaml
+                 -DWORKDIR=${CMAKE_CURRENT_BINARY_DIR}
+                 -P ${CMAKE_CURRENT_SOURCE_DIR}/cli/train_calibration.cmake)
+set_tests_properties(cli.train_and_scenario_run_a_calibration_profile PROPERTIES LABELS cli)
+ct_cli_test(NAME cli.power_takes_a_builtin_profile
+            ARGS power --cluster hgx-h100*1 --model llama3.1-8b --tp 8 --pp 1 --calibration h100
+            STDOUT "average over the step")
+ct_cli_test(NAME bad.train_calibration_other_gpu RC 2
+            ARGS train --cluster hgx-b200*1 --model llama3.1-8b --tp 8 --calibration h100
+            STDERR "--calibration h100 is for GPUs h100, h800; this cluster's GPU is b200")
+ct_cli_test(NAME bad.train_calibration_with_analytical_comm RC 2
+            ARGS train --cluster hgx-h100*1 --model llama3.1-8b --tp 8 --comm analytical
+                 --calibration h100
+            STDERR "--calibration: a calibration profile sets the collective model's lines, which the analytical communication model does not use")
+ct_cli_test(NAME bad.scenario_calibration_missing RC 2
+            ARGS run ${CMAKE_CURRENT_SOURCE_DIR}/cli/bad/scenario-calibration-missing.yaml --no-report
+            STDERR "scenario-calibration-missing.yaml:7: calibration: '${CMAKE_CURRENT_SOURCE_DIR}/cli/bad/no-such-profile.yaml' is neither a readable profile file nor a built-in profile")
+ct_cli_test(NAME bad.scenario_calibration_on_serving RC 2
+            ARGS run ${CMAKE_CURRENT_SOURCE_DIR}/cli/bad/scenario-calibration-serving.yaml --no-report
+            STDERR "scenario-calibration-serving.yaml:6: workload.inference.calibration: a calibration profile sets the collective model's lines, which serving does not run")

@@ -107,6 +107,8 @@ class Calibration {
   [[nodiscard]] Calibration with_profile(CalibrationFile profile) const;
   /// The profile laid over a GPU, nullptr when none.
   [[nodiscard]] const CalibrationFile* profile_for(std::string_view gpu) const;
+  /// Every profile laid over the catalog's files, in the order they were laid.
+  [[nodiscard]] const std::vector<CalibrationFile>& profiles() const { return profiles_; }
 
   /// The line for a GPU type; the GPU's file (if any) overrides defaults field by field. A line
   /// missing from defaults is an internal error (CT_CHECK): defaults.yaml covers every line the

@@ -44,7 +44,8 @@ bool is_line_file(const hardware::CatalogFile& f) {
 }
 
 base::Result<CalibrationFile> load_profile(const hardware::Catalog& catalog,
-                                           const std::string& name_or_path) {
+                                           const std::string& name_or_path,
+                                           const std::string& where) {
   std::vector<std::string> names;
   for (const auto& f : catalog.other_files()) {
     if (!is_line_file(f)) continue;
@@ -57,7 +58,7 @@ base::Result<CalibrationFile> load_profile(const hardware::Catalog& catalog,
   }
   std::ifstream in(name_or_path, std::ios::binary);
   if (!in) {
-    return fail("--calibration: '" + name_or_path +
+    return fail(where + ": '" + name_or_path +
                 "' is neither a readable profile file nor a built-in profile (" +
                 base::join(names) + ")");
   }
@@ -66,27 +67,32 @@ base::Result<CalibrationFile> load_profile(const hardware::Catalog& catalog,
   return Calibration::read_profile({name_or_path, text.str()});
 }
 
+base::Result<Calibration> calibration_with_profile(const hardware::Catalog& catalog,
+                                                   std::string_view gpu,
+                                                   const std::string& name_or_path,
+                                                   const std::string& where) {
+  auto cal = Calibration::load(catalog);
+  if (!cal) return fail(cal.error());
+  auto prof = load_profile(catalog, name_or_path, where);
+  if (!prof) return fail(prof.error());
+  if (std::find(prof->gpus.begin(), prof->gpus.end(), gpu) == prof->gpus.end()) {
+    return fail(where + " " + name_or_path + " is for GPUs " + base::join(prof->gpus) +
+                "; this cluster's GPU is " + std::string(gpu));
+  }
+  return cal->with_profile(std::move(*prof));
+}
+
 base::Result<SweepResult> run_sweep(const hardware::Catalog& catalog, const SweepSpec& spec) {
   auto cluster = hardware::resolve_cluster(catalog, spec.cluster);
   if (!cluster) return fail(cluster.error());
   auto topo = topology::Topology::build(catalog, *cluster);
   if (!topo) return fail(topo.error());
-  auto cal = Calibration::load(catalog);
+  auto cal = spec.calibration.empty()
+                 ? Calibration::load(catalog)
+                 : calibration_with_profile(catalog, (*catalog.system(cluster->system))->gpu,
+                                            spec.calibration);
   if (!cal) return fail(cal.error());
-  std::string profile;
-  if (!spec.calibration.empty()) {
-    auto prof = load_profile(catalog, spec.calibration);
-    if (!prof) return fail(prof.error());
-    const auto& gpu = (*catalog.system(cluster->system))->gpu;
-    if (std::find(prof->gpus.begin(), prof->gpus.end(), gpu) == prof->gpus.end()) {
-      std::string list;
-      for (const auto& g : prof->gpus) list += (list.empty() ? "" : ", ") + g;
-      return fail("--calibration " + spec.calibration + " is for GPUs " + list +
-                  "; this cluster's GPU is " + gpu);
-    }
-    profile = spec.calibration;
-    cal = cal->with_profile(std::move(*prof));
-  }
+  const std::string& profile = spec.calibration;
   auto sizes = sweep_sizes(spec.min_bytes, spec.max_bytes, spec.step_factor, spec.step_bytes);
   if (!sizes) return fail(sizes.error());
   const int n = spec.gpus > 0 ? spec.gpus : topo->gpus();

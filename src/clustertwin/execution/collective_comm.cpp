@@ -14,9 +14,11 @@ CollectiveComm::CollectiveComm(const hardware::Catalog& catalog, const topology:
 }
 
 std::string CollectiveComm::name() const {
-  return kind_ == collective::NetworkModelKind::kFlow
-             ? "collective model (NCCL algorithms, flow-level network)"
-             : "collective model (NCCL algorithms, analytical network)";
+  std::string n = kind_ == collective::NetworkModelKind::kFlow
+                      ? "collective model (NCCL algorithms, flow-level network)"
+                      : "collective model (NCCL algorithms, analytical network)";
+  for (const auto& p : calibration_.profiles()) n += ", calibration profile " + p.path;
+  return n;
 }
 
 namespace {
