@@ -112,6 +112,32 @@ base::Result<std::unique_ptr<TrainingJob>> prepare_training(const Context& ctx,
                          : workload::MoeDispatch::kAllToAll;
   }
   l.flash_attention = o.attention == "flash";
+  auto modules = workload::parse_recompute_modules(o.recompute_modules);
+  if (!modules) return base::fail("--recompute-modules: " + modules.error().message);
+  l.recompute_modules = *modules;
+  if (l.recompute_modules != 0) {
+    if (l.recompute == models::Recompute::kFull) {
+      return base::fail("--recompute-modules " + o.recompute_modules +
+                        " with --recompute full: full recomputation already re-runs every module");
+    }
+    l.recompute = models::Recompute::kSelective;
+  }
+  auto schedule = workload::parse_pipeline_schedule(o.schedule);
+  if (!schedule) {
+    return base::fail("--schedule: expected 1f1b, interleaved or dualpipe, got '" + o.schedule +
+                      "'");
+  }
+  l.schedule = *schedule;
+  auto routing = workload::parse_moe_routing(o.routing);
+  if (!routing) {
+    return base::fail("--routing: expected balanced or measured, got '" + o.routing + "'");
+  }
+  l.routing = *routing;
+  l.capacity_factor = o.capacity_factor;
+  l.offload_activations = o.offload;
+  l.lora_rank = o.lora_rank;
+  l.moment_bytes = o.bf16_moments ? 2 : 4;
+  l.fp8_attention = o.fp8_attention;
   double budget = 0;
   if (!o.tokens.empty()) {
     auto t = base::parse_scaled_count(o.tokens, {.min = 0, .max = 1e18, .min_exclusive = true});
@@ -155,6 +181,15 @@ base::Result<std::unique_ptr<TrainingJob>> prepare_training(const Context& ctx,
                                    .memory_capacity = gpu.hbm_usable,
                                    .peak = gpu.peak_for(peak_prec)->dense};
   setup.gpus = gpus;
+  if (auto cpu = cat->cpu(sys.cpu); cpu && sys.gpus_per_node > 0) {
+    // Host memory per GPU (the node's CPUs' memory shared by its GPUs) and the CPU<->GPU link.
+    setup.host_memory =
+        base::bytes((*cpu)->memory_capacity.base() * sys.cpus_per_node / sys.gpus_per_node);
+    setup.host_bandwidth = (*cpu)->c2c_bandwidth;
+  }
+  if (o.offload && setup.host_memory.base() <= 0) {
+    return base::fail("--offload: system '" + sys.name + "' has no host memory in the catalog");
+  }
   if (o.overhead >= 0) setup.framework_overhead = o.overhead;
   return job;
 }
@@ -298,6 +333,30 @@ Verb add_train(CLI::App& app, const Context& ctx) {
                   "group-limited routing)")
       ->check(CLI::IsMember({"auto", "alltoall", "dedup"}))
       ->default_str("auto");
+  cmd->add_option("--recompute-modules", o->recompute_modules,
+                  "Megatron selective recomputation by module, comma-separated: core_attn, mlp, "
+                  "moe_act, layernorm, mla_up_proj, moe, shared_experts (implies selective)");
+  cmd->add_option("--schedule", o->schedule,
+                  "pipeline schedule: 1f1b (interleaved when --vpp > 1) or dualpipe (DeepSeek-V3)")
+      ->check(CLI::IsMember({"1f1b", "interleaved", "dualpipe"}))
+      ->capture_default_str();
+  cmd->add_option("--routing", o->routing,
+                  "MoE routing: balanced (forced, as benchmarks run) or measured (skew of the "
+                  "measured MoE kernel tables on the busiest EP rank)")
+      ->check(CLI::IsMember({"balanced", "measured"}))
+      ->capture_default_str();
+  cmd->add_option("--capacity-factor", o->capacity_factor,
+                  "MoE expert capacity as a multiple of the uniform share (0 = dropless)")
+      ->check(CLI::Range(0.0, 64.0));
+  cmd->add_flag("--offload", o->offload,
+                "offload stored activations to host memory (Grace LPDDR5X, host DRAM)");
+  cmd->add_option("--lora-rank", o->lora_rank,
+                  "LoRA fine-tuning with adapters of this rank (frozen base weights)")
+      ->check(CLI::Range(1, 4096));
+  cmd->add_flag("--fp8-attention", o->fp8_attention,
+                "FP8 dot-product attention (Q, K, V, O in FP8; Transformer Engine)");
+  cmd->add_flag("--bf16-moments", o->bf16_moments,
+                "Adam moments in bf16 (DeepSeek-V3; Megatron --exp-avg-dtype bf16)");
   cmd->add_option("--attention", o->attention, "flash (fused) or unfused (2021-22 Megatron-LM)")
       ->check(CLI::IsMember({"flash", "unfused"}))
       ->capture_default_str();

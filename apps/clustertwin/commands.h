@@ -108,6 +108,14 @@ struct TrainOptions {
   bool no_sp = false, tp_overlap = false, no_dp_overlap = false, ep_overlap = false;
   std::string moe_dispatch = "auto";
   std::string attention = "flash";
+  std::string recompute_modules;     ///< Megatron --recompute-modules list ("" = none)
+  std::string schedule = "1f1b";     ///< 1f1b (interleaved with vpp > 1) or dualpipe
+  std::string routing = "balanced";  ///< MoE routing: balanced or measured
+  double capacity_factor = 0;        ///< 0 = dropless
+  bool offload = false;              ///< activation offloading to host memory
+  int lora_rank = 0;                 ///< LoRA fine-tuning (frozen base) when > 0
+  bool bf16_moments = false;         ///< Adam moments in bf16
+  bool fp8_attention = false;        ///< FP8 dot-product attention
   double overhead = -1;
   std::string tokens;
   std::string json, trace;

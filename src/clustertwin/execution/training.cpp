@@ -16,6 +16,8 @@ using models::Part;
 struct ChunkCost {
   double fwd_compute = 0, bwd_compute = 0, recompute = 0;
   double tp = 0, cp = 0, ep = 0, zero3 = 0;  // exposed, per micro-batch, forward + backward
+  double offload = 0;                        // exposed host traffic, forward + backward
+  double wgrad = 0;                          // weight-gradient GEMMs inside bwd_compute
   double fwd = 0, bwd = 0;                   // totals per micro-batch
   int layers = 0;
 };
@@ -42,7 +44,7 @@ double unfused_attention_time(const Context& c, const compute::Op& op) {
 }
 
 double op_time(const Context& c, const std::vector<compute::Op>& ops, double* gemm = nullptr,
-               double* attention = nullptr) {
+               double* attention = nullptr, double* wgrad = nullptr) {
   double t = 0;
   for (const auto& op : ops) {
     const bool attn = op.kind == OpKind::kAttention || op.kind == OpKind::kAttentionBackward;
@@ -57,6 +59,8 @@ double op_time(const Context& c, const std::vector<compute::Op>& ops, double* ge
       x += c.s.compute->memory_bound(base::bytes(3.0 * elems)).base();
     }
     t += x;
+    if (wgrad && op.pass == compute::Pass::kWgrad) *wgrad += x;
+    if (wgrad && op.kind == OpKind::kMoeBackward) *wgrad += x / 2;  // dgrad + wgrad halves
     if (gemm && (op.kind == OpKind::kGemm || op.kind == OpKind::kMoe)) *gemm += x;
     if (attention && (op.kind == OpKind::kAttention || op.kind == OpKind::kAttentionBackward)) {
       *attention += x;
@@ -77,11 +81,55 @@ double comm(const Context& c, CommOp op, double bytes, int group, int stride, in
   return c.s.comm->time(r).base();
 }
 
+// Ops re-run in the backward pass: the whole forward under full recomputation, else the ops of
+// the modules named by Megatron's --recompute-modules (workload/layout.h). moe_act re-runs the
+// experts' SwiGLU: read its 2 f_e inputs, write f_e outputs per routed copy (bf16).
+std::vector<compute::Op> recomputed_ops(const Context& c, Part part, int index) {
+  namespace rm = workload::recompute_module;
+  const auto& l = c.l;
+  if (l.recompute == models::Recompute::kFull) {
+    return models::recompute_ops(c.m, part, index, c.pass, models::Recompute::kFull);
+  }
+  const uint32_t bits = l.recompute_bits();
+  if (bits == 0 || (part != Part::kLayer && part != Part::kMtp)) return {};
+  auto in = [](std::string_view n, std::initializer_list<std::string_view> names) {
+    return std::find(names.begin(), names.end(), n) != names.end();
+  };
+  std::vector<compute::Op> out;
+  for (compute::Op o : models::forward_ops(c.m, part, index, c.pass)) {
+    const std::string_view n = o.name;
+    bool re = false;
+    if ((bits & rm::kCoreAttn) && o.kind == OpKind::kAttention) re = true;
+    if ((bits & rm::kLayernorm) && in(n, {"input_norm", "post_attn_norm"})) re = true;
+    if ((bits & rm::kMlaUpProj) && in(n, {"q_b_proj", "kv_b_proj", "q_kv_a_norm"})) re = true;
+    if ((bits & rm::kMlp) && in(n, {"mlp_up", "mlp_gate_up", "mlp_act", "mlp_down"})) re = true;
+    if ((bits & rm::kSharedExperts) && in(n, {"shared_gate_up", "shared_act", "shared_down"})) {
+      re = true;
+    }
+    if ((bits & rm::kMoe) &&
+        (in(n, {"router", "router_topk", "shared_gate_up", "shared_act", "shared_down"}) ||
+         o.kind == OpKind::kMoe)) {
+      re = true;
+    }
+    if ((bits & rm::kMoeAct) && !(bits & rm::kMoe) && o.kind == OpKind::kMoe) {
+      compute::Op act{.name = "moe_act", .kind = OpKind::kMemory};
+      act.bytes = base::bytes(o.moe.pairs() * static_cast<double>(o.moe.inter) /
+                              std::max(1, o.moe.tp) * 3.0 * 2.0);
+      act.pass = compute::Pass::kRecompute;
+      out.push_back(act);
+    }
+    if (!re) continue;
+    o.pass = compute::Pass::kRecompute;
+    out.push_back(o);
+  }
+  return out;
+}
+
 // Costs of one part (embedding, a decoder layer, the head, an MTP module) for one micro-batch.
 // Decoder layers of the same kind (dense / MoE) cost the same, so each kind is computed once:
 // a 126-layer model costs two op-list evaluations, not 126 (the estimate's speed for search).
 struct PartCost {
-  double fwd = 0, bwd = 0, recompute = 0, tp = 0, ep = 0, cp = 0;
+  double fwd = 0, bwd = 0, recompute = 0, tp = 0, ep = 0, cp = 0, wgrad = 0;
 };
 using PartCache = std::map<std::pair<int, std::string>, PartCost>;
 
@@ -99,8 +147,14 @@ ChunkCost chunk_cost(const Context& c, int first_layer, int layers, bool embed, 
     PartCost pc;
     double gemm_f = 0, attn_f = 0, gemm_b = 0, attn_b = 0;
     pc.fwd = op_time(c, models::forward_ops(m, part, index, c.pass), &gemm_f, &attn_f);
-    pc.bwd = op_time(c, models::backward_ops(m, part, index, c.pass), &gemm_b, &attn_b);
-    pc.recompute = op_time(c, models::recompute_ops(m, part, index, c.pass, l.recompute));
+    auto bwd_ops = models::backward_ops(m, part, index, c.pass);
+    if (l.lora_rank > 0) {
+      // LoRA: frozen base weights get no weight gradients (the rank-r adapters' GEMMs are
+      // r/h of the base's and left out).
+      std::erase_if(bwd_ops, [](const compute::Op& o) { return o.pass == compute::Pass::kWgrad; });
+    }
+    pc.bwd = op_time(c, bwd_ops, &gemm_b, &attn_b, &pc.wgrad);
+    pc.recompute = op_time(c, recomputed_ops(c, part, index));
     if (part != Part::kLayer) return pc;
     // Tensor parallel: per layer 2 (AG + RS) with SP or 2 AR, forward and again backward.
     const bool moe = m.is_moe_layer(index);
@@ -143,7 +197,11 @@ ChunkCost chunk_cost(const Context& c, int first_layer, int layers, bool embed, 
         ep = std::max(net, nvl);
       }
       ep *= 4;
-      if (l.ep_overlap) ep = std::max(0.0, ep - 0.9 * (gemm_f + gemm_b));
+      // Recomputing the whole MoE block re-runs its dispatch and combine.
+      if (l.recompute_bits() & workload::recompute_module::kMoe) ep *= 1.5;
+      if (l.ep_overlap || l.schedule == workload::PipelineSchedule::kDualPipe) {
+        ep = std::max(0.0, ep - 0.9 * (gemm_f + gemm_b));
+      }
       pc.ep = ep;
     }
     // Context parallel: ring attention passes K and V around cp ranks, hidden behind attention.
@@ -170,6 +228,7 @@ ChunkCost chunk_cost(const Context& c, int first_layer, int layers, bool embed, 
     k.tp += pc.tp;
     k.ep += pc.ep;
     k.cp += pc.cp;
+    k.wgrad += pc.wgrad;
   };
   if (embed) add_part(Part::kEmbedding, 0);
   for (int i = 0; i < layers; ++i) add_part(Part::kLayer, first_layer + i);
@@ -190,7 +249,7 @@ struct Prepared {
   int64_t gpus = 0;
 };
 
-base::Result<Prepared> prepare(const TrainingSetup& s) {
+base::Result<Prepared> prepare(const TrainingSetup& s, bool explain) {
   CT_CHECK(s.model && s.compute && s.comm, "training setup needs a model, compute and comm model");
   const auto& m = *s.model;
   const auto& l = s.layout;
@@ -204,9 +263,16 @@ base::Result<Prepared> prepare(const TrainingSetup& s) {
                         .sequence_parallel = l.sequence_parallel,
                         .cp = l.cp,
                         .ep = l.ep,
-                        .dtype = l.dtype};
+                        .dtype = l.dtype,
+                        .fp8_attention = l.fp8_attention};
+  // The busiest EP rank's share (workload/memory.cpp routed_load): measured routing skew, capped
+  // at the capacity factor when tokens beyond it are dropped.
+  if (m.moe && l.routing == workload::MoeRouting::kMeasured) {
+    pass.moe_imbalance = workload::moe_imbalance_measured(l.ep);
+    if (l.capacity_factor > 0) pass.moe_imbalance = std::min(pass.moe_imbalance, l.capacity_factor);
+  }
   if (auto st = models::check_layout(m, pass); !st) return base::fail(st.error());
-  auto mem = workload::check_memory(m, l, s.memory_capacity);
+  auto mem = workload::check_memory(m, l, s.memory_capacity, s.host_memory, explain);
   if (!mem) return base::fail(mem.error());
   p.memory = *mem;
   p.stage_memory = workload::training_memory(m, l);
@@ -219,6 +285,25 @@ base::Result<Prepared> prepare(const TrainingSetup& s) {
     p.chunks.push_back(
         chunk_cost(c, first, split[static_cast<size_t>(ch)], ch == 0, ch == chunks - 1, cache));
     first += split[static_cast<size_t>(ch)];
+  }
+  if (l.offload_activations && s.host_bandwidth.base() > 0) {
+    // Offloaded activations cross the CPU<->GPU link out in the forward pass and back in the
+    // backward pass, overlapped with that pass's compute (TE / Megatron CPU offloading).
+    for (int ch = 0; ch < chunks; ++ch) {
+      auto& k = p.chunks[static_cast<size_t>(ch)];
+      const auto& sm = p.stage_memory[static_cast<size_t>(ch % l.pp)];
+      int stage_layers = 0;
+      for (int v = 0; v < l.vpp; ++v)
+        stage_layers += split[static_cast<size_t>(v * l.pp + ch % l.pp)];
+      const double bytes =
+          sm.activation_bytes_per_micro_batch * k.layers / std::max(1, stage_layers);
+      const double t = bytes / s.host_bandwidth.base();
+      const double f = std::max(0.0, t - k.fwd_compute);
+      const double b = std::max(0.0, t - k.bwd_compute - k.recompute);
+      k.offload = f + b;
+      k.fwd += f;
+      k.bwd += b;
+    }
   }
   // Pipeline sends: the micro-batch's activations (SP-sharded over tp), every pipeline at once.
   const double act = static_cast<double>(pass.tokens()) * static_cast<double>(m.hidden) * 2.0 /
@@ -242,7 +327,7 @@ StageTail stage_tail(const TrainingSetup& s, const workload::MemoryBreakdown& me
   StageTail t;
   const int dp_group = l.dp * l.cp;
   const int concurrent = static_cast<int>(gpus / std::max(1, dp_group));
-  CommRequest r{.bytes = base::bytes(mem.params * l.grad_bytes),
+  CommRequest r{.bytes = base::bytes(mem.trainable_params * l.grad_bytes),
                 .group_size = dp_group,
                 .first_gpu = s.first_gpu,
                 .stride = l.tp,
@@ -252,13 +337,13 @@ StageTail stage_tail(const TrainingSetup& s, const workload::MemoryBreakdown& me
     t.reduce = s.comm->time(r).base();
     if (l.zero >= 1) {
       r.op = CommOp::kAllGather;
-      r.bytes = base::bytes(mem.params * 2.0);
+      r.bytes = base::bytes(mem.trainable_params * 2.0);
       t.gather = s.comm->time(r).base();
     }
   }
   // Adam over this GPU's optimizer shard: read fp32 master, m, v, grad and write master, m, v
   // and the bf16 weight: ~30 bytes per parameter, streaming through HBM.
-  const double shard = l.zero >= 1 ? mem.params / dp_group : mem.params;
+  const double shard = l.zero >= 1 ? mem.trainable_params / dp_group : mem.trainable_params;
   t.optimizer = s.compute->memory_bound(base::bytes(shard * 30.0)).base();
   return t;
 }
@@ -343,6 +428,7 @@ TrainingResult finish(const TrainingSetup& s, const Prepared& p,
     b.tp_comm += M * k.tp;
     b.cp_comm += M * k.cp;
     b.ep_comm += M * k.ep;
+    b.offload += M * k.offload;
   }
   b.bubble = r.step_time_s - ws.busy_s - ws.dp_exposed_s - ws.optimizer_s;
   b.pp_comm = l.pp > 1 ? p.p2p.front() * 2.0 * M : 0.0;  // sends of this stage (inside the bubble)
@@ -363,22 +449,100 @@ TrainingResult finish(const TrainingSetup& s, const Prepared& p,
   }
   r.notes.push_back("communication model: " + s.comm->name());
   if (l.recompute == models::Recompute::kSelective) {
+    const uint32_t bits = l.recompute_bits();
+    std::string n = "recomputed modules: " + workload::recompute_modules_name(bits);
+    if (bits == workload::recompute_module::kCoreAttn && l.flash_attention &&
+        l.dtype == compute::DType::kBf16) {
+      n += " (with FlashAttention in bf16 this saves no memory beyond none)";
+    }
+    r.notes.push_back(n);
+  }
+  if (l.schedule == workload::PipelineSchedule::kDualPipe) {
     r.notes.push_back(
-        "selective recomputation re-runs core attention; with FlashAttention it saves no memory "
-        "beyond none");
+        "DualPipe: closed form of DeepSeek-V3 Table 2 (bubble (pp/2-1)(F&B+B-3W), EP and PP "
+        "communication hidden); the timeline alternates each rank's forward and backward");
+  }
+  if (s.model->moe) {
+    r.notes.push_back(std::string("MoE routing: ") + workload::moe_routing_name(l.routing) +
+                      (l.capacity_factor > 0
+                           ? ", capacity factor " + std::to_string(l.capacity_factor).substr(0, 4)
+                           : ", dropless"));
   }
   r.notes.push_back("framework and communication buffers: " +
-                    std::to_string(static_cast<int>(workload::kFrameworkBufferBytes / 1e9)) +
-                    " GB per GPU assumed");
+                    std::to_string(static_cast<int>(workload::kTrainingBufferBytes / 1e9)) +
+                    " GB per GPU assumed (allocator headroom: physical minus usable HBM)");
   return r;
+}
+
+// DualPipe (DeepSeek-V3 §3.2.1, Table 2): rank s holds stages s and pp-1-s; half the
+// micro-batches enter at each end, so every micro-batch passes each rank once, through one of
+// its two stages. Per rank: M x (the mean of its two stages' F + B) of work, plus a bubble of
+// (pp/2 - 1)(F&B + B - 3W) with F&B = F + B (a forward and a backward chunk overlapped), B the
+// input-gradient part of the backward and W the weight-gradient part; EP and PP communication
+// hide behind the overlapped chunks. The timeline lays each rank's micro-batches back to back
+// after half its bubble.
+struct DualPipeRun {
+  std::vector<double> last_end, busy;
+  std::vector<TaskRecord> tasks;
+};
+
+DualPipeRun run_dualpipe(const workload::TrainingLayout& l, const Prepared& p, bool timeline) {
+  DualPipeRun out;
+  const int64_t M = l.micro_batches();
+  double F = 0, B = 0, W = 0;
+  for (const auto& k : p.chunks) {
+    F += k.fwd;
+    B += k.bwd;
+    W += k.wgrad;
+  }
+  F /= l.pp;
+  B /= l.pp;
+  W /= l.pp;
+  const double bubble = std::max(0.0, (l.pp / 2.0 - 1.0) * ((F + B) + (B - W) - 3.0 * W));
+  std::vector<double> work(static_cast<size_t>(l.pp));
+  for (int st = 0; st < l.pp; ++st) {
+    const auto& a = p.chunks[static_cast<size_t>(st)];
+    const auto& b = p.chunks[static_cast<size_t>(l.pp - 1 - st)];
+    work[static_cast<size_t>(st)] = (a.fwd + a.bwd + b.fwd + b.bwd) / 2.0;
+  }
+  const double slowest = *std::max_element(work.begin(), work.end());
+  for (int st = 0; st < l.pp; ++st) {
+    out.busy.push_back(static_cast<double>(M) * work[static_cast<size_t>(st)]);
+    out.last_end.push_back(static_cast<double>(M) * slowest + bubble);
+    if (!timeline) continue;
+    double t = bubble / 2;
+    for (int64_t mb = 0; mb < M; ++mb) {
+      const int chunk = mb % 2 == 0 ? st : l.pp - 1 - st;
+      const auto& k = p.chunks[static_cast<size_t>(chunk)];
+      const auto tick = [](double x) { return engine::to_ticks(base::seconds(x)); };
+      out.tasks.push_back({st, chunk, mb, true, tick(t), tick(t + k.fwd)});
+      t += k.fwd;
+      out.tasks.push_back({st, chunk, mb, false, tick(t), tick(t + k.bwd)});
+      t += k.bwd;
+    }
+  }
+  return out;
 }
 
 }  // namespace
 
 base::Result<TrainingResult> simulate_training_step(const TrainingSetup& s) {
-  auto p = prepare(s);
+  auto p = prepare(s, /*explain=*/true);
   if (!p) return base::fail(p.error());
   const auto& l = s.layout;
+  if (l.schedule == workload::PipelineSchedule::kDualPipe) {
+    auto run = run_dualpipe(l, *p, true);
+    std::vector<std::vector<double>> ready(static_cast<size_t>(l.pp), std::vector<double>(1, 0.0));
+    for (const auto& t : run.tasks) {
+      if (t.forward) continue;
+      auto& x = ready[static_cast<size_t>(t.stage)][0];
+      x = std::max(x, engine::to_seconds(t.end).base());
+    }
+    auto r = finish(s, *p, run.last_end, run.busy, ready);
+    r.events = static_cast<int64_t>(run.tasks.size());
+    r.tasks = std::move(run.tasks);
+    return r;
+  }
   PipelineInput in{.pp = l.pp, .vpp = l.vpp, .micro_batches = l.micro_batches()};
   for (const auto& k : p->chunks) {
     in.forward.push_back(base::seconds(k.fwd));
@@ -405,9 +569,14 @@ base::Result<TrainingResult> simulate_training_step(const TrainingSetup& s) {
 }
 
 base::Result<TrainingResult> estimate_training_step(const TrainingSetup& s) {
-  auto p = prepare(s);
+  // The estimate serves layout search: a refusal need not say how to fix the layout.
+  auto p = prepare(s, /*explain=*/false);
   if (!p) return base::fail(p.error());
   const auto& l = s.layout;
+  if (l.schedule == workload::PipelineSchedule::kDualPipe) {
+    auto run = run_dualpipe(l, *p, false);
+    return finish(s, *p, run.last_end, run.busy, {});
+  }
   const double M = static_cast<double>(l.micro_batches());
   // Closed form of (interleaved) 1F1B: the slowest stage's work plus a bubble of (pp-1)/v
   // average micro-batch-stage times, plus the sends on the fill and drain paths.

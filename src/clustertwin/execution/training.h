@@ -42,6 +42,9 @@ struct TrainingSetup {
   base::FlopsPerSecond peak;    ///< per GPU at the layout's precision (for MFU)
   int first_gpu = 0;            ///< where the job starts (ranks packed from here)
   int64_t gpus = 0;             ///< GPUs given to the job; 0 = tp*pp*dp*cp (checked against it)
+  /// Host memory and CPU<->GPU link per GPU (activation offloading); 0 = no offloading target.
+  base::Bytes host_memory;
+  base::BytesPerSecond host_bandwidth;
   /// Fraction of compute time lost to what kernels do not show: launch gaps, host overhead,
   /// stragglers. Fitted on the calibration cases (docs/models/training.md), 0 = ideal.
   double framework_overhead = 0.0;
@@ -52,6 +55,7 @@ struct StepBreakdown {
   double forward_compute = 0, backward_compute = 0, recompute = 0;
   double tp_comm = 0, cp_comm = 0, ep_comm = 0, pp_comm = 0, dp_comm = 0;
   double optimizer = 0, bubble = 0;
+  double offload = 0;  ///< exposed activation offloading traffic
 };
 
 struct StageTime {

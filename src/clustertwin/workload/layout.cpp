@@ -1,6 +1,8 @@
 #include "clustertwin/workload/layout.h"
 
 #include <algorithm>
+#include <cmath>
+#include <iterator>
 #include <string>
 
 #include "clustertwin/base/number.h"
@@ -38,6 +40,96 @@ double moe_domains_per_token(const models::MoeSpec& e, int domains) {
   double miss = 1.0;
   for (int i = 0; i < e.topk; ++i) miss *= std::max(0.0, (R * s - s - i) / (R * s - i));
   return std::min({R * (1.0 - miss), k, D});
+}
+
+base::Result<uint32_t> parse_recompute_modules(std::string_view csv) {
+  namespace rm = recompute_module;
+  static constexpr std::pair<const char*, uint32_t> kNames[] = {
+      {"core_attn", rm::kCoreAttn},
+      {"mlp", rm::kMlp},
+      {"moe_act", rm::kMoeAct},
+      {"layernorm", rm::kLayernorm},
+      {"mla_up_proj", rm::kMlaUpProj},
+      {"moe", rm::kMoe},
+      {"shared_experts", rm::kSharedExperts}};
+  uint32_t bits = 0;
+  if (csv.empty() || csv == "none") return bits;
+  size_t pos = 0;
+  while (pos <= csv.size()) {
+    const size_t end = std::min(csv.find(',', pos), csv.size());
+    const std::string_view name = csv.substr(pos, end - pos);
+    bool found = false;
+    for (const auto& [n, b] : kNames) {
+      if (name == n) {
+        bits |= b;
+        found = true;
+      }
+    }
+    if (!found) {
+      std::string known;
+      for (const auto& [n, b] : kNames) known += std::string(known.empty() ? "" : ", ") + n;
+      return base::fail("recompute module '" + std::string(name) + "' is not one of " + known);
+    }
+    pos = end + 1;
+  }
+  return bits;
+}
+
+std::string recompute_modules_name(uint32_t bits) {
+  namespace rm = recompute_module;
+  static constexpr std::pair<const char*, uint32_t> kNames[] = {
+      {"core_attn", rm::kCoreAttn},
+      {"mlp", rm::kMlp},
+      {"moe_act", rm::kMoeAct},
+      {"layernorm", rm::kLayernorm},
+      {"mla_up_proj", rm::kMlaUpProj},
+      {"moe", rm::kMoe},
+      {"shared_experts", rm::kSharedExperts}};
+  std::string out;
+  for (const auto& [n, b] : kNames) {
+    if (bits & b) out += std::string(out.empty() ? "" : ",") + n;
+  }
+  return out.empty() ? "none" : out;
+}
+
+uint32_t TrainingLayout::recompute_bits() const {
+  if (recompute == Recompute::kFull) return recompute_module::kAll;
+  if (recompute == Recompute::kSelective && recompute_modules == 0) {
+    return recompute_module::kCoreAttn;
+  }
+  return recompute_modules;
+}
+
+const char* pipeline_schedule_name(PipelineSchedule s) {
+  return s == PipelineSchedule::kDualPipe ? "dualpipe" : "1f1b";
+}
+
+std::optional<PipelineSchedule> parse_pipeline_schedule(std::string_view s) {
+  if (s == "1f1b" || s == "interleaved") return PipelineSchedule::k1F1B;
+  if (s == "dualpipe") return PipelineSchedule::kDualPipe;
+  return std::nullopt;
+}
+
+const char* moe_routing_name(MoeRouting r) {
+  return r == MoeRouting::kMeasured ? "measured" : "balanced";
+}
+
+std::optional<MoeRouting> parse_moe_routing(std::string_view s) {
+  if (s == "balanced") return MoeRouting::kBalanced;
+  if (s == "measured") return MoeRouting::kMeasured;
+  return std::nullopt;
+}
+
+double moe_imbalance_measured(int ep) {
+  // ep = 1, 2, 4, ..., 256 (layout.h gives the derivation from the measured MoE tables).
+  static constexpr double kRatio[] = {1.00, 1.02, 1.09, 1.19, 1.28, 1.45, 1.54, 1.68, 1.81};
+  if (ep <= 1) return 1.0;
+  const double x = std::log2(static_cast<double>(ep));
+  const int n = static_cast<int>(std::size(kRatio));
+  if (x >= n - 1) return kRatio[n - 1];
+  const int i = static_cast<int>(x);
+  const double f = x - i;
+  return kRatio[i] * (1 - f) + kRatio[i + 1] * f;
 }
 
 std::optional<MoeDispatch> parse_moe_dispatch(std::string_view s) {
@@ -120,6 +212,20 @@ base::Status validate(const TrainingLayout& l, const models::ModelSpec& m, int64
   if (l.pp * l.vpp > m.layers) {
     err("pp*vpp = " + s(l.pp * l.vpp) + " pipeline chunks exceed the model's " + s(m.layers) +
         " layers");
+  }
+  if (l.schedule == PipelineSchedule::kDualPipe) {
+    if (l.pp < 2 || l.pp % 2 != 0) err("dualpipe needs an even pp >= 2, got pp = " + s(l.pp));
+    if (l.vpp != 1)
+      err("dualpipe holds two stages per rank itself: vpp must be 1, got " + s(l.vpp));
+    if (l.micro_batches() < 2 * l.pp) {
+      err("dualpipe needs at least 2*pp = " + s(2 * l.pp) + " micro-batches per step, got " +
+          s(l.micro_batches()));
+    }
+  }
+  if (l.capacity_factor < 0) err("capacity_factor must be >= 0 (0 = dropless)");
+  if (l.lora_rank < 0) err("lora_rank must be >= 0, got " + s(l.lora_rank));
+  if (l.moment_bytes != 2 && l.moment_bytes != 4) {
+    err("moment_bytes must be 2 (bf16) or 4 (fp32), got " + s(l.moment_bytes));
   }
   if (l.vpp > 1 && l.pp == 1) err("vpp = " + s(l.vpp) + " needs pp > 1 (interleaving)");
   if (l.vpp > 1 && l.micro_batches() % l.pp != 0) {

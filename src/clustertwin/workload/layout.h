@@ -38,6 +38,50 @@ std::optional<MoeDispatch> parse_moe_dispatch(std::string_view s);
 /// domains (G = 8, M = 4, k = 8): 3.6, against 8 copies without deduplication.
 double moe_domains_per_token(const models::MoeSpec& e, int domains);
 
+/// Megatron-Core `--recompute-modules` (selective recomputation by module; Megatron-LM
+/// `transformer_config.py`): each set bit discards that module's saved activations in the forward
+/// pass and re-runs it in the backward pass.
+namespace recompute_module {
+inline constexpr uint32_t kCoreAttn = 1u << 0;       ///< the attention core (scores, softmax)
+inline constexpr uint32_t kMlp = 1u << 1;            ///< a dense MLP block
+inline constexpr uint32_t kMoeAct = 1u << 2;         ///< the experts' activation (SwiGLU)
+inline constexpr uint32_t kLayernorm = 1u << 3;      ///< input and pre-MLP norms (their outputs)
+inline constexpr uint32_t kMlaUpProj = 1u << 4;      ///< MLA up projections and RoPE (q, k, v)
+inline constexpr uint32_t kMoe = 1u << 5;            ///< a whole MoE block (dispatch included)
+inline constexpr uint32_t kSharedExperts = 1u << 6;  ///< the shared experts
+inline constexpr uint32_t kAll = (1u << 7) - 1;
+}  // namespace recompute_module
+/// "core_attn,moe_act" -> bits; an error names the unknown module and the known ones.
+base::Result<uint32_t> parse_recompute_modules(std::string_view csv);
+/// bits -> "core_attn,moe_act" ("none" when empty).
+std::string recompute_modules_name(uint32_t bits);
+
+/// Pipeline schedule. k1F1B covers Megatron's 1F1B and, with vpp > 1, interleaved 1F1B;
+/// kDualPipe is DeepSeek-V3's bidirectional schedule (report §3.2.1, Table 2): every rank holds
+/// two stages (one per direction), so twice the parameters, pp + 1 micro-batches of activations,
+/// and a bubble of (pp/2 - 1)(F&B + B - 3W) with EP and PP communication hidden.
+enum class PipelineSchedule { k1F1B, kDualPipe };
+const char* pipeline_schedule_name(PipelineSchedule s);
+std::optional<PipelineSchedule> parse_pipeline_schedule(std::string_view s);
+
+/// How tokens spread over experts. kBalanced: every EP rank gets the uniform share (Megatron
+/// `--moe-router-force-load-balancing`, as the Megatron-Bridge benchmarks run). kMeasured: the
+/// busiest EP rank carries the straggler share measured for a power-law (Zipf) expert popularity
+/// in the MoE kernel tables (`moe_imbalance_measured`).
+enum class MoeRouting { kBalanced, kMeasured };
+const char* moe_routing_name(MoeRouting r);
+std::optional<MoeRouting> parse_moe_routing(std::string_view s);
+
+/// Busiest EP rank's token-expert pairs over the uniform share under real (unforced) routing with
+/// `ep` expert-parallel ranks: the ratio of power_law_1.01 to balanced latency in NVIDIA
+/// AIConfigurator's measured MoE tables (shared/reference/measured/{h100,b200}/moe.csv, DeepSeek-V3
+/// shape, fp8_block, 2,048-8,192 tokens per GPU; median over those points and GPUs), which places
+/// the most popular experts on the measured rank. Each ratio is divided by the same ratio at ep 1
+/// (where skew changes only the grouped GEMM's shapes, not a rank's load); medians over 4 GPUs
+/// (H100, H200, B200, GB200) x 3 token counts: 1.00, 1.02, 1.09, 1.19, 1.28, 1.45, 1.54, 1.68,
+/// 1.81 at ep 1, 2, 4, ..., 256, interpolated in log2(ep).
+double moe_imbalance_measured(int ep);
+
 struct TrainingLayout {
   int tp = 1;   ///< tensor parallel (with sequence parallelism when `sequence_parallel`)
   int pp = 1;   ///< pipeline stages
@@ -57,6 +101,27 @@ struct TrainingLayout {
   bool dp_overlap = true;        ///< DP gradient reduce overlapped with the last backward
   bool ep_overlap = false;       ///< EP all-to-all hidden behind compute (DualPipe-style)
   MoeDispatch moe_dispatch = MoeDispatch::kAuto;
+  /// Megatron `--recompute-modules` bits (recompute_module::); with recompute = selective and
+  /// no bits, core_attn (Megatron's default); ignored under full recomputation.
+  uint32_t recompute_modules = 0;
+  PipelineSchedule schedule = PipelineSchedule::k1F1B;
+  MoeRouting routing = MoeRouting::kBalanced;
+  /// MoE token capacity per expert as a multiple of the uniform share; 0 = dropless (Megatron's
+  /// default): the busiest rank then holds imbalance x its share.
+  double capacity_factor = 0;
+  /// Activation offloading to host memory (Megatron-Core / Transformer Engine CPU offloading):
+  /// the stored activations of all but the running and the next layer's micro-batch leave HBM.
+  bool offload_activations = false;
+  /// LoRA fine-tuning with adapters of this rank on the attention projections (qkv and output,
+  /// the target modules of MLPerf's llama2_70b_lora), 0 = full training: the base weights are
+  /// frozen (no weight gradients, optimizer state or wgrad GEMMs; frozen MLP GEMMs keep no
+  /// inputs).
+  int lora_rank = 0;
+  /// FP8 attention (Transformer Engine FP8 dot-product attention): Q, K, V and O in FP8.
+  bool fp8_attention = false;
+  /// Bytes per Adam moment in the optimizer state: 4 (fp32) or 2 (bf16: DeepSeek-V3 §3.3.3,
+  /// Megatron `--exp-avg-dtype bf16 --exp-avg-sq-dtype bf16`).
+  int moment_bytes = 4;
   int grad_bytes = 4;  ///< bytes per gradient element reduced over DP (4 fp32, 2 bf16)
   /// FlashAttention (fused, scores never in HBM) or the unfused attention of 2021-22 Megatron-LM
   /// (scores and probabilities materialised: more HBM traffic, the 5as/h activation term, and
@@ -66,6 +131,9 @@ struct TrainingLayout {
   [[nodiscard]] int64_t gpus() const { return static_cast<int64_t>(tp) * pp * dp * cp; }
   [[nodiscard]] int64_t micro_batches() const { return global_batch / (micro_batch * dp); }
   [[nodiscard]] int64_t tokens_per_step() const { return global_batch * seq_len; }
+  /// The recompute-module bits in effect: all for full recomputation, core_attn for plain
+  /// selective, else `recompute_modules`.
+  [[nodiscard]] uint32_t recompute_bits() const;
 };
 
 /// tp*pp*cp (the GPUs of one data-parallel replica), checked against base::kMaxGpus.

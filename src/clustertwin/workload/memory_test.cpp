@@ -47,5 +47,154 @@ TEST(Memory, DoesNotFitNamesTotalCapacityAndBiggestTerm) {
       << r.error().message;
 }
 
+// Megatron-LM's theoretical-memory report (theoretical_memory_usage.py): with the distributed
+// optimizer 6 + 12/dp bytes per parameter; activations per layer s*b*h*(18 + 4 f/h) / tp with
+// sequence parallelism and selective recomputation, which for a GPT MLP (f = 4h, GELU, dropout)
+// is the 34h of Korthikanti's Table 2 that this model also reaches (FlashAttention, bf16).
+TEST(Memory, MatchesMegatronTheoreticalReportForGpt) {
+  auto m = *models::load_model(cat(), "gpt3-175b");
+  TrainingLayout l{.tp = 8,
+                   .pp = 8,
+                   .dp = 16,
+                   .micro_batch = 1,
+                   .global_batch = 1024,
+                   .seq_len = 2048,
+                   .recompute = Recompute::kSelective};
+  const auto s = training_memory(m, l)[3];
+  const double per_param = (s.weights + s.gradients + s.optimizer).base() / s.params;
+  EXPECT_NEAR(per_param, 6.0 + 12.0 / 16, 1e-9);
+  const double h = 12288, f = 4 * h;
+  const double megatron_layer = 2048.0 * h * (18 + 4 * f / h) / 8;
+  const double layers = 96.0 / 8;
+  EXPECT_NEAR(s.activation_bytes_per_micro_batch / (megatron_layer * layers), 1.0, 0.02);
+  EXPECT_DOUBLE_EQ(s.inflight_micro_batches, 8 - 3);
+}
+
+// DeepSeek-V3 on 2,048 H800 with DeepSeek's layout (report §3.2-3.3): PP16 DualPipe, EP64, ZeRO-1,
+// block FP8, norms and MLA up-projections recomputed, SwiGLU outputs recomputed from FP8-cached
+// inputs, bf16 Adam moments: it trained on 80 GB GPUs, so it must fit; without the recomputation
+// it must not, and the error must say by how much and what fits.
+TEST(Memory, DeepSeekV3LayoutFitsOnH800) {
+  namespace rm = recompute_module;
+  auto m = *models::load_model(cat(), "deepseek-v3");
+  TrainingLayout l{.tp = 1,
+                   .pp = 16,
+                   .dp = 128,
+                   .ep = 64,
+                   .micro_batch = 1,
+                   .global_batch = 15360,
+                   .seq_len = 4096,
+                   .dtype = compute::DType::kFp8Block,
+                   .recompute = Recompute::kSelective};
+  l.recompute_modules = rm::kLayernorm | rm::kMlaUpProj | rm::kMoeAct;
+  l.schedule = PipelineSchedule::kDualPipe;
+  l.moment_bytes = 2;
+  auto ok = check_memory(m, l, base::gigabytes(80));
+  ASSERT_TRUE(ok) << ok.error().message;
+  EXPECT_GT(ok->total().base(), 60e9);               // a tight fit, not a vacuous one
+  EXPECT_DOUBLE_EQ(ok->inflight_micro_batches, 17);  // pp + 1
+  auto none = l;
+  none.recompute = Recompute::kNone;
+  none.recompute_modules = 0;
+  auto r = check_memory(m, none, base::gigabytes(80));
+  ASSERT_FALSE(r);
+  EXPECT_NE(r.error().message.find("over by"), std::string::npos) << r.error().message;
+  EXPECT_NE(r.error().message.find("the cheapest change that fits: --recompute-modules"),
+            std::string::npos)
+      << r.error().message;
+  auto fix = cheapest_memory_fix(m, none, base::gigabytes(80), Bytes{});
+  ASSERT_TRUE(fix);
+  EXPECT_LE(fix->memory.total().base(), 80e9);
+}
+
+TEST(Memory, RecomputeModulesDropWhatTheyRecompute) {
+  namespace rm = recompute_module;
+  auto m = *models::load_model(cat(), "deepseek-v3");
+  TrainingLayout l{.tp = 1,
+                   .pp = 16,
+                   .dp = 8,
+                   .ep = 8,
+                   .micro_batch = 1,
+                   .global_batch = 128,
+                   .seq_len = 4096,
+                   .dtype = compute::DType::kFp8};
+  auto act = [&](uint32_t bits) {
+    auto x = l;
+    x.recompute = bits ? Recompute::kSelective : Recompute::kNone;
+    x.recompute_modules = bits;
+    return training_memory(m, x)[5].activation_bytes_per_micro_batch;
+  };
+  const double none = act(0);
+  double prev = none;
+  uint32_t bits = 0;
+  for (uint32_t b : {rm::kLayernorm, rm::kMoeAct, rm::kMlaUpProj, rm::kSharedExperts, rm::kMoe}) {
+    bits |= b;
+    const double a = act(bits);
+    EXPECT_LT(a, prev) << recompute_modules_name(bits);
+    prev = a;
+  }
+  // moe_act drops the down-projection input of every routed copy: top-k x f_e FP8 bytes per
+  // token and MoE layer (this stage holds 4 MoE layers).
+  EXPECT_NEAR(none - act(rm::kMoeAct), 4096.0 * 4 * 8 * 2048, 1.0);
+  // Full recomputation keeps less than any module set.
+  auto full = l;
+  full.recompute = Recompute::kFull;
+  EXPECT_LT(training_memory(m, full)[5].activations.base(), prev * 4);
+}
+
+TEST(Memory, DualPipeHoldsTwoStagesAndPpPlusOneMicroBatches) {
+  auto m = *models::load_model(cat(), "llama3.1-70b");
+  TrainingLayout l{
+      .tp = 8, .pp = 8, .dp = 2, .micro_batch = 1, .global_batch = 64, .seq_len = 4096};
+  auto d = l;
+  d.schedule = PipelineSchedule::kDualPipe;
+  const auto a = training_memory(m, l), b = training_memory(m, d);
+  EXPECT_NEAR(b[3].params / a[3].params, 2.0, 0.01);
+  EXPECT_DOUBLE_EQ(b[3].inflight_micro_batches, 9);
+  EXPECT_DOUBLE_EQ(a[3].inflight_micro_batches, 5);
+}
+
+TEST(Memory, OffloadMovesActivationsToTheHost) {
+  auto m = *models::load_model(cat(), "llama3.1-70b");
+  TrainingLayout l{
+      .tp = 8, .pp = 8, .dp = 2, .micro_batch = 1, .global_batch = 64, .seq_len = 8192};
+  auto o = l;
+  o.offload_activations = true;
+  const auto a = training_memory(m, l)[0], b = training_memory(m, o)[0];
+  EXPECT_NEAR(b.activations.base() + b.offloaded.base(), a.activations.base(), 1.0);
+  EXPECT_NEAR(b.activations.base(), a.activation_bytes_per_micro_batch, 1.0);
+  // Not enough host memory is an error naming both sides.
+  auto r = check_memory(m, o, base::gigabytes(80), base::gigabytes(1));
+  ASSERT_FALSE(r);
+  EXPECT_NE(r.error().message.find("host memory"), std::string::npos);
+}
+
+TEST(Memory, LoraTrainsOnlyTheAdapters) {
+  auto m = *models::load_model(cat(), "llama2-70b");
+  TrainingLayout l{.tp = 1,
+                   .pp = 1,
+                   .dp = 8,
+                   .micro_batch = 1,
+                   .global_batch = 8,
+                   .seq_len = 8192,
+                   .dtype = compute::DType::kFp8};
+  l.lora_rank = 16;
+  const auto s = training_memory(m, l)[0];
+  // Adapters on qkv and o: 16 x ((h + (a + 2g) d) + (a d + h)) per layer, 80 layers.
+  const double adapters = 16.0 * ((8192 + 10240) + (8192 + 8192)) * 80;
+  EXPECT_NEAR(s.trainable_params, adapters, 1.0);
+  EXPECT_LT(s.optimizer.base(), 1e9);
+  EXPECT_NEAR(s.weights.base(), s.params * 1.0 + adapters * 2.0, 1e6);
+}
+
+TEST(Memory, RecomputeModuleNamesParse) {
+  auto b = parse_recompute_modules("layernorm,moe_act,mla_up_proj");
+  ASSERT_TRUE(b);
+  EXPECT_EQ(recompute_modules_name(*b), "moe_act,layernorm,mla_up_proj");
+  auto bad = parse_recompute_modules("layernorm,attn");
+  ASSERT_FALSE(bad);
+  EXPECT_NE(bad.error().message.find("'attn' is not one of core_attn"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace clustertwin::workload
