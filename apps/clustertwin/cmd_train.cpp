@@ -138,6 +138,7 @@ base::Result<std::unique_ptr<TrainingJob>> prepare_training(const Context& ctx,
   l.lora_rank = o.lora_rank;
   l.moment_bytes = o.bf16_moments ? 2 : 4;
   l.fp8_attention = o.fp8_attention;
+  l.fp8_activation_store = o.fp8_act_store;
   double budget = 0;
   if (!o.tokens.empty()) {
     auto t = base::parse_scaled_count(o.tokens, {.min = 0, .max = 1e18, .min_exclusive = true});
@@ -355,6 +356,9 @@ Verb add_train(CLI::App& app, const Context& ctx) {
       ->check(CLI::Range(1, 4096));
   cmd->add_flag("--fp8-attention", o->fp8_attention,
                 "FP8 dot-product attention (Q, K, V, O in FP8; Transformer Engine)");
+  cmd->add_flag("--fp8-act-store", o->fp8_act_store,
+                "keep the MLP activation's input in FP8 for the backward pass (Megatron "
+                "--activation-func-fp8-input-store)");
   cmd->add_flag("--bf16-moments", o->bf16_moments,
                 "Adam moments in bf16 (DeepSeek-V3; Megatron --exp-avg-dtype bf16)");
   cmd->add_option("--attention", o->attention, "flash (fused) or unfused (2021-22 Megatron-LM)")

@@ -116,6 +116,7 @@ struct TrainOptions {
   int lora_rank = 0;                 ///< LoRA fine-tuning (frozen base) when > 0
   bool bf16_moments = false;         ///< Adam moments in bf16
   bool fp8_attention = false;        ///< FP8 dot-product attention
+  bool fp8_act_store = false;        ///< MLP activation inputs kept in FP8
   double overhead = -1;
   std::string tokens;
   std::string json, trace;

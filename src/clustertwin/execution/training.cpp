@@ -58,6 +58,10 @@ double op_time(const Context& c, const std::vector<compute::Op>& ops, double* ge
                            static_cast<double>(op.count);
       x += c.s.compute->memory_bound(base::bytes(3.0 * elems)).base();
     }
+    if (op.dtype == compute::DType::kFp8 &&
+        (op.kind == OpKind::kGemm || op.kind == OpKind::kMoe || op.kind == OpKind::kMoeBackward)) {
+      x *= 1.0 + c.s.fp8_overhead;
+    }
     t += x;
     if (wgrad && op.pass == compute::Pass::kWgrad) *wgrad += x;
     if (wgrad && op.kind == OpKind::kMoeBackward) *wgrad += x / 2;  // dgrad + wgrad halves

@@ -50,6 +50,57 @@ TEST(Training, StepIsAboveItsComputeLowerBoundAndBreakdownSums) {
   EXPECT_NEAR(sum, r->step_time_s, 1e-6 * r->step_time_s);
 }
 
+// DeepSeek-V3's DualPipe (report Table 2): the bubble (pp/2-1)(F&B+B-3W) is far below 1F1B's
+// (pp-1)(F+B) for the same layout, the estimate and the event run agree (both closed form), and
+// the timeline holds every micro-batch's forward and backward on every rank.
+TEST(Training, DualPipeShrinksTheBubble) {
+  Fixture f("hgx-h100*16", "llama3.1-70b");
+  workload::TrainingLayout l{.tp = 8,
+                             .pp = 8,
+                             .dp = 2,
+                             .micro_batch = 1,
+                             .global_batch = 64,
+                             .seq_len = 4096,
+                             .recompute = models::Recompute::kFull};
+  auto d = l;
+  d.schedule = workload::PipelineSchedule::kDualPipe;
+  auto a = simulate_training_step(f.setup(l));
+  auto b = simulate_training_step(f.setup(d));
+  ASSERT_TRUE(a && b) << (a ? b.error().to_string() : a.error().to_string());
+  EXPECT_LT(b->breakdown.bubble, 0.6 * a->breakdown.bubble);
+  EXPECT_LT(b->step_time_s, a->step_time_s);
+  auto e = estimate_training_step(f.setup(d));
+  ASSERT_TRUE(e);
+  EXPECT_NEAR(e->step_time_s, b->step_time_s, 1e-9 * b->step_time_s);
+  EXPECT_EQ(b->tasks.size(), static_cast<size_t>(8 * 32 * 2));
+  // Fewer micro-batches than 2*pp is an error.
+  d.global_batch = 16;
+  EXPECT_FALSE(simulate_training_step(f.setup(d)));
+}
+
+// Offloading moves activations to the host and costs link time only where it exceeds compute.
+TEST(Training, OffloadFreesHbmAndBreakdownStillSums) {
+  Fixture f("hgx-h100*8", "llama3.1-70b");
+  workload::TrainingLayout l{.tp = 8,
+                             .pp = 8,
+                             .dp = 1,
+                             .micro_batch = 1,
+                             .global_batch = 64,
+                             .seq_len = 8192,
+                             .recompute = models::Recompute::kNone};
+  auto s = f.setup(l);
+  s.host_memory = base::gigabytes(256);
+  s.host_bandwidth = base::gigabytes_per_s(64);
+  s.layout.offload_activations = true;
+  auto r = simulate_training_step(s);
+  ASSERT_TRUE(r) << r.error().to_string();
+  EXPECT_GT(r->memory.offloaded.base(), 0);
+  const auto& b = r->breakdown;
+  const double sum = b.forward_compute + b.backward_compute + b.recompute + b.tp_comm + b.cp_comm +
+                     b.ep_comm + b.bubble + b.dp_comm + b.optimizer;
+  EXPECT_NEAR(sum, r->step_time_s, 1e-6 * r->step_time_s);
+}
+
 TEST(Training, EstimateAgreesWithTheEventRun) {
   Fixture f("hgx-h100*64", "gpt3-175b");
   workload::TrainingLayout l{.tp = 8,

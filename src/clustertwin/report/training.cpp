@@ -74,6 +74,7 @@ Json training_json(const execution::TrainingResult& r, const workload::TrainingL
                       {"dp_comm_exposed", r6(b.dp_comm)},
                       {"optimizer", r6(b.optimizer)},
                       {"pp_send_in_bubble", r6(b.pp_comm)}};
+  if (b.offload > 0) j["breakdown_s"]["offload_exposed"] = r6(b.offload);
   Json mem = Json::object();
   for (const auto& [name, bytes] : r.memory.terms()) mem[name + "_B"] = r6(bytes.base());
   mem["total_B"] = r6(r.memory.total().base());
@@ -139,6 +140,7 @@ std::string training_text(const execution::TrainingResult& r, const workload::Tr
   row("tensor-parallel comm (exposed)", b.tp_comm);
   row("context-parallel comm (exposed)", b.cp_comm);
   row("expert-parallel all-to-all (exposed)", b.ep_comm);
+  row("activation offload (exposed)", b.offload);
   row("pipeline bubble (incl. sends)", b.bubble);
   row("data-parallel comm (exposed)", b.dp_comm);
   row("optimizer", b.optimizer);
@@ -148,6 +150,9 @@ std::string training_text(const execution::TrainingResult& r, const workload::Tr
     m.add({name, fmt::format("{:.1f}", bytes.base() / 1e9)});
   }
   m.add({"total", fmt::format("{:.1f}", r.memory.total().base() / 1e9)});
+  if (r.memory.offloaded.base() > 0) {
+    m.add({"offloaded to host", fmt::format("{:.1f}", r.memory.offloaded.base() / 1e9)});
+  }
   o += "\n" + m.render(2);
   for (const auto& n : r.notes) o += "  note: " + n + "\n";
   return o;

@@ -119,6 +119,9 @@ struct TrainingLayout {
   int lora_rank = 0;
   /// FP8 attention (Transformer Engine FP8 dot-product attention): Q, K, V and O in FP8.
   bool fp8_attention = false;
+  /// The MLP activation's input (SwiGLU / GELU) kept in FP8 for its backward (Megatron-Core
+  /// `--activation-func-fp8-input-store`; DeepSeek-V3 §3.3.3 caches the MoE SwiGLU inputs so).
+  bool fp8_activation_store = false;
   /// Bytes per Adam moment in the optimizer state: 4 (fp32) or 2 (bf16: DeepSeek-V3 §3.3.3,
   /// Megatron `--exp-avg-dtype bf16 --exp-avg-sq-dtype bf16`).
   int moment_bytes = 4;

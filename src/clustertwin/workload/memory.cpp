@@ -138,9 +138,7 @@ ActPerToken layer_activations(const models::ModelSpec& m, const TrainingLayout& 
     if (!(bits & rm::kLayernorm)) t.sp += 2 * h;  // norm output: router input (bf16 GEMM)
     t.sp += 8.0 * x.experts;                      // fp32 router logits and scores
     if (!(bits & rm::kMoe)) {
-      // DeepSeek-V3 §3.3.3: the SwiGLU inputs are cached in FP8 with its fine-grained (1x128)
-      // quantisation; TE's per-tensor FP8 keeps them in bf16.
-      const double act_in = l.dtype == compute::DType::kFp8Block ? 2 * fe : 4 * fe;
+      const double act_in = (l.fp8_activation_store ? 1.0 : 2.0) * 2 * fe;  // SwiGLU input
       const double copy =
           e_in * h + act_in + ((bits & rm::kMoeAct) ? 0.0 : e_in * fe) + 4.0;  // + row map
       t.sp += x.topk * routed_load(l) * copy;
@@ -155,7 +153,9 @@ ActPerToken layer_activations(const models::ModelSpec& m, const TrainingLayout& 
   } else {
     if (!(bits & rm::kLayernorm)) t.sp += e_in * h;
     const double f = static_cast<double>(m.ffn);
-    t.tp += (m.mlp == models::MlpKind::kGelu ? 2 * f : 4 * f) + e_in * f;
+    const double act_in = (l.fp8_activation_store ? 1.0 : 2.0) *
+                          (m.mlp == models::MlpKind::kGelu ? f : 2 * f);  // activation input
+    t.tp += act_in + e_in * f;
   }
   return t;
 }

@@ -21,9 +21,10 @@
 ///              e-byte copy for the output projection in FP8; one 1.5-byte E5M6 copy with
 ///              DeepSeek-style block FP8, §3.3.3) [+ 5 a s unfused scores]
 ///              MLA: + 2(q_lora + kv_lora + rope) + e(q_lora + kv_lora) latent, replicated over TP
-///   dense MLP  2h (residual) + e*h + 4f (SwiGLU input; GELU 2f) + e*f (down-projection input)
+///   dense MLP  2h (residual) + e*h + 4f (SwiGLU input; GELU 2f; half with the FP8 input
+///              store) + e*f (down-projection input)
 ///   MoE        2h + 2h (router input) + 8E (fp32 logits, scores) + per routed copy on the busiest
-///              rank: e*h + 4f_e (2f_e when DeepSeek-style FP8 caching) + e*f_e + 4 (row map);
+///              rank: e*h + 4f_e (2f_e with the FP8 input store) + e*f_e + 4 (row map);
 ///              shared experts e*h + 4f_s + e*f_s
 ///   GPT (dropout) masks h per block.
 /// e = 1 for FP8, 2 for bf16. For GPT in bf16 this is Korthikanti et al.'s 34h per token

@@ -89,6 +89,7 @@ TEST(Memory, DeepSeekV3LayoutFitsOnH800) {
   l.recompute_modules = rm::kLayernorm | rm::kMlaUpProj | rm::kMoeAct;
   l.schedule = PipelineSchedule::kDualPipe;
   l.moment_bytes = 2;
+  l.fp8_activation_store = true;
   auto ok = check_memory(m, l, base::gigabytes(80));
   ASSERT_TRUE(ok) << ok.error().message;
   EXPECT_GT(ok->total().base(), 60e9);               // a tight fit, not a vacuous one
