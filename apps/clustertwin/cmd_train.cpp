@@ -348,12 +348,12 @@ Verb add_train(CLI::App& app, const Context& ctx) {
       ->capture_default_str();
   cmd->add_option("--capacity-factor", o->capacity_factor,
                   "MoE expert capacity as a multiple of the uniform share (0 = dropless)")
-      ->check(CLI::Range(0.0, 64.0));
+      ->check(flags::range(o->capacity_factor, 0.0, 64.0));
   cmd->add_flag("--offload", o->offload,
                 "offload stored activations to host memory (Grace LPDDR5X, host DRAM)");
   cmd->add_option("--lora-rank", o->lora_rank,
                   "LoRA fine-tuning with adapters of this rank (frozen base weights)")
-      ->check(CLI::Range(1, 4096));
+      ->check(flags::range(o->lora_rank, 1, 4096));
   cmd->add_flag("--fp8-attention", o->fp8_attention,
                 "FP8 dot-product attention (Q, K, V, O in FP8; Transformer Engine)");
   cmd->add_flag("--fp8-act-store", o->fp8_act_store,
