@@ -10,6 +10,7 @@
 #include "clustertwin/calibration/collective_fit.h"
 #include "clustertwin/calibration/parse.h"
 #include "clustertwin/calibration/report.h"
+#include "clustertwin/calibration/step_fit.h"
 #include "clustertwin/collective/sweep.h"
 #include "clustertwin/report/json_out.h"
 #include "commands.h"
@@ -23,6 +24,7 @@ struct CalibrateOptions {
   std::vector<std::string> files;
   std::string out, report, json;
   std::string model = "flow";
+  std::string train_model;  ///< catalog model of step-time runs that do not name one
   int folds = 5;
   bool list = false;
 };
@@ -80,47 +82,113 @@ int run(const Context& ctx, const CalibrateOptions& o) {
     std::cerr << errors.to_string() << "\n";
     return kExitBadInput;
   }
-  const size_t others = m.kernels.size() + m.steps.size() + m.serving.size();
-  if (m.collectives.empty()) {
+  const size_t others = m.kernels.size() + m.serving.size();
+  if (m.collectives.empty() && m.steps.empty()) {
     return bad_input(
-        "calibrate: the files hold " + std::to_string(m.kernels.size()) + " kernel tables, " +
-        std::to_string(m.steps.size()) + " step times and " + std::to_string(m.serving.size()) +
-        " serving results but no nccl-tests runs; fitting kernel efficiency curves, step times "
-        "and serving results is not built yet (issue 16): nothing was fitted or written");
+        "calibrate: the files hold " + std::to_string(m.kernels.size()) + " kernel tables and " +
+        std::to_string(m.serving.size()) +
+        " serving results but no nccl-tests runs or training step times; fitting kernel "
+        "efficiency curves and serving results is not built yet (issue 16): nothing was fitted "
+        "or written");
   }
   if (others > 0 && !ctx.quiet) {
     std::cerr << "warning: " << others
-              << " kernel tables, step times or serving results were read but only the nccl-tests "
-                 "runs are fitted today (issue 16)\n";
+              << " kernel tables or serving results were read but only nccl-tests runs and "
+                 "training step times are fitted today (issue 16)\n";
   }
   auto cluster = ctx.load_cluster(o.cluster);
   if (!cluster) return bad_input(cluster.error());
-  auto cal = collective::Calibration::load(cluster->catalog);
-  if (!cal) return bad_input(cal.error());
+  const std::string gpu = (*cluster->catalog.system(cluster->spec.system))->gpu;
+
+  std::optional<calibration::CollectiveFit> fit;
   calibration::CollectiveFitOptions fo;
   fo.network = o.model == "analytical" ? collective::NetworkModelKind::kAnalytical
                                        : collective::NetworkModelKind::kFlow;
   fo.fit.folds = o.folds;
-  if (!ctx.quiet) {
-    std::cerr << "calibrate: fitting " << m.collectives.size() << " nccl-tests run"
-              << (m.collectives.size() == 1 ? "" : "s") << " on " << o.cluster << "\n";
-  }
-  auto fit = calibration::fit_collectives(cluster->catalog, cluster->spec, cluster->topo, *cal,
-                                          m.collectives, fo);
-  if (!fit) return bad_input(fit.error());
-
   calibration::ProfileMeta meta{.cluster = o.cluster,
                                 .stack = o.stack,
-                                .name = o.stack.empty() ? fit->gpu + "-profile" : o.stack,
+                                .name = o.stack.empty() ? gpu + "-profile" : o.stack,
                                 .network = fo.network};
-  std::cout << calibration::fit_summary(*fit, m.collectives, meta);
-  if (!o.json.empty()) {
+  if (!m.collectives.empty()) {
+    auto cal = collective::Calibration::load(cluster->catalog);
+    if (!cal) return bad_input(cal.error());
+    if (!ctx.quiet) {
+      std::cerr << "calibrate: fitting " << m.collectives.size() << " nccl-tests run"
+                << (m.collectives.size() == 1 ? "" : "s") << " on " << o.cluster << "\n";
+    }
+    auto f = calibration::fit_collectives(cluster->catalog, cluster->spec, cluster->topo, *cal,
+                                          m.collectives, fo);
+    if (!f) return bad_input(f.error());
+    fit = std::move(*f);
+    meta.name = o.stack.empty() ? fit->gpu + "-profile" : o.stack;
+    std::cout << calibration::fit_summary(*fit, m.collectives, meta);
+  }
+
+  std::optional<calibration::StepFit> steps;
+  if (!m.steps.empty()) {
+    // Each run prepared as `train` prepares it (catalog communication model, the cluster's
+    // compute model); the fit varies only the compute-time scale.
+    std::vector<std::unique_ptr<TrainingJob>> jobs;
+    base::Errors run_errors;
+    for (const auto& s : m.steps) {
+      TrainOptions t;
+      t.cluster = o.cluster;
+      t.model = s.model.empty() ? o.train_model : s.model;
+      if (t.model.empty()) {
+        run_errors.add({"the run names no model; give the catalog model with --train-model NAME",
+                        s.file, s.line});
+        continue;
+      }
+      t.gpus = s.gpus;
+      t.tp = s.tp;
+      t.pp = s.pp;
+      t.dp = s.dp;
+      t.cp = s.cp;
+      t.ep = s.ep;
+      t.vpp = s.vpp;
+      t.micro_batch = s.micro_batch > 0 ? s.micro_batch : 1;
+      t.global_batch = s.global_batch;
+      t.seq_len = s.seq_len;
+      if (!s.precision.empty()) t.precision = s.precision;
+      t.overhead = 0;
+      auto job = prepare_training(ctx, t);
+      if (!job) {
+        run_errors.add({job.error().message, s.file, s.line});
+        continue;
+      }
+      jobs.push_back(std::move(*job));
+    }
+    if (!run_errors.empty()) {
+      std::cerr << run_errors.to_string() << "\n";
+      return kExitBadInput;
+    }
+    if (!ctx.quiet) {
+      std::cerr << "calibrate: fitting " << m.steps.size() << " training step time"
+                << (m.steps.size() == 1 ? "" : "s") << " on " << o.cluster << "\n";
+    }
+    calibration::FitOptions sfo;
+    sfo.folds = o.folds;
+    auto predict = [&jobs](size_t i, double scale) -> base::Result<double> {
+      auto& job = *jobs[i];
+      job.setup.framework_overhead = scale - 1.0;
+      auto r = execution::simulate_training_step(job.setup);
+      if (!r) return base::fail(r.error());
+      return r->step_time_s;
+    };
+    auto f = calibration::fit_step_times(gpu, m.steps, predict, sfo);
+    if (!f) return bad_input(f.error());
+    steps = std::move(*f);
+    if (fit) std::cout << "\n";
+    std::cout << calibration::step_fit_summary(*steps, m.steps);
+  }
+
+  if (fit && !o.json.empty()) {
     if (auto st =
             report::write_json(calibration::fit_json(*fit, m.inputs, m.collectives, meta), o.json);
         !st)
       return bad_input(st.error());
   }
-  if (!o.report.empty()) {
+  if (fit && !o.report.empty()) {
     if (auto st =
             write_atomically(o.report, calibration::fit_html(*fit, m.inputs, m.collectives, meta));
         !st)
@@ -128,11 +196,19 @@ int run(const Context& ctx, const CalibrateOptions& o) {
     if (!ctx.quiet) std::cerr << "wrote " << o.report << "\n";
   }
   if (!o.out.empty()) {
-    const auto yaml = calibration::profile_yaml(*fit, m.inputs, m.collectives, fo.fit, meta);
-    // The profile must load as the collective layer reads it before it replaces anything.
+    std::string yaml = fit ? calibration::profile_yaml(*fit, m.inputs, m.collectives, fo.fit, meta)
+                           : calibration::step_profile_yaml(*steps, m.inputs, m.steps, meta);
+    if (fit && steps) yaml += calibration::training_profile_yaml(*steps, m.steps);
+    // The profile must load as the collective and training readers read it before it
+    // replaces anything.
     if (auto back = collective::Calibration::read_profile({o.out, yaml}); !back) {
       std::cerr << "internal error: the fitted profile does not read back: "
                 << back.error().to_string() << "\n";
+      return kExitInternal;
+    }
+    if (auto back = calibration::read_training_calibration({o.out, yaml});
+        !back || (steps && !*back)) {
+      std::cerr << "internal error: the fitted profile's training section does not read back\n";
       return kExitInternal;
     }
     if (auto st = write_atomically(o.out, yaml); !st) return bad_input(st.error());
@@ -151,10 +227,11 @@ Verb add_calibrate(CLI::App& app, const Context& ctx) {
       "calibrate",
       "Fit the model to your own measurements and write a calibration profile for "
       "--calibration. Reads nccl-tests output (all_reduce_perf, all_gather_perf, "
-      "reduce_scatter_perf, alltoall_perf, sendrecv_perf; one or many nodes) and AIConfigurator "
-      "nccl.csv tables, format detected from content; also parses AIConfigurator kernel tables, "
-      "Megatron-LM logs, step-time CSVs, MLPerf LoadGen summaries and vLLM/SGLang benchmark JSON "
-      "(their fits are not built yet). The profile is written only when the fit succeeds.\n"
+      "reduce_scatter_perf, alltoall_perf, sendrecv_perf; one or many nodes), AIConfigurator "
+      "nccl.csv tables, Megatron-LM logs and step-time CSVs (the training model's compute-time "
+      "scale), format detected from content; also parses AIConfigurator kernel tables, MLPerf "
+      "LoadGen summaries and vLLM/SGLang benchmark JSON (their fits are not built yet). The "
+      "profile is written only when the fit succeeds.\n"
       "Example: clustertwin calibrate --cluster hgx-h100*2 all_reduce.log all_gather.log "
       "--out my-h100.yaml && clustertwin collective --cluster hgx-h100*2 --calibration "
       "my-h100.yaml");
@@ -171,6 +248,9 @@ Verb add_calibrate(CLI::App& app, const Context& ctx) {
   cmd->add_option("--model", o->model, "network model the fit runs: flow or analytical")
       ->check(CLI::IsMember({"analytical", "flow"}))
       ->capture_default_str();
+  cmd->add_option("--train-model", o->train_model,
+                  "catalog model of the training step times whose file does not name one "
+                  "(Megatron-LM logs)");
   cmd->add_option("--folds", o->folds, "cross-validation folds (0: none)")
       ->check(CLI::Range(0, 20))
       ->capture_default_str();

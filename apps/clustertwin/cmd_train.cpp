@@ -4,10 +4,13 @@
 
 #include <fmt/format.h>
 
+#include <fstream>
 #include <iostream>
+#include <sstream>
 
 #include "clustertwin/base/number.h"
 #include "clustertwin/base/units_parse.h"
+#include "clustertwin/calibration/step_fit.h"
 #include "clustertwin/collective/sweep.h"
 #include "clustertwin/execution/collective_comm.h"
 #include "clustertwin/execution/training.h"
@@ -149,11 +152,28 @@ base::Result<std::unique_ptr<TrainingJob>> prepare_training(const Context& ctx,
   if (!cm_r) return base::fail(cm_r.error());
   job->compute.emplace(std::move(*cm_r));
   const auto* cm = &*job->compute;
+  // A profile file may also carry the training model's compute-time scale (`calibrate` on step
+  // times, calibration/step_fit.h); a built-in name is a catalog collective file and has none.
+  std::optional<calibration::TrainingCalibration> fitted;
+  if (!o.calibration.empty()) {
+    if (std::ifstream in(o.calibration, std::ios::binary); in) {
+      std::ostringstream text;
+      text << in.rdbuf();
+      auto tc = calibration::read_training_calibration({o.calibration, text.str()});
+      if (!tc) return base::fail(tc.error());
+      if (*tc && (*tc)->gpu != sys.gpu) {
+        return base::fail(o.calibration_where + " " + o.calibration +
+                          " fitted the training model on " + (*tc)->gpu +
+                          "; this cluster's GPU is " + sys.gpu);
+      }
+      if (*tc) fitted = **tc;
+    }
+  }
   auto& comm = job->comm;
   if (o.comm == "analytical") {
-    // The closed forms read no collective lines: a profile given with them would change
-    // nothing, so it is refused rather than ignored.
-    if (!o.calibration.empty()) {
+    // The closed forms read no collective lines: a profile with nothing else given with them
+    // would change nothing, so it is refused rather than ignored.
+    if (!o.calibration.empty() && !fitted) {
       return base::fail(o.calibration_where +
                         ": a calibration profile sets the collective model's lines, which the "
                         "analytical communication model does not use; use comm collective or "
@@ -191,7 +211,13 @@ base::Result<std::unique_ptr<TrainingJob>> prepare_training(const Context& ctx,
   if (o.offload && setup.host_memory.base() <= 0) {
     return base::fail("--offload: system '" + sys.name + "' has no host memory in the catalog");
   }
-  if (o.overhead >= 0) setup.framework_overhead = o.overhead;
+  if (o.overhead >= 0) {
+    setup.framework_overhead = o.overhead;
+  } else if (fitted) {
+    setup.framework_overhead = fitted->compute_scale - 1.0;
+    job->calibration_note = "compute-time scale " + fmt::format("{:.4g}", fitted->compute_scale) +
+                            " fitted to measured steps (calibration profile " + fitted->path + ")";
+  }
   return job;
 }
 
@@ -205,6 +231,7 @@ base::Result<RunOutput> run_training(const Context& ctx, const TrainOptions& o) 
   const int64_t gpus = job.gpus;
   auto r = execution::simulate_training_step(job.setup);
   if (!r) return base::fail(r.error());
+  if (!job.calibration_note.empty()) r->notes.push_back(job.calibration_note);
   report::TrainingContext c{.cluster = spec.name,
                             .model = job.model.name,
                             .gpu = gpu.name,

@@ -135,6 +135,7 @@ struct TrainingJob {
   std::optional<compute::ComputeModel> compute;
   std::unique_ptr<execution::CommModel> comm;
   execution::TrainingSetup setup;
+  std::string calibration_note;  ///< a compute-time scale from --calibration, for the notes
 };
 base::Result<std::unique_ptr<TrainingJob>> prepare_training(const Context& ctx,
                                                             const TrainOptions& o);

@@ -39,7 +39,7 @@ ct_cli_test(NAME bad.calibrate_truncated_log RC 2
             STDERR "a100_sendrecv_excerpt.txt:9: nccl-tests output ends after the row for 1073741824 B")
 ct_cli_test(NAME bad.calibrate_only_kernel_tables RC 2
             ARGS calibrate --cluster hgx-h100*1 ${CAL_DATA}/gemm_fp8.csv
-            STDERR "no nccl-tests runs; fitting kernel efficiency curves")
+            STDERR "no nccl-tests runs or training step times; fitting kernel efficiency curves")
 ct_cli_test(NAME bad.calibrate_missing_file RC 2
             ARGS calibrate --cluster hgx-h100*1 ${CAL_DATA}/nope.txt
             STDERR "nope.txt: cannot read file")
@@ -75,3 +75,15 @@ ct_cli_test(NAME bad.scenario_calibration_missing RC 2
 ct_cli_test(NAME bad.scenario_calibration_on_serving RC 2
             ARGS run ${CMAKE_CURRENT_SOURCE_DIR}/cli/bad/scenario-calibration-serving.yaml --no-report
             STDERR "scenario-calibration-serving.yaml:6: workload.inference.calibration: a calibration profile sets the collective model's lines, which serving does not run")
+
+# Step times: fit the compute-time scale on the DGX H100 Llama 3.1 405B step, rerun
+# byte-identical, train reproduces it, the held-out Llama 3 70B step within the stated band.
+add_test(NAME cli.calibrate_step_times_then_train
+         COMMAND ${CMAKE_COMMAND} -DBIN=$<TARGET_FILE:clustertwin>
+                 -DFIT=${CAL_DATA}/dgx_h100_405b_step.csv -DWORKDIR=${CMAKE_CURRENT_BINARY_DIR}
+                 -DHELD_MIN=9.21 -DHELD_MAX=11.25
+                 -P ${CMAKE_CURRENT_SOURCE_DIR}/cli/calibrate_steps.cmake)
+set_tests_properties(cli.calibrate_step_times_then_train PROPERTIES LABELS cli TIMEOUT 900)
+ct_cli_test(NAME bad.calibrate_step_log_without_model RC 2
+            ARGS calibrate --cluster hgx-h100*8 ${CAL_DATA}/megatron_format.log
+            STDERR "megatron_format.log:15: the run names no model; give the catalog model with --train-model NAME")

@@ -187,7 +187,8 @@ std::optional<CalibrationFile> read_file(const hardware::CatalogFile& f, base::E
     }
     r->finish();
   }
-  top.allow("profile");  // a calibration profile's record of its fit (read by the calibrate layer)
+  top.allow("profile");   // a calibration profile's record of its fit (read by the calibrate layer)
+  top.allow("training");  // a profile's training-model scale (calibration/step_fit.h reads it)
   top.finish();
   if (!ctx.errors.empty()) {
     for (auto& e : ctx.errors.items) errors.add(e);

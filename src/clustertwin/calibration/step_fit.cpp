@@ -1,0 +1,225 @@
+#include "clustertwin/calibration/step_fit.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <sstream>
+
+#include "clustertwin/config/reader.h"
+
+namespace clustertwin::calibration {
+using base::fail;
+
+namespace {
+
+/// 4 significant digits: profile and summary figures (deterministic text).
+std::string g4(double v) {
+  char b[64];
+  std::snprintf(b, sizeof b, "%.4g", v);
+  return b;
+}
+
+std::string quote(const std::string& s) {
+  std::string o = "\"";
+  for (char c : s) {
+    if (c == '"' || c == '\\') o += '\\';
+    o += c;
+  }
+  return o + "\"";
+}
+
+std::string where(const StepTime& s) { return s.file + ":" + std::to_string(s.line); }
+
+std::string layout_of(const StepTime& s) {
+  std::string l = "TP" + std::to_string(s.tp) + " PP" + std::to_string(s.pp);
+  if (s.dp > 0) l += " DP" + std::to_string(s.dp);
+  if (s.cp > 1) l += " CP" + std::to_string(s.cp);
+  if (s.ep > 1) l += " EP" + std::to_string(s.ep);
+  if (s.vpp > 1) l += " VPP" + std::to_string(s.vpp);
+  return l;
+}
+
+}  // namespace
+
+base::Result<StepFit> fit_step_times(std::string gpu, std::span<const StepTime> steps,
+                                     const StepPredictor& predict, FitOptions options) {
+  if (steps.empty()) return fail("calibrate: no training step times to fit");
+  StepFit out;
+  out.gpu = std::move(gpu);
+  out.parameters.push_back(
+      {.name = "training.compute_scale",
+       .start = 1.0,
+       .lower = kMinComputeScale,
+       .upper = kMaxComputeScale,
+       .source = "the compute model's kernel tables as they are (catalog/compute/" + out.gpu +
+                 ".yaml), no framework overhead",
+       .grid = true});
+  for (const auto& s : steps) {
+    if (!(s.step_time_s > 0) || !std::isfinite(s.step_time_s)) {
+      return fail("expected a step time > 0 s, got " + g4(s.step_time_s), s.file, s.line);
+    }
+    out.observations.push_back({.value = s.step_time_s, .weight = 1.0, .label = where(s)});
+  }
+  // Cross-validation needs two runs per fold at least; with fewer than four runs there is none
+  // (the summary says so).
+  const int m = static_cast<int>(steps.size());
+  options.folds = m >= 4 ? std::min(std::max(options.folds, 2), m / 2) : 0;
+  ModelFn model = [&](std::span<const double> v) -> base::Result<std::vector<double>> {
+    std::vector<double> t;
+    t.reserve(steps.size());
+    for (size_t i = 0; i < steps.size(); ++i) {
+      auto p = predict(i, v[0]);
+      if (!p) {
+        auto e = p.error();
+        if (e.file.empty()) {
+          e.file = steps[i].file;
+          e.line = steps[i].line;
+        }
+        return fail(e);
+      }
+      if (!(*p > 0)) {
+        return fail("the training model predicts a step of " + g4(*p) + " s", steps[i].file,
+                    steps[i].line);
+      }
+      t.push_back(*p);
+    }
+    return t;
+  };
+  auto r = fit(out.parameters, out.observations, model, options);
+  if (!r) return fail(r.error());
+  out.result = std::move(*r);
+  out.compute_scale = out.result.parameters.front().value;
+  out.not_modelled.push_back(
+      "training.host_s (per-iteration host time): not a parameter of the training model "
+      "(execution::TrainingSetup has none); a constant per step shows as residuals that shrink "
+      "as the step grows");
+  return out;
+}
+
+std::string step_fit_summary(const StepFit& fit, std::span<const StepTime> steps) {
+  std::ostringstream o;
+  const auto& r = fit.result;
+  o << "Training step times on " << fit.gpu << ": " << steps.size() << " run"
+    << (steps.size() == 1 ? "" : "s") << "\n\n";
+  o << "  run                                      layout                measured s  before s   "
+       "after s     error\n";
+  for (size_t i = 0; i < steps.size(); ++i) {
+    const auto& s = steps[i];
+    char line[256];
+    std::snprintf(line, sizeof line, "  %-40s %-20s %10.4g %9.4g %9.4g %+8.1f%%\n",
+                  (where(s) + (s.model.empty() ? "" : " " + s.model)).c_str(), layout_of(s).c_str(),
+                  s.step_time_s, r.before[i], r.after[i], 100 * (r.after[i] / s.step_time_s - 1));
+    o << line;
+  }
+  o << "\n  rms log error: before " << g4(100 * r.rms_before) << "%, after "
+    << g4(100 * r.rms_after) << "%";
+  if (r.folds >= 2) {
+    o << ", " << r.folds << "-fold cross-validated " << g4(100 * r.cv_rms) << "%";
+  } else {
+    o << " (no cross-validation: fewer than 4 runs)";
+  }
+  o << "\n";
+  for (const auto& p : r.parameters) {
+    o << "  " << p.name << " = " << g4(p.value) << " (start " << g4(p.start) << ")";
+    if (p.constrained) {
+      o << " +- " << g4(100 * p.sigma_rel) << "%" << (p.at_bound ? " (at a bound)" : "");
+    } else {
+      o << ": not constrained (" << p.why_not << "), kept at the start";
+    }
+    o << "\n";
+  }
+  for (const auto& n : fit.not_modelled) o << "  not fitted: " << n << "\n";
+  return o.str();
+}
+
+std::string training_profile_yaml(const StepFit& fit, std::span<const StepTime> steps) {
+  std::ostringstream y;
+  const auto& r = fit.result;
+  const auto& p = r.parameters.front();
+  y << "training:\n";
+  y << "  gpu: " << fit.gpu << "\n";
+  y << "  compute_scale: " << g4(fit.compute_scale) << "\n";
+  y << "  fit:\n";
+  y << "    parameter: {name: " << p.name << ", value: " << g4(p.value)
+    << ", start: " << g4(p.start);
+  if (p.constrained) {
+    y << ", sigma: " << g4(100 * p.sigma_rel) << "%";
+    if (p.at_bound) y << ", at_bound: true";
+  } else {
+    y << ", constrained: false, why: " << quote(p.why_not + "; kept at the start value");
+  }
+  y << "}\n";
+  y << "    measurements: " << steps.size() << "\n";
+  y << "    rms_log_error_before: " << g4(r.rms_before) << "\n";
+  y << "    rms_log_error_after: " << g4(r.rms_after) << "\n";
+  if (r.folds >= 2) {
+    y << "    cross_validation_folds: " << r.folds << "\n";
+    y << "    cross_validation_rms_log_error: " << g4(r.cv_rms) << "\n";
+  }
+  y << "    not_fitted:\n";
+  for (const auto& n : fit.not_modelled) y << "      - " << quote(n) << "\n";
+  y << "    runs:\n";
+  for (size_t i = 0; i < steps.size(); ++i) {
+    const auto& s = steps[i];
+    y << "      - {file: " << quote(s.file) << ", line: " << s.line << ", model: " << quote(s.model)
+      << ", gpus: " << s.gpus << ", layout: " << quote(layout_of(s))
+      << ", step_time_s: " << g4(s.step_time_s) << ", predicted_s: " << g4(r.after[i]) << "}\n";
+  }
+  return y.str();
+}
+
+std::string step_profile_yaml(const StepFit& fit, std::span<const InputFile> inputs,
+                              std::span<const StepTime> steps, const ProfileMeta& meta) {
+  std::ostringstream y;
+  std::string files;
+  for (const auto& in : inputs)
+    files += (files.empty() ? "" : ", ") + in.path + " (sha256 " + in.sha256.substr(0, 12) + ")";
+  y << "# Calibration profile: the training model's compute-time scale fitted to measured step\n"
+    << "# times by `clustertwin calibrate` (docs/models/calibration.md). GENERATED; rerunning\n"
+    << "# the same command on the same files gives the same bytes. Use it with\n"
+    << "# `clustertwin train --calibration FILE` (or `calibration: FILE` in a scenario).\n"
+    << "# The collective lines stay the catalog's (catalog/collectives/).\n";
+  y << "profile:\n";
+  y << "  kind: training\n";
+  y << "  gpu: " << fit.gpu << "\n";
+  y << "  cluster: " << quote(meta.cluster) << "\n";
+  y << "  stack: " << quote(meta.stack) << "\n";
+  y << "  inputs:\n";
+  for (const auto& in : inputs) {
+    y << "    - {file: " << quote(in.path) << ", sha256: " << in.sha256
+      << ", format: " << format_name(in.format) << ", records: " << in.records << "}\n";
+  }
+  y << "collectives:\n";
+  y << "  name: " << quote(meta.name) << "\n";
+  y << "  gpus: [" << fit.gpu << "]\n";
+  y << training_profile_yaml(fit, steps);
+  y << "sources:\n";
+  y << "  fit: "
+    << quote("clustertwin calibrate on " + meta.cluster +
+             (meta.stack.empty() ? "" : " (stack " + meta.stack + ")") + " from " + files)
+    << "\n";
+  return y.str();
+}
+
+base::Result<std::optional<TrainingCalibration>> read_training_calibration(
+    const hardware::CatalogFile& file) {
+  auto doc = config::parse_document(file.text, file.path);
+  if (!doc) return fail(doc.error());
+  config::ReadContext ctx{.file = doc->file};
+  config::Reader top(doc->root, ctx);
+  if (!top.is_map() || !top.has("training")) return std::optional<TrainingCalibration>{};
+  auto t = top.child("training");
+  if (!t) return fail(ctx.errors.combined());
+  TrainingCalibration out;
+  out.path = file.path;
+  out.gpu = t->string("gpu").value_or("");
+  out.compute_scale = t->number("compute_scale", config::Reader::Need::kRequired, kMinComputeScale,
+                                kMaxComputeScale)
+                          .value_or(1.0);
+  t->allow("fit");  // the record of the fit, for people
+  t->finish();
+  if (!ctx.errors.empty()) return fail(ctx.errors.combined());
+  return std::optional<TrainingCalibration>{out};
+}
+
+}  // namespace clustertwin::calibration

@@ -1,0 +1,85 @@
+#pragma once
+/// Training step times (Megatron-LM logs, step-time CSVs) fitted to the training model
+/// (docs/models/calibration.md, "Step times").
+///
+///   t_step(layout; s) = the event-driven step of the layout with every compute task x s
+///   s = 1 + framework_overhead   (execution::TrainingSetup::framework_overhead)
+///
+/// `s` is the compute-time scale: what a real job loses beyond the kernel tables' times
+/// (launch gaps, host overhead between kernels, stragglers, kernels slower or faster at the
+/// job's shapes than at the tables'); `s` < 1 says the kernels ran faster than the compute
+/// model's tables. One factor for all the runs of one GPU and stack, fitted with the generic
+/// fitter (fitter.h): log residuals, soft-L1, uncertainty, cross-validation when there are at
+/// least four runs.
+///
+/// A per-iteration host time (a constant per step: optimizer launch, data loading) is not a
+/// parameter of the training model; the fit says so instead of inventing one (StepFit::
+/// not_modelled), and a per-step constant shows up as a residual that shrinks with step time.
+///
+/// The predictor is the caller's (the CLI prepares each run's layout exactly as `train` does), so
+/// what is fitted is what `train --calibration` then runs.
+
+#include <functional>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "clustertwin/base/result.h"
+#include "clustertwin/calibration/collective_fit.h"
+#include "clustertwin/calibration/fitter.h"
+#include "clustertwin/calibration/measurements.h"
+#include "clustertwin/hardware/catalog.h"
+
+namespace clustertwin::calibration {
+
+/// Predicts measured step `index` (seconds, > 0) at compute-time scale `scale`.
+using StepPredictor = std::function<base::Result<double>(size_t index, double scale)>;
+
+struct StepFit {
+  std::string gpu;  ///< catalog GPU the fit applies to
+  std::vector<Parameter> parameters;
+  std::vector<Observation> observations;  ///< one per run, seconds
+  FitResult result;
+  double compute_scale = 1;  ///< the fitted value (the start when nothing constrains it)
+  /// Parameters of the request that the training model does not have, said rather than
+  /// defaulted ("per-iteration host time: ...").
+  std::vector<std::string> not_modelled;
+};
+
+/// The parameter's bounds: a job cannot run its kernels 4x faster or slower than the tables and
+/// still be the same software; outside that the layout or the model is wrong, not the scale.
+inline constexpr double kMinComputeScale = 0.25;
+inline constexpr double kMaxComputeScale = 4.0;
+
+/// Fits the compute-time scale to the runs. Errors: no runs, a run without a step time, a
+/// predictor error (named with the run's file:line).
+base::Result<StepFit> fit_step_times(std::string gpu, std::span<const StepTime> steps,
+                                     const StepPredictor& predict, FitOptions options = {});
+
+/// Text for stdout: per run measured, before, after, cross-validated; the parameter with its
+/// uncertainty; what is not modelled.
+std::string step_fit_summary(const StepFit& fit, std::span<const StepTime> steps);
+
+/// The `training:` mapping of a profile (appended after `collectives:`): the fitted scale and
+/// the record of the fit (runs, errors, parameter).
+std::string training_profile_yaml(const StepFit& fit, std::span<const StepTime> steps);
+
+/// A whole profile from step times alone: the `profile:` record (inputs with their hashes), an
+/// empty `collectives:` mapping for the GPU (the catalog's lines stay), the `training:` mapping.
+std::string step_profile_yaml(const StepFit& fit, std::span<const InputFile> inputs,
+                              std::span<const StepTime> steps, const ProfileMeta& meta);
+
+/// What a profile's `training:` mapping sets.
+struct TrainingCalibration {
+  std::string gpu;
+  double compute_scale = 1;
+  std::string path;  ///< the profile, for notes and messages
+};
+
+/// Reads the `training:` mapping of a profile's text (nullopt when it has none). Errors name
+/// the file and line (a scale outside [kMinComputeScale, kMaxComputeScale], a missing gpu).
+base::Result<std::optional<TrainingCalibration>> read_training_calibration(
+    const hardware::CatalogFile& file);
+
+}  // namespace clustertwin::calibration

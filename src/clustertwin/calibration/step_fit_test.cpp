@@ -1,0 +1,132 @@
+#include "clustertwin/calibration/step_fit.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+
+namespace clustertwin::calibration {
+namespace {
+
+/// Runs whose step is a compute part (scaled) plus a communication part (not): the shape of
+/// the training model's step with the framework overhead on compute only.
+struct Synthetic {
+  std::vector<StepTime> steps;
+  std::vector<double> compute_s, comm_s;
+  [[nodiscard]] double at(size_t i, double scale) const { return compute_s[i] * scale + comm_s[i]; }
+};
+
+Synthetic make_runs(double true_scale, double noise, uint32_t seed, int n = 8) {
+  Synthetic s;
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<double> u(-noise, noise);
+  for (int i = 0; i < n; ++i) {
+    s.compute_s.push_back(1.0 + 0.5 * i);
+    s.comm_s.push_back(0.2 + 0.1 * (i % 3));
+    StepTime t;
+    t.file = "steps.csv";
+    t.line = i + 2;
+    t.model = "llama3.1-8b";
+    t.gpus = 16;
+    t.tp = 8;
+    t.step_time_s = s.at(static_cast<size_t>(i), true_scale) * (1 + u(rng));
+    s.steps.push_back(t);
+  }
+  return s;
+}
+
+TEST(StepFit, RoundTripWithinTheNoise) {
+  for (uint32_t seed = 1; seed <= 5; ++seed) {
+    const double truth = 1.15 + 0.05 * seed;
+    auto s = make_runs(truth, 0.02, seed);
+    auto fit = fit_step_times("h100", s.steps, [&](size_t i, double scale) -> base::Result<double> {
+      return s.at(i, scale);
+    });
+    ASSERT_TRUE(fit.has_value()) << fit.error().to_string();
+    EXPECT_NEAR(fit->compute_scale, truth, 0.03 * truth) << "seed " << seed;
+    EXPECT_LT(fit->result.rms_after, 0.02);
+    EXPECT_GT(fit->result.rms_before, fit->result.rms_after);
+    EXPECT_EQ(fit->result.folds, 4);  // 8 runs: four folds of two
+    EXPECT_LT(fit->result.cv_rms, 0.03);
+    ASSERT_EQ(fit->result.parameters.size(), 1u);
+    EXPECT_TRUE(fit->result.parameters[0].constrained);
+    EXPECT_GT(fit->result.parameters[0].sigma_rel, 0);
+    EXPECT_FALSE(fit->not_modelled.empty());  // the per-iteration host time is said, not fitted
+  }
+}
+
+TEST(StepFit, FewRunsHaveNoCrossValidation) {
+  auto s = make_runs(1.3, 0.0, 7, 3);
+  auto fit = fit_step_times("h100", s.steps, [&](size_t i, double scale) -> base::Result<double> {
+    return s.at(i, scale);
+  });
+  ASSERT_TRUE(fit.has_value());
+  EXPECT_EQ(fit->result.folds, 0);
+  EXPECT_NE(step_fit_summary(*fit, s.steps).find("no cross-validation"), std::string::npos);
+}
+
+TEST(StepFit, ScaleNoMeasurementSeesIsNotConstrained) {
+  // Steps that are all communication: the compute scale changes nothing, and the fit says so
+  // (the generic fitter refuses a fit where nothing is constrained).
+  auto s = make_runs(1.0, 0.0, 3, 4);
+  auto fit = fit_step_times("h100", s.steps,
+                            [&](size_t i, double) -> base::Result<double> { return s.comm_s[i]; });
+  ASSERT_FALSE(fit.has_value());
+}
+
+TEST(StepFit, PredictorErrorsNameTheRun) {
+  auto s = make_runs(1.0, 0.0, 3, 2);
+  auto fit = fit_step_times("h100", s.steps, [&](size_t i, double) -> base::Result<double> {
+    if (i == 1) return base::fail("--gpus 64 is more than cluster 'x' has (16)");
+    return 1.0;
+  });
+  ASSERT_FALSE(fit.has_value());
+  EXPECT_EQ(fit.error().file, "steps.csv");
+  EXPECT_EQ(fit.error().line, 3);
+}
+
+TEST(StepFit, NoRunsIsAnError) {
+  auto fit = fit_step_times("h100", {}, [](size_t, double) -> base::Result<double> { return 1.0; });
+  EXPECT_FALSE(fit.has_value());
+}
+
+TEST(StepFit, ProfileReadsBack) {
+  auto s = make_runs(1.4, 0.01, 11);
+  auto fit = fit_step_times("h100", s.steps, [&](size_t i, double scale) -> base::Result<double> {
+    return s.at(i, scale);
+  });
+  ASSERT_TRUE(fit.has_value());
+  std::vector<InputFile> inputs{{.path = "steps.csv",
+                                 .sha256 = std::string(64, 'a'),
+                                 .format = Format::kStepCsv,
+                                 .records = 8}};
+  const auto yaml =
+      step_profile_yaml(*fit, inputs, s.steps, {.cluster = "hgx-h100*2", .name = "test"});
+  // Deterministic: the same fit gives the same bytes.
+  EXPECT_EQ(yaml,
+            step_profile_yaml(*fit, inputs, s.steps, {.cluster = "hgx-h100*2", .name = "test"}));
+  auto back = read_training_calibration({"p.yaml", yaml});
+  ASSERT_TRUE(back.has_value()) << back.error().to_string();
+  ASSERT_TRUE(back->has_value());
+  EXPECT_EQ((*back)->gpu, "h100");
+  EXPECT_NEAR((*back)->compute_scale, fit->compute_scale, 1e-3 * fit->compute_scale);
+}
+
+TEST(StepFit, ProfileErrorsNameTheLine) {
+  auto none = read_training_calibration({"p.yaml", "collectives: {name: x, gpus: [h100]}\n"});
+  ASSERT_TRUE(none.has_value());
+  EXPECT_FALSE(none->has_value());
+  auto bad =
+      read_training_calibration({"p.yaml",
+                                 "collectives: {name: x, gpus: [h100]}\ntraining:\n  gpu: h100\n  "
+                                 "compute_scale: 9\n"});
+  ASSERT_FALSE(bad.has_value());
+  EXPECT_EQ(bad.error().file, "p.yaml");
+  EXPECT_EQ(bad.error().line, 4);
+  auto unknown = read_training_calibration(
+      {"p.yaml", "training:\n  gpu: h100\n  compute_scale: 1.2\n  host_s: 0.1\n"});
+  ASSERT_FALSE(unknown.has_value());
+}
+
+}  // namespace
+}  // namespace clustertwin::calibration

@@ -1,0 +1,52 @@
+# `calibrate` on training step times: fit the compute-time scale on the measured Llama 3.1 405B
+# step (NVIDIA DGX H100, Megatron-Bridge), check the profile is byte-identical when rerun, that
+# `train --calibration` reproduces the fitted step, and predict the held-out Llama 3 70B step
+# (a different model and layout) within 10% of its measured 10.23 s (the catalog alone gives
+# 12.65 s, +24%: outside; the fit gives 10.69 s, +4.5%; docs/models/calibration.md).
+#   -DBIN=<clustertwin> -DFIT=<csv> -DWORKDIR=<dir>
+set(profile ${WORKDIR}/calibrate_steps_profile.yaml)
+set(cluster hgx-h100*128)
+function(run out_var)
+  execute_process(COMMAND ${BIN} ${ARGN} WORKING_DIRECTORY ${WORKDIR}
+                  OUTPUT_VARIABLE out ERROR_VARIABLE err RESULT_VARIABLE rc TIMEOUT 900)
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "${ARGN} failed (${rc}):\n${out}\n${err}")
+  endif()
+  set(${out_var} "${out}" PARENT_SCOPE)
+endfunction()
+
+file(REMOVE ${profile})
+run(summary calibrate --cluster ${cluster} --stack megatron-bridge ${FIT} --out ${profile})
+message(STATUS "${summary}")
+file(READ ${profile} first)
+run(again calibrate --cluster ${cluster} --stack megatron-bridge ${FIT} --out ${profile})
+file(READ ${profile} second)
+if(NOT first STREQUAL second)
+  message(FATAL_ERROR "the profile differs when rerun")
+endif()
+string(FIND "${first}" "compute_scale:" pos)
+if(pos EQUAL -1)
+  message(FATAL_ERROR "the profile has no compute_scale:\n${first}")
+endif()
+
+# The fitted run: train with the profile gives the measured 14.03 s within 1%.
+run(fitted train --cluster ${cluster} --gpus 1024 --model llama3.1-405b --tp 8 --pp 8 --cp 2
+    --vpp 8 --global-batch 512 --seq-len 8192 --precision fp8 --calibration ${profile} --json -)
+string(JSON fitted_step GET "${fitted}" training step_time_s)
+string(JSON notes GET "${fitted}" training notes)
+string(FIND "${notes}" "compute-time scale" pos)
+if(pos EQUAL -1)
+  message(FATAL_ERROR "the notes do not name the compute-time scale: ${notes}")
+endif()
+if(fitted_step LESS 13.89 OR fitted_step GREATER 14.17)
+  message(FATAL_ERROR "fitted run: ${fitted_step} s, measured 14.03 s (1% tolerance)")
+endif()
+
+# The held-out run: Llama 3 70B on 64 GPUs, measured 10.23 s (1602 tokens/s/GPU).
+run(held train --cluster ${cluster} --gpus 64 --model llama3.1-70b --tp 4 --pp 8 --vpp 5
+    --global-batch 128 --seq-len 8192 --precision fp8 --calibration ${profile} --json -)
+string(JSON held_step GET "${held}" training step_time_s)
+message(STATUS "fitted run ${fitted_step} s (measured 14.03); held-out ${held_step} s (measured 10.23)")
+if(held_step LESS HELD_MIN OR held_step GREATER HELD_MAX)
+  message(FATAL_ERROR "held-out run: ${held_step} s, expected within [${HELD_MIN}, ${HELD_MAX}] s")
+endif()
