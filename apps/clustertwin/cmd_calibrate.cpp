@@ -182,17 +182,20 @@ int run(const Context& ctx, const CalibrateOptions& o) {
     std::cout << calibration::step_fit_summary(*steps, m.steps);
   }
 
-  if (fit && !o.json.empty()) {
-    if (auto st =
-            report::write_json(calibration::fit_json(*fit, m.inputs, m.collectives, meta), o.json);
-        !st)
-      return bad_input(st.error());
+  if (!o.json.empty()) {
+    nlohmann::json j =
+        fit ? calibration::fit_json(*fit, m.inputs, m.collectives, meta)
+            : nlohmann::json{{"cluster", o.cluster}, {"gpu", gpu}, {"stack", o.stack}};
+    if (steps) j["training"] = calibration::step_fit_json(*steps, m.steps);
+    if (auto st = report::write_json(j, o.json); !st) return bad_input(st.error());
   }
-  if (fit && !o.report.empty()) {
-    if (auto st =
-            write_atomically(o.report, calibration::fit_html(*fit, m.inputs, m.collectives, meta));
-        !st)
-      return bad_input(st.error());
+  if (!o.report.empty()) {
+    std::string page = fit ? calibration::fit_html(*fit, m.inputs, m.collectives, meta)
+                           : calibration::step_fit_html(*steps, m.inputs, m.steps, meta);
+    if (fit && steps) {
+      page.insert(page.rfind("</body>"), calibration::step_fit_html_section(*steps, m.steps));
+    }
+    if (auto st = write_atomically(o.report, page); !st) return bad_input(st.error());
     if (!ctx.quiet) std::cerr << "wrote " << o.report << "\n";
   }
   if (!o.out.empty()) {

@@ -201,6 +201,155 @@ std::string step_profile_yaml(const StepFit& fit, std::span<const InputFile> inp
   return y.str();
 }
 
+namespace {
+
+std::string html_escape(const std::string& s) {
+  std::string o;
+  for (char c : s) {
+    switch (c) {
+      case '<':
+        o += "&lt;";
+        break;
+      case '>':
+        o += "&gt;";
+        break;
+      case '&':
+        o += "&amp;";
+        break;
+      case '"':
+        o += "&quot;";
+        break;
+      default:
+        o += c;
+    }
+  }
+  return o;
+}
+
+/// 4 significant digits for JSON (deterministic text).
+double sig4(double v) {
+  if (v == 0 || !std::isfinite(v)) return 0;
+  return std::stod(g4(v));
+}
+
+}  // namespace
+
+std::string step_fit_html_section(const StepFit& fit, std::span<const StepTime> steps) {
+  const auto& r = fit.result;
+  std::ostringstream h;
+  h << "<h2>Training step times on " << html_escape(fit.gpu) << "</h2>\n<p>rms error of "
+    << "log(predicted / measured): " << html_escape(g4(100 * r.rms_before))
+    << "% with the catalog's compute model, <b>" << html_escape(g4(100 * r.rms_after))
+    << "%</b> fitted";
+  if (r.folds >= 2) {
+    h << ", " << html_escape(g4(100 * r.cv_rms)) << "% in " << r.folds << "-fold cross-validation";
+  } else {
+    h << " (no cross-validation: fewer than 4 runs)";
+  }
+  h << ".</p>\n";
+  // Measured vs predicted per run: one row of bars per layout (measured grey, before the fit
+  // light, after the fit blue), scaled to the longest step.
+  double top = 0;
+  for (size_t i = 0; i < steps.size(); ++i)
+    top = std::max({top, steps[i].step_time_s, r.before[i], r.after[i]});
+  const int W = 640, row = 36;
+  const int H = 20 + row * static_cast<int>(steps.size());
+  h << "<svg width=\"" << W << "\" height=\"" << H << "\" viewBox=\"0 0 " << W << " " << H << "\">";
+  for (size_t i = 0; i < steps.size(); ++i) {
+    const double y = 10 + row * static_cast<double>(i);
+    auto bar = [&](double v, double dy, const char* colour) {
+      h << "<rect fill=\"" << colour << "\" x=\"200\" y=\"" << g4(y + dy) << "\" width=\""
+        << g4(420 * v / top) << "\" height=\"9\"/>";
+    };
+    bar(steps[i].step_time_s, 0, "#888");
+    bar(r.before[i], 10, "#9bb8e8");
+    bar(r.after[i], 20, "#1f5fbf");
+    h << "<text x=\"4\" y=\"" << g4(y + 18) << "\" font-size=\"11\">"
+      << html_escape(steps[i].file + ":" + std::to_string(steps[i].line) + " " + steps[i].model)
+      << "</text>";
+  }
+  h << "</svg>\n<p>grey: measured; light: before the fit; blue: fitted.</p>\n";
+  h << "<table><tr><th>run</th><th>model</th><th>layout</th><th>GPUs</th><th>measured s</th>"
+    << "<th>before s</th><th>fitted s</th><th>error</th></tr>\n";
+  for (size_t i = 0; i < steps.size(); ++i) {
+    const auto& s = steps[i];
+    h << "<tr><td class=l>" << html_escape(s.file + ":" + std::to_string(s.line))
+      << "</td><td class=l>" << html_escape(s.model) << "</td><td class=l>"
+      << html_escape(layout_of(s)) << "</td><td>" << s.gpus << "</td><td>" << g4(s.step_time_s)
+      << "</td><td>" << g4(r.before[i]) << "</td><td>" << g4(r.after[i]) << "</td><td>"
+      << g4(100 * (r.after[i] / s.step_time_s - 1)) << "%</td></tr>\n";
+  }
+  h << "</table>\n<h3>Parameters</h3>\n<table><tr><th>parameter</th><th>start</th>"
+    << "<th>fitted</th><th>&plusmn;1&sigma;</th><th>note</th></tr>\n";
+  for (const auto& p : r.parameters) {
+    h << "<tr><td class=l>" << html_escape(p.name) << "</td><td>" << g4(p.start) << "</td><td>"
+      << (p.constrained ? g4(p.value) : "&mdash;") << "</td><td>"
+      << (p.constrained ? g4(100 * p.sigma_rel) + "%" : "") << "</td><td class=l>"
+      << html_escape(p.constrained ? (p.at_bound ? "at a bound" : "")
+                                   : "not constrained: " + p.why_not)
+      << "</td></tr>\n";
+  }
+  for (const auto& n : fit.not_modelled) {
+    h << "<tr><td class=l colspan=5>not fitted: " << html_escape(n) << "</td></tr>\n";
+  }
+  h << "</table>\n";
+  return h.str();
+}
+
+std::string step_fit_html(const StepFit& fit, std::span<const InputFile> inputs,
+                          std::span<const StepTime> steps, const ProfileMeta& meta) {
+  std::ostringstream h;
+  h << "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+    << "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src "
+       "'unsafe-inline'\">"
+    << "<title>clustertwin calibrate: " << html_escape(meta.cluster) << "</title><style>"
+    << "body{font-family:sans-serif;margin:2em;max-width:70em}table{border-collapse:collapse}"
+    << "td,th{border:1px solid #ccc;padding:2px 6px;text-align:right}th{background:#eee}"
+    << "td.l{text-align:left}svg{border:1px solid #ddd;margin:4px}</style></head><body>\n";
+  h << "<h1>Calibration of the " << html_escape(fit.gpu) << " training model on "
+    << html_escape(meta.cluster)
+    << "</h1>\n<p>Stack: " << html_escape(meta.stack.empty() ? "(not given)" : meta.stack)
+    << ".</p>\n";
+  h << "<h2>Inputs</h2><table><tr><th>file</th><th>format</th><th>records</th><th>sha256</th>"
+    << "</tr>\n";
+  for (const auto& f : inputs) {
+    h << "<tr><td class=l>" << html_escape(f.path) << "</td><td class=l>" << format_name(f.format)
+      << "</td><td>" << f.records << "</td><td class=l>" << html_escape(f.sha256) << "</td></tr>\n";
+  }
+  h << "</table>\n" << step_fit_html_section(fit, steps) << "</body></html>\n";
+  return h.str();
+}
+
+nlohmann::json step_fit_json(const StepFit& fit, std::span<const StepTime> steps) {
+  const auto& r = fit.result;
+  const auto& p = r.parameters.front();
+  nlohmann::json j = {{"gpu", fit.gpu},
+                      {"compute_scale", sig4(fit.compute_scale)},
+                      {"constrained", p.constrained},
+                      {"sigma_rel", sig4(p.sigma_rel)},
+                      {"at_bound", p.at_bound},
+                      {"rms_log_error_before", sig4(r.rms_before)},
+                      {"rms_log_error_after", sig4(r.rms_after)},
+                      {"cross_validation_folds", r.folds},
+                      {"cross_validation_rms_log_error", sig4(r.cv_rms)},
+                      {"not_fitted", fit.not_modelled}};
+  if (!p.constrained) j["why_not"] = p.why_not;
+  nlohmann::json runs = nlohmann::json::array();
+  for (size_t i = 0; i < steps.size(); ++i) {
+    const auto& s = steps[i];
+    runs.push_back({{"file", s.file},
+                    {"line", s.line},
+                    {"model", s.model},
+                    {"gpus", s.gpus},
+                    {"layout", layout_of(s)},
+                    {"measured_s", sig4(s.step_time_s)},
+                    {"before_s", sig4(r.before[i])},
+                    {"fitted_s", sig4(r.after[i])}});
+  }
+  j["runs"] = runs;
+  return j;
+}
+
 base::Result<std::optional<TrainingCalibration>> read_training_calibration(
     const hardware::CatalogFile& file) {
   auto doc = config::parse_document(file.text, file.path);

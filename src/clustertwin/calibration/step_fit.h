@@ -20,6 +20,7 @@
 /// what is fitted is what `train --calibration` then runs.
 
 #include <functional>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <span>
 #include <string>
@@ -69,6 +70,14 @@ std::string training_profile_yaml(const StepFit& fit, std::span<const StepTime> 
 /// empty `collectives:` mapping for the GPU (the catalog's lines stay), the `training:` mapping.
 std::string step_profile_yaml(const StepFit& fit, std::span<const InputFile> inputs,
                               std::span<const StepTime> steps, const ProfileMeta& meta);
+
+/// The step fit for `--report`: measured vs predicted per run (bars and a table), the parameter,
+/// what is not fitted. A fragment to add to the collective page, or a whole page. Escaped.
+std::string step_fit_html_section(const StepFit& fit, std::span<const StepTime> steps);
+std::string step_fit_html(const StepFit& fit, std::span<const InputFile> inputs,
+                          std::span<const StepTime> steps, const ProfileMeta& meta);
+/// The step fit for `--json` (stable keys with units).
+nlohmann::json step_fit_json(const StepFit& fit, std::span<const StepTime> steps);
 
 /// What a profile's `training:` mapping sets.
 struct TrainingCalibration {
