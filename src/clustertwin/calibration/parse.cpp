@@ -749,7 +749,11 @@ void parse_step_csv(std::string_view path, std::string_view text, base::Errors& 
     }
   }
   int records = 0;
-  for (const auto& [ln, cells] : t.rows) {
+  for (const auto& row : t.rows) {
+    // Named, not a structured binding: clang 14 (the fuzz build) cannot capture bindings in the
+    // lambdas below.
+    const int ln = row.first;
+    const auto& cells = row.second;
     StepTime s;
     s.file = file;
     s.line = ln;
@@ -899,7 +903,9 @@ void parse_serving_json(std::string_view path, std::string_view text, base::Erro
     }
   }
   int records = 0;
-  for (auto& [ln, j] : objects) {
+  for (auto& object : objects) {
+    const int ln = object.first;  // not a binding: the lambdas below capture it (clang 14)
+    auto& j = object.second;
     ServingResult s;
     s.file = file;
     s.line = ln;
