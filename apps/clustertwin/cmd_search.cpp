@@ -6,6 +6,7 @@
 
 #include <iostream>
 
+#include "clustertwin/calibration/step_fit.h"
 #include "clustertwin/models/model_catalog.h"
 #include "clustertwin/report/json_out.h"
 #include "clustertwin/report/progress.h"
@@ -25,6 +26,7 @@ struct SearchOptions {
   std::string precision = "bf16";
   int top = 10, threads = 0;
   bool tp_overlap = false;
+  std::string calibration;
   std::string json;
 };
 
@@ -60,6 +62,22 @@ int search_cmd(const Context& ctx, const SearchOptions& o) {
       .comm = &comm,
       .memory_capacity = gpu.hbm_usable,
       .peak = gpu.peak_for(compute::peak_precision(cm->effective(*dtype)))->dense};
+  std::optional<calibration::TrainingCalibration> fitted;
+  if (!o.calibration.empty()) {
+    // Search prices communication with closed forms (AnalyticalComm): of a profile it runs the
+    // training model's compute-time scale, and refuses one that holds only collective lines.
+    auto tc = calibration::training_calibration_of(
+        o.calibration, (*c->catalog.system(spec->system))->gpu, "--calibration");
+    if (!tc) return bad_input(tc.error());
+    if (!*tc) {
+      return bad_input("--calibration: " + o.calibration +
+                       " has no training: mapping (the compute-time scale `calibrate` fits to "
+                       "step times); search prices communication with closed forms, so "
+                       "collective lines alone would change nothing");
+    }
+    fitted = *tc;
+    setup.framework_overhead = fitted->compute_scale - 1.0;
+  }
   search::LayoutSpace space{.gpus = gpus, .domain_size = topo->domain_size()};
   auto bar = report::Progress::to_stderr("layouts", 1, ctx.quiet);
   auto r = search::search_layouts(setup, space, o.top, o.threads,
@@ -78,6 +96,10 @@ int search_cmd(const Context& ctx, const SearchOptions& o) {
                     {"seq_len", base.seq_len},
                     {"candidates", r.candidates},
                     {"feasible", r.feasible}};
+  if (fitted) {
+    j["compute_scale"] = report::round_sig(fitted->compute_scale);
+    j["calibration_profile"] = fitted->path;
+  }
   report::Json best = report::Json::array();
   report::Table t({"rank", "layout", "step s", "tokens/s/GPU", "MFU", "memory GB"}, {false, true});
   int rank = 1;
@@ -106,6 +128,12 @@ int search_cmd(const Context& ctx, const SearchOptions& o) {
     std::cout << fmt::format("{} on {} GPUs of {}: {} layouts, {} valid and fitting\n\n",
                              model->name, gpus, spec->name, r.candidates, r.feasible);
     std::cout << t.render(2);
+    if (fitted) {
+      std::cout << fmt::format(
+          "\n  compute-time scale {:.4g} fitted to measured steps (calibration "
+          "profile {})\n",
+          fitted->compute_scale, fitted->path);
+    }
     std::cout
         << "\n  (closed-form estimates; run `clustertwin train` with the chosen layout for the "
            "event-driven step, trace and breakdown)\n";
@@ -140,6 +168,9 @@ Verb add_search(CLI::App& app, const Context& ctx) {
       ->capture_default_str();
   cmd->add_option("--threads", o->threads, "worker threads (default: all cores)")
       ->check(flags::range(o->threads, 0, 1024));
+  cmd->add_option("--calibration", o->calibration,
+                  "a calibration profile with a training: mapping (`clustertwin calibrate` on "
+                  "step times): its compute-time scale");
   cmd->add_option("--json", o->json, "write results JSON to FILE ('-' for stdout)");
   return {cmd, [&ctx, o] { return search_cmd(ctx, *o); }};
 }

@@ -156,18 +156,9 @@ base::Result<std::unique_ptr<TrainingJob>> prepare_training(const Context& ctx,
   // times, calibration/step_fit.h); a built-in name is a catalog collective file and has none.
   std::optional<calibration::TrainingCalibration> fitted;
   if (!o.calibration.empty()) {
-    if (std::ifstream in(o.calibration, std::ios::binary); in) {
-      std::ostringstream text;
-      text << in.rdbuf();
-      auto tc = calibration::read_training_calibration({o.calibration, text.str()});
-      if (!tc) return base::fail(tc.error());
-      if (*tc && (*tc)->gpu != sys.gpu) {
-        return base::fail(o.calibration_where + " " + o.calibration +
-                          " fitted the training model on " + (*tc)->gpu +
-                          "; this cluster's GPU is " + sys.gpu);
-      }
-      if (*tc) fitted = **tc;
-    }
+    auto tc = calibration::training_calibration_of(o.calibration, sys.gpu, o.calibration_where);
+    if (!tc) return base::fail(tc.error());
+    fitted = *tc;
   }
   auto& comm = job->comm;
   if (o.comm == "analytical") {

@@ -87,3 +87,20 @@ set_tests_properties(cli.calibrate_step_times_then_train PROPERTIES LABELS cli T
 ct_cli_test(NAME bad.calibrate_step_log_without_model RC 2
             ARGS calibrate --cluster hgx-h100*8 ${CAL_DATA}/megatron_format.log
             STDERR "megatron_format.log:15: the run names no model; give the catalog model with --train-model NAME")
+
+# search and train read a profile's compute-time scale (tests/validation/data/calibration/
+# dgx_h100_405b_profile.yaml, written by calibrate from dgx_h100_405b_step.csv).
+add_test(NAME cli.search_runs_a_step_time_profile
+         COMMAND ${CMAKE_COMMAND} -DBIN=$<TARGET_FILE:clustertwin>
+                 -DPROFILE=${CAL_DATA}/dgx_h100_405b_profile.yaml
+                 -DWORKDIR=${CMAKE_CURRENT_BINARY_DIR}
+                 -P ${CMAKE_CURRENT_SOURCE_DIR}/cli/search_calibration.cmake)
+set_tests_properties(cli.search_runs_a_step_time_profile PROPERTIES LABELS cli)
+ct_cli_test(NAME bad.search_calibration_without_training RC 2
+            ARGS search --cluster hgx-h100*1 --model llama3.1-8b --calibration
+                 ${CAL_DATA}/a3mega_h100_profile.yaml
+            STDERR "has no training: mapping")
+ct_cli_test(NAME bad.train_step_profile_other_gpu RC 2
+            ARGS train --cluster hgx-b200*1 --model llama3.1-8b --tp 8
+                 --calibration ${CAL_DATA}/dgx_h100_405b_profile.yaml
+            STDERR "dgx_h100_405b_profile.yaml fitted the training model on h100; this cluster's GPU is b200")

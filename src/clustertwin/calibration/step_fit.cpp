@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <fstream>
 #include <sstream>
 
 #include "clustertwin/config/reader.h"
@@ -369,6 +370,21 @@ base::Result<std::optional<TrainingCalibration>> read_training_calibration(
   t->finish();
   if (!ctx.errors.empty()) return fail(ctx.errors.combined());
   return std::optional<TrainingCalibration>{out};
+}
+
+base::Result<std::optional<TrainingCalibration>> training_calibration_of(
+    const std::string& name_or_path, std::string_view gpu, const std::string& where) {
+  std::ifstream in(name_or_path, std::ios::binary);
+  if (!in) return std::optional<TrainingCalibration>{};
+  std::ostringstream text;
+  text << in.rdbuf();
+  auto tc = read_training_calibration({name_or_path, text.str()});
+  if (!tc) return fail(tc.error());
+  if (*tc && (*tc)->gpu != gpu) {
+    return fail(where + " " + name_or_path + " fitted the training model on " + (*tc)->gpu +
+                "; this cluster's GPU is " + std::string(gpu));
+  }
+  return tc;
 }
 
 }  // namespace clustertwin::calibration

@@ -86,6 +86,12 @@ struct TrainingCalibration {
   std::string path;  ///< the profile, for notes and messages
 };
 
+/// The `training:` mapping of a profile given as `--calibration FILE|NAME`: nullopt for a
+/// built-in name (catalog collective files have none) or a file without one; a profile fitted on
+/// another GPU than `gpu` is refused (`where` names the flag or the scenario's file:line).
+base::Result<std::optional<TrainingCalibration>> training_calibration_of(
+    const std::string& name_or_path, std::string_view gpu, const std::string& where);
+
 /// Reads the `training:` mapping of a profile's text (nullopt when it has none). Errors name
 /// the file and line (a scale outside [kMinComputeScale, kMaxComputeScale], a missing gpu).
 base::Result<std::optional<TrainingCalibration>> read_training_calibration(
