@@ -6,6 +6,7 @@
 #include <iostream>
 
 #include "clustertwin/base/units_parse.h"
+#include "clustertwin/calibration/step_fit.h"
 #include "clustertwin/compute/op.h"
 #include "clustertwin/report/html.h"
 #include "clustertwin/report/schedule.h"
@@ -30,6 +31,7 @@ struct GoodputOptions {
   double domain_failures = 1.0, failure_scale = 1.0, lemon_fraction = 0.15;
   uint64_t seed = 1;
   bool no_sweep = false;
+  std::string calibration;
   std::string json;
 };
 
@@ -108,6 +110,22 @@ int goodput(const Context& ctx, const GoodputOptions& o, bool html) {
   cfg.seed = o.seed;
   cfg.sweep = !o.no_sweep;
   SpeedModel speed(lc->catalog, lc->topo);
+  std::optional<calibration::TrainingCalibration> fitted;
+  if (!o.calibration.empty()) {
+    // The scheduler prices communication with closed forms (PlacementComm): of a profile it
+    // runs the training model's compute-time scale, and refuses one of collective lines alone.
+    auto tc = calibration::training_calibration_of(
+        o.calibration, (*lc->catalog.system(lc->spec.system))->gpu, "--calibration");
+    if (!tc) return bad_input(tc.error());
+    if (!*tc) {
+      return bad_input("--calibration: " + o.calibration +
+                       " has no training: mapping (the compute-time scale `calibrate` fits to "
+                       "step times); goodput prices communication with closed forms, so "
+                       "collective lines alone would change nothing");
+    }
+    fitted = *tc;
+    speed.set_framework_overhead(fitted->compute_scale - 1.0);
+  }
   auto g = run_goodput(cluster, speed, cfg);
   if (!g) return bad_input(g.error());
   if (!o.json.empty() || html) {
@@ -121,7 +139,13 @@ int goodput(const Context& ctx, const GoodputOptions& o, bool html) {
       if (!ctx.quiet) std::cerr << "wrote " << ctx.report_path << "\n";
     }
   }
-  if (o.json != "-") std::cout << report::goodput_text(*g);
+  if (o.json != "-") {
+    std::cout << report::goodput_text(*g);
+    if (fitted) {
+      std::cout << "  compute-time scale " << fitted->compute_scale
+                << " fitted to measured steps (calibration profile " << fitted->path << ")\n";
+    }
+  }
   return kExitOk;
 }
 
@@ -199,6 +223,9 @@ Verb add_goodput(CLI::App& app, const Context& ctx) {
       ->capture_default_str()
       ->check(flags::non_negative(o->seed));
   cmd->add_flag("--no-sweep", o->no_sweep, "skip the interval sweep");
+  cmd->add_option("--calibration", o->calibration,
+                  "a calibration profile with a training: mapping (`clustertwin calibrate` on "
+                  "step times): its compute-time scale");
   cmd->add_option("--json", o->json, "write results JSON to FILE ('-' for stdout)");
   return {cmd, [&ctx, o, report_flag] { return goodput(ctx, *o, report_flag->count() > 0); }};
 }

@@ -104,3 +104,12 @@ ct_cli_test(NAME bad.train_step_profile_other_gpu RC 2
             ARGS train --cluster hgx-b200*1 --model llama3.1-8b --tp 8
                  --calibration ${CAL_DATA}/dgx_h100_405b_profile.yaml
             STDERR "dgx_h100_405b_profile.yaml fitted the training model on h100; this cluster's GPU is b200")
+add_test(NAME cli.goodput_runs_a_step_time_profile
+         COMMAND ${CMAKE_COMMAND} -DBIN=$<TARGET_FILE:clustertwin>
+                 -DPROFILE=${CAL_DATA}/dgx_h100_405b_profile.yaml
+                 -DWORKDIR=${CMAKE_CURRENT_BINARY_DIR}
+                 -P ${CMAKE_CURRENT_SOURCE_DIR}/cli/goodput_calibration.cmake)
+set_tests_properties(cli.goodput_runs_a_step_time_profile PROPERTIES LABELS cli)
+ct_cli_test(NAME bad.goodput_calibration_without_training RC 2
+            ARGS goodput --cluster hgx-h100*2 --model llama3.1-8b --tp 8 --pp 1 --calibration h100
+            STDERR "--calibration: h100 has no training: mapping")

@@ -85,6 +85,7 @@ base::Result<double> SpeedModel::estimate(const Type& t, int gcd, int min) {
                              .comm = &comm,
                              .memory_capacity = hbm_,
                              .peak = peak ? peak->dense : base::FlopsPerSecond{}};
+  s.framework_overhead = framework_overhead_;
   auto r = execution::estimate_training_step(s);
   if (!r) return base::fail(r.error());
   return r->step_time_s;

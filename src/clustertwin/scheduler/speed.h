@@ -62,6 +62,12 @@ class SpeedModel {
     return types_[static_cast<size_t>(id)].model;
   }
   [[nodiscard]] int64_t estimates() const { return estimates_; }
+  /// The training model's framework overhead for every estimate (TrainingSetup::
+  /// framework_overhead; a calibration profile's compute-time scale - 1). Clears the cache.
+  void set_framework_overhead(double f) {
+    framework_overhead_ = f;
+    cache_.clear();
+  }
   [[nodiscard]] int domain_gpus() const { return domain_gpus_; }
 
  private:
@@ -85,6 +91,7 @@ class SpeedModel {
   std::map<std::tuple<std::string, int64_t, int, int, int, int, int, int64_t, int64_t, int>, int>
       type_ids_;
   std::map<std::tuple<int, int, int>, double> cache_;
+  double framework_overhead_ = 0.0;
   int64_t estimates_ = 0;
 };
 
