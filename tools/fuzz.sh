@@ -5,8 +5,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 secs=${1:-20}
 cmake --preset fuzz >/dev/null
-cmake --build build/fuzz --target fuzz_units fuzz_scenario fuzz_model fuzz_trace fuzz_report fuzz_calibration -j"$(nproc)"
-for t in units scenario model trace report calibration; do
+cmake --build build/fuzz --target fuzz_units fuzz_scenario fuzz_model fuzz_trace fuzz_report fuzz_calibration fuzz_sweep -j"$(nproc)"
+for t in units scenario model trace report calibration sweep; do
   mkdir -p build/fuzz/corpus-$t
   cp -n tests/fuzz/corpus/$t/* build/fuzz/corpus-$t/ 2>/dev/null || true
   (cd build/fuzz && ./tests/fuzz/fuzz_$t -max_total_time="$secs" -max_len=4096 -print_final_stats=0 \

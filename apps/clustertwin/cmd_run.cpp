@@ -49,7 +49,8 @@ workload:
 
 struct Scenario {
   std::string name;
-  std::string cluster;  // a catalog name or a file; inline clusters are written to `cluster_file`
+  std::string cluster;  // a catalog name, a file or SYSTEM*COUNT; or the name of `inline_cluster`
+  std::optional<hardware::ClusterSpec> inline_cluster;  // `cluster:` given as a mapping
   std::optional<TrainOptions> training;
   std::optional<ServeOptions> inference;
 };
@@ -82,7 +83,19 @@ base::Result<Scenario> parse_scenario(const config::Document& doc) {
                  doc.file + ":" + std::to_string(r.line("calibration")) + ": calibration"};
   };
   const auto top_calibration = calibration_of(top);
-  if (top.has("cluster")) {
+  if (top.has("cluster") && doc.root["cluster"].IsMap()) {
+    // Inline: the body of a cluster file's `cluster:` mapping (docs/scenarios.md).
+    if (auto body = top.child("cluster")) {
+      auto c = hardware::read_cluster(*body);
+      body->finish();
+      if (c) {
+        if (c->name.empty()) c->name = "inline";
+        c->origin = doc.file;
+        s.cluster = c->name;
+        s.inline_cluster = std::move(*c);
+      }
+    }
+  } else if (top.has("cluster")) {
     auto c = top.string("cluster");
     if (c) s.cluster = *c;
   } else {
@@ -123,6 +136,7 @@ base::Result<Scenario> parse_scenario(const config::Document& doc) {
         o.calibration = c ? c->value : top_calibration->value;
         o.calibration_where = c ? c->where : top_calibration->where;
       }
+      o.power_cap = t->string("power_cap", Need::kOptional).value_or("");
       t->finish();
       s.training = o;
     }
@@ -153,6 +167,7 @@ base::Result<Scenario> parse_scenario(const config::Document& doc) {
             "calibration");
         i->allow("calibration");
       }
+      o.power_cap = i->string("power_cap", Need::kOptional).value_or("");
       i->finish();
       s.inference = o;
     }
@@ -163,11 +178,12 @@ base::Result<Scenario> parse_scenario(const config::Document& doc) {
   return s;
 }
 
-int run_scenario(const Context& ctx, const config::Document& doc, const std::string& json_path) {
-  auto s = parse_scenario(doc);
-  if (!s) return bad_input(s.error());
+base::Result<ScenarioOutput> run_parsed(const Context& outer, const Scenario& sc) {
+  const Scenario* s = &sc;
+  Context ctx = outer;
+  if (s->inline_cluster) ctx.inline_clusters[s->cluster] = *s->inline_cluster;
   auto d = describe_cluster(ctx, s->cluster);
-  if (!d) return bad_input(d.error());
+  if (!d) return base::fail(d.error());
   report::Json results = {{"cluster", d->json}};
   results["cluster"]["cluster"]["scenario"] = s->name;
   const auto& c = d->json;
@@ -201,7 +217,7 @@ int run_scenario(const Context& ctx, const config::Document& doc, const std::str
       num({"power", "cluster_it_W"}) / 1e6);
   if (s->training) {
     auto t = run_training(ctx, *s->training);
-    if (!t) return bad_input(t.error());
+    if (!t) return base::fail(t.error());
     results["training"] = t->json;
     summary += "  " + t->summary + "\n";
     if (t->json.contains("time_to_train_s")) {
@@ -216,12 +232,22 @@ int run_scenario(const Context& ctx, const config::Document& doc, const std::str
   }
   if (s->inference) {
     auto r = run_serving(ctx, *s->inference);
-    if (!r) return bad_input(r.error());
+    if (!r) return base::fail(r.error());
     results["inference"] = r->json;
     if (!r->power.is_null()) results["inference"]["power"] = r->power;
     summary += "  " + r->summary + "\n";
     if (!r->power_summary.empty()) summary += "  " + r->power_summary + "\n";
   }
+  return ScenarioOutput{std::move(results), std::move(summary)};
+}
+
+int run_scenario(const Context& ctx, const config::Document& doc, const std::string& json_path) {
+  auto s = parse_scenario(doc);
+  if (!s) return bad_input(s.error());
+  auto out = run_parsed(ctx, *s);
+  if (!out) return bad_input(out.error());
+  const auto& results = out->results;
+  const auto& summary = out->summary;
   if (!json_path.empty()) {
     if (auto st = report::write_json(results, json_path); !st) return bad_input(st.error());
   }
@@ -243,6 +269,19 @@ struct RunOptions {
 };
 
 }  // namespace
+
+base::Status check_scenario_document(const config::Document& doc) {
+  auto s = parse_scenario(doc);
+  if (!s) return base::fail(s.error());
+  return {};
+}
+
+base::Result<ScenarioOutput> run_scenario_document(const Context& ctx,
+                                                   const config::Document& doc) {
+  auto s = parse_scenario(doc);
+  if (!s) return base::fail(s.error());
+  return run_parsed(ctx, *s);
+}
 
 int run_flagship(const Context& ctx) {
   auto doc = config::parse_document(kFlagship, "built-in:azure-ndv6-gb300");

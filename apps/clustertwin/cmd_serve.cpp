@@ -137,7 +137,7 @@ base::Status serve_impl(const Context& ctx, const ServeOptions& o, ServeOutput& 
   }
   auto cat = ctx.load_catalog();
   if (!cat) return base::fail(cat.error());
-  auto spec = hardware::resolve_cluster(*cat, o.cluster);
+  auto spec = ctx.resolve_cluster(*cat, o.cluster);
   if (!spec) return base::fail(spec.error());
   const auto& sys = **cat->system(spec->system);
   const auto& gpu = **cat->gpu(sys.gpu);

@@ -236,11 +236,15 @@ base::Result<RunOutput> run_training(const Context& ctx, const TrainOptions& o) 
       "{:.0f} TFLOP/s per GPU, MFU {:.0f}%",
       job.model.name, gpus, out.json["layout"]["summary"].get<std::string>(), r->step_time_s,
       r->tokens_per_s / static_cast<double>(gpus), r->model_tflops_per_gpu, 100 * r->mfu);
+  if (!o.power && !o.power_cap.empty()) return base::fail("--power-cap goes with --power");
   if (o.power) {
     auto pcat = power::PowerCatalog::load(job.cluster->catalog);
     if (!pcat) return base::fail(pcat.error());
     power::TrainingPowerOptions opt;
     opt.token_budget = job.token_budget;
+    auto g = gpu_settings(o.power_cap, "");
+    if (!g) return base::fail(g.error());
+    opt.gpu = *g;
     const auto sp = pcat->system(job.cluster->spec.system);
     if (sp && (*sp)->smoothing.supported) opt.smoothing = power::SmoothingRequest{};
     power::TrainingPowerInput in{.catalog = &job.cluster->catalog,
@@ -398,6 +402,8 @@ Verb add_train(CLI::App& app, const Context& ctx) {
   cmd->add_option("--tokens", o->tokens, "token budget for time-to-train (e.g. 15T)");
   cmd->add_flag("--power", o->power,
                 "add the power view (GPU, rack, cluster, facility, energy per token)");
+  cmd->add_option("--power-cap", o->power_cap,
+                  "with --power: a GPU power limit (\"1000W\"; default: the GPU's TGP)");
   cmd->add_option("--json", o->json, "write results JSON to FILE ('-' for stdout)");
   cmd->add_option("--trace", o->trace, "write a Chrome trace of the step to FILE");
   return {cmd, [&ctx, o] { return train(ctx, *o); }};

@@ -5,6 +5,7 @@
 
 #include <CLI/CLI.hpp>
 #include <functional>
+#include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -12,6 +13,7 @@
 #include <vector>
 
 #include "clustertwin/base/result.h"
+#include "clustertwin/config/reader.h"
 #include "clustertwin/execution/serving_sim.h"
 #include "clustertwin/execution/training.h"
 #include "clustertwin/hardware/catalog.h"
@@ -43,11 +45,18 @@ struct Context {
   bool quiet = false;
   std::string report_path = "clustertwin-report.html";  ///< flagship run's HTML report
   bool no_report = false;
+  /// Clusters defined inline in a scenario (`cluster:` as a mapping), by name: they take
+  /// precedence over the catalog for that scenario's runs.
+  std::map<std::string, hardware::ClusterSpec> inline_clusters;
 
   /// The catalog (embedded or --catalog DIR).
   [[nodiscard]] base::Result<hardware::Catalog> load_catalog() const;
   /// The catalog, the cluster (name, file or SYSTEM*COUNT) and its topology.
   [[nodiscard]] base::Result<LoadedCluster> load_cluster(const std::string& cluster) const;
+  /// A cluster argument resolved against `catalog`: an inline cluster of this context, else
+  /// hardware::resolve_cluster (name, file or SYSTEM*COUNT).
+  [[nodiscard]] base::Result<hardware::ClusterSpec> resolve_cluster(
+      const hardware::Catalog& catalog, const std::string& cluster) const;
 };
 
 /// Prints "error: ..." lines to stderr and returns kExitBadInput.
@@ -75,6 +84,7 @@ Verb add_goodput(CLI::App& app, const Context& ctx);
 Verb add_export(CLI::App& app, const Context& ctx);
 Verb add_power(CLI::App& app, const Context& ctx);
 Verb add_calibrate(CLI::App& app, const Context& ctx);
+Verb add_sweep(CLI::App& app, const Context& ctx);
 
 /// `describe` of a cluster argument (name, file or SYSTEM*COUNT): JSON and text.
 struct Described {
@@ -120,7 +130,8 @@ struct TrainOptions {
   double overhead = -1;
   std::string tokens;
   std::string json, trace;
-  bool power = false;  ///< add the power view (default settings of the system)
+  bool power = false;     ///< add the power view (default settings of the system)
+  std::string power_cap;  ///< with power: a GPU power limit ("1000W"); "" = the default TGP
 };
 
 /// Everything a training run needs, resolved from TrainOptions: the cluster, the model, the
@@ -211,6 +222,18 @@ base::Result<ServingPowerOutput> serving_power(const ServeOptions& o,
                                                const hardware::ClusterSpec& cluster,
                                                const execution::ServingSetup& setup,
                                                const execution::ServingResult& result);
+
+/// What a scenario run gives back: the results JSON (as `run --json` writes it) and the
+/// one-screen summary.
+struct ScenarioOutput {
+  nlohmann::json results;
+  std::string summary;
+};
+/// Runs a scenario document (`clustertwin run` semantics: the cluster described, each workload
+/// simulated); writes nothing. `clustertwin sweep` runs each point through this.
+base::Result<ScenarioOutput> run_scenario_document(const Context& ctx, const config::Document& doc);
+/// Reads a scenario document strictly (unknown keys, types, units) without running it.
+base::Status check_scenario_document(const config::Document& doc);
 
 /// Runs the built-in flagship scenario (plain `clustertwin`).
 int run_flagship(const Context& ctx);

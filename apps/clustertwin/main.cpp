@@ -18,10 +18,21 @@ base::Result<hardware::Catalog> Context::load_catalog() const {
   return hardware::Catalog::load_directory(catalog_dir);
 }
 
+base::Result<hardware::ClusterSpec> Context::resolve_cluster(const hardware::Catalog& catalog,
+                                                             const std::string& cluster) const {
+  if (auto it = inline_clusters.find(cluster); it != inline_clusters.end()) {
+    if (auto st = catalog.validate(it->second); !st) {
+      return base::fail("cluster '" + cluster + "': " + st.error().message);
+    }
+    return it->second;
+  }
+  return hardware::resolve_cluster(catalog, cluster);
+}
+
 base::Result<LoadedCluster> Context::load_cluster(const std::string& cluster) const {
   auto cat = load_catalog();
   if (!cat) return base::fail(cat.error());
-  auto spec = hardware::resolve_cluster(*cat, cluster);
+  auto spec = resolve_cluster(*cat, cluster);
   if (!spec) return base::fail(spec.error());
   auto topo = topology::Topology::build(*cat, *spec);
   if (!topo) return base::fail(topo.error());
@@ -43,7 +54,8 @@ namespace {
 /// The output flags of every verb: one path given to two of them would silently overwrite one
 /// output with the other (issue 19), so that is refused before anything runs.
 base::Status check_distinct_outputs(const CLI::App& app) {
-  static const char* const kOutputs[] = {"--json", "--trace", "--out", "--jobs-csv", "--report"};
+  static const char* const kOutputs[] = {"--json",   "--trace", "--out", "--jobs-csv",
+                                         "--report", "--csv",   "--db"};
   std::vector<std::pair<std::string, std::string>> given;  // (flag, path)
   std::vector<const CLI::App*> chain{&app};
   for (size_t i = 0; i < chain.size(); ++i) {
@@ -94,7 +106,8 @@ int main(int argc, char** argv) {
   app.add_flag("-q,--quiet", ctx.quiet, "no progress output on stderr");
   app.add_option(
          "--report", ctx.report_path,
-         "write the HTML report to FILE (the flagship run always; schedule and goodput when given)")
+         "write the HTML report to FILE (the flagship run always; schedule, goodput and sweep when "
+         "given)")
       ->capture_default_str();
   app.add_flag("--no-report", ctx.no_report, "flagship run: do not write the HTML report");
   app.require_subcommand(0, 1);
@@ -114,6 +127,7 @@ int main(int argc, char** argv) {
   verbs.push_back(add_export(app, ctx));
   verbs.push_back(add_power(app, ctx));
   verbs.push_back(add_calibrate(app, ctx));
+  verbs.push_back(add_sweep(app, ctx));
   verbs.push_back(add_cli_docs(app, ctx));
   try {
     app.parse(argc, argv);
