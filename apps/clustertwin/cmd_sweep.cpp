@@ -17,6 +17,7 @@
 #include "clustertwin/report/html.h"
 #include "clustertwin/report/json_out.h"
 #include "clustertwin/report/progress.h"
+#include "clustertwin/sweep/analysis.h"
 #include "clustertwin/sweep/design.h"
 #include "clustertwin/sweep/run.h"
 #include "clustertwin/sweep/store.h"
@@ -151,7 +152,8 @@ int sweep_cmd(const Context& ctx, const SweepOptions& o, bool html) {
                                   {"failed_points", failed},
                                   {"axes", axes},
                                   {"outputs", outputs},
-                                  {"table", *table}}}};
+                                  {"table", *table},
+                                  {"analysis", sweep::analyze(*design, design->report, *table)}}}};
   if (!o.json.empty()) {
     if (auto st = report::write_json(results, o.json); !st) return bad_input(st.error());
   }

@@ -1054,6 +1054,77 @@
     return cards;
   }
 
+  // A design study (`clustertwin sweep --json/--report`): the points table, the Pareto frontier
+  // of two outputs and a tornado chart of each design key's main effect on one output; both
+  // computed by the sweep layer (src/clustertwin/sweep/analysis.h), drawn here.
+  function sweepSection(s) {
+    const t = s.table || { columns: [], rows: [] };
+    const cols = Array.isArray(t.columns) ? t.columns : [];
+    const rows = Array.isArray(t.rows) ? t.rows : [];
+    const axes = Array.isArray(s.axes) ? s.axes : [];
+    const cards = [];
+    const cell = (v) => (v === null || v === undefined ? '–' : typeof v === 'number' ? sig(v, 4) : String(v));
+    const numericCols = cols.map((c, i) => i === 0 || rows.some((r) => typeof r[i] === 'number'));
+    const textColumns = cols.map((_, i) => i).filter((i) => !numericCols[i]);
+    const shown = rows.slice(0, 500);
+    cards.push(card(`Sweep: ${s.name}`, h('div', {},
+      h('div', { class: 'summary' }, `${count(s.points)} points over ${axes.length} design keys · ` +
+        `${count(s.failed_points || 0)} with an error` + (rows.length > shown.length ? ` · first ${shown.length} shown` : '')),
+      table(cols, shown.map((r) => r.map(cell)), { textColumns })), { full: true }));
+    const col = (name) => cols.indexOf(name);
+    const an = s.analysis || {};
+    const par = an.pareto;
+    if (par && col(par.x) >= 0 && col(par.y) >= 0) {
+      const xi = col(par.x), yi = col(par.y);
+      const front = new Set(par.ids || []);
+      const ok = rows.filter((r) => typeof r[xi] === 'number' && typeof r[yi] === 'number');
+      const pt = (r) => ({ value: [r[xi], r[yi]], id: r[0] });
+      const describe = (id) => {
+        const r = rows.find((x) => x[0] === id);
+        return r ? axes.map((a, i) => `${esc(a)} = ${esc(cell(r[1 + i]))}`).join('<br>') : '';
+      };
+      const option = baseOption({
+        tooltip: { trigger: 'item', formatter: (p) => `point ${esc(p.data.id)}<br>${describe(p.data.id)}<br>` +
+          `${esc(par.x)}: ${esc(sig(p.data.value[0], 4))}<br>${esc(par.y)}: ${esc(sig(p.data.value[1], 4))}` },
+        legend: { top: 4 },
+        xAxis: Object.assign({ type: 'value', scale: true }, axisName(`${par.x} (${par.x_goal === 'max' ? 'more' : 'less'} is better)`, 28)),
+        yAxis: Object.assign({ type: 'value', scale: true }, axisName(`${par.y} (${par.y_goal === 'max' ? 'more' : 'less'} is better)`, 52)),
+        series: [
+          { name: 'points', type: 'scatter', symbolSize: 7, itemStyle: { color: '#a5b1c2' },
+            data: ok.filter((r) => !front.has(r[0])).map(pt) },
+          { name: 'Pareto frontier', type: 'line', symbolSize: 9, step: false,
+            data: ok.filter((r) => front.has(r[0])).sort((a, b) => a[xi] - b[xi]).map(pt) },
+        ],
+      });
+      cards.push(card('Pareto frontier', chart('sweep/pareto', 'sweep', option, 340),
+        { wide: true, note: `${count(front.size)} of ${count(ok.length)} points are not dominated` }));
+    }
+    const tor = an.tornado;
+    if (tor && Array.isArray(tor.bars) && tor.bars.length) {
+      const bars = tor.bars.slice().reverse();  // widest on top
+      const lows = bars.map((b) => b.low);
+      const option = baseOption({
+        tooltip: { trigger: 'item', formatter: (p) => {
+          const b = bars[p.dataIndex];
+          return `<b>${esc(b.key)}</b><br>` + (b.levels || []).map((l) =>
+            `${esc(l.value)}: ${esc(sig(l.mean, 4))} (${esc(l.points)} points)`).join('<br>');
+        } },
+        legend: { show: false },
+        grid: { left: 200, right: 24, top: 16, bottom: 48 },
+        xAxis: Object.assign({ type: 'value', scale: true, min: Math.min(...lows) }, axisName(`mean ${tor.output} over the points at each value`, 28)),
+        yAxis: { type: 'category', data: bars.map((b) => b.key), axisLabel: { width: 190, overflow: 'truncate' } },
+        series: [
+          { name: 'base', type: 'bar', stack: 'span', itemStyle: { color: 'transparent' }, silent: true,
+            data: lows },
+          { name: 'effect', type: 'bar', stack: 'span', data: bars.map((b) => b.high - b.low) },
+        ],
+      });
+      cards.push(card(`Effect of each design key on ${tor.output}`, chart('sweep/tornado', 'sweep', option, 80 + 36 * bars.length),
+        { wide: true, note: 'each bar spans the lowest and highest mean over the key\'s values (main effects)' }));
+    }
+    return cards;
+  }
+
   function warningsSection(list) {
     if (!list.length) return [card(null, h('p', { class: 'ok' }, '✓ No warnings.'), { full: true })];
     return [card(null, h('ul', { class: 'warnings' }, list.map((w) => h('li', {}, String(w)))), { full: true })];
@@ -1074,6 +1145,7 @@
     ['power', 'Power over time', powerSection],
     ['schedule', 'Cluster schedule', scheduleSection],
     ['goodput', 'Goodput of a training job', goodputSection],
+    ['sweep', 'Design study', sweepSection],
     ['warnings', 'Warnings', (v) => warningsSection(Array.isArray(v) ? v : [])],
   ];
   const KNOWN = new Set(SECTIONS.map((s) => s[0]).concat(['meta']));

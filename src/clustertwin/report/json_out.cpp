@@ -19,8 +19,9 @@ std::string dump(const Json& j) { return j.dump(2) + "\n"; }
 
 base::Status check_results_document(const Json& results) {
   if (!results.is_object()) return base::fail("expected a JSON object at the top level");
-  static constexpr std::string_view kSections[] = {
-      "cluster", "collectives", "training", "inference", "power", "schedule", "goodput", "search"};
+  static constexpr std::string_view kSections[] = {"cluster",   "collectives", "training",
+                                                   "inference", "power",       "schedule",
+                                                   "goodput",   "search",      "sweep"};
   bool any = false;
   for (auto key : kSections) {
     auto it = results.find(std::string(key));

@@ -403,7 +403,7 @@ static base::Result<Design> from_document(const config::Document& doc_value, Par
   try {
     Parser p(file, options.max_points);
     const YAML::Node root = doc->root;
-    p.only(root, {"name", "description", "scenario", "design", "outputs"}, "sweep");
+    p.only(root, {"name", "description", "scenario", "design", "outputs", "report"}, "sweep");
     Design d;
     d.file = file;
     d.name = root["name"] && root["name"].IsScalar() ? root["name"].Scalar()
@@ -499,7 +499,56 @@ static base::Result<Design> from_document(const config::Document& doc_value, Par
       }
     }
     if (!p.errors().empty()) return base::fail(p.errors().combined());
-    if (!root["outputs"]) d.outputs = default_outputs(d.base);
+    if (!root["outputs"]) {
+      d.outputs = default_outputs(d.base);
+      // More is better for throughput and utilisation; less for everything else we default to.
+      for (const auto& o : d.outputs) {
+        if (o.name.find("tokens_per_s") != std::string::npos || o.name == "mfu") {
+          d.report.maximize.push_back(o.name);
+        }
+      }
+    }
+    // report: {pareto: [x, y], tornado: output, maximize: [outputs]}
+    if (const YAML::Node rep = root["report"]) {
+      std::vector<std::string> names;
+      for (const auto& o : d.outputs) names.push_back(o.name);
+      auto known = [&](const YAML::Node& n, const std::string& what) -> std::optional<std::string> {
+        if (!n.IsScalar() || std::find(names.begin(), names.end(), n.Scalar()) == names.end()) {
+          const std::string got = n.IsScalar() ? n.Scalar() : kind_of(n);
+          p.error(fmt::format("report: {}: expected an output ({}), got '{}'{}", what,
+                              base::join(names), got, base::did_you_mean(got, names)),
+                  n);
+          return std::nullopt;
+        }
+        return n.Scalar();
+      };
+      if (!rep.IsMap()) {
+        p.error("report: expected a mapping with pareto, tornado and maximize", rep);
+      } else {
+        p.only(rep, {"pareto", "tornado", "maximize"}, "report");
+        if (const YAML::Node par = rep["pareto"]) {
+          if (!par.IsSequence() || par.size() != 2) {
+            p.error("report: pareto: expected two outputs, [x, y]", par);
+          } else {
+            d.report.pareto_x = known(par[0], "pareto").value_or("");
+            d.report.pareto_y = known(par[1], "pareto").value_or("");
+          }
+        }
+        if (const YAML::Node t = rep["tornado"])
+          d.report.tornado = known(t, "tornado").value_or("");
+        if (const YAML::Node m = rep["maximize"]) {
+          if (!m.IsSequence()) {
+            p.error("report: maximize: expected a list of outputs", m);
+          } else {
+            d.report.maximize.clear();
+            for (const auto& v : m) {
+              if (auto n = known(v, "maximize")) d.report.maximize.push_back(*n);
+            }
+          }
+        }
+      }
+      if (!p.errors().empty()) return base::fail(p.errors().combined());
+    }
 
     // Axes: every key once over all blocks.
     std::set<std::string> seen;

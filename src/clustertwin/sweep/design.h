@@ -37,6 +37,14 @@ struct Output {
   std::string path;
 };
 
+/// The report's choices, from the sweep file's optional `report:` mapping (not part of the
+/// spec: changing them never invalidates a database).
+struct ReportChoice {
+  std::string pareto_x, pareto_y;     ///< output names; default: the first two outputs
+  std::string tornado;                ///< output name; default: the first output
+  std::vector<std::string> maximize;  ///< outputs where more is better
+};
+
 /// One point: the value of every axis (in Design::axes order).
 struct Point {
   int64_t id = 0;
@@ -49,6 +57,7 @@ struct Design {
   YAML::Node base;  ///< the base scenario
   std::vector<Axis> axes;
   std::vector<Output> outputs;
+  ReportChoice report;
   std::vector<Point> points;
   /// Canonical JSON of the base scenario, the design blocks and the outputs (and the version
   /// of the expansion): two designs with the same spec run the same points (a resumed sweep
