@@ -25,8 +25,8 @@ base::Status write_json(const Json& j, const std::string& path);
 
 /// Whether `results` is a clustertwin results document (what `--json` writes): an object with
 /// at least one of the report's sections (cluster, collectives, training, inference, power,
-/// schedule, goodput, search, sweep) or a `describe` / `model show` page, each section of the type the
-/// report expects. `report --from` refuses anything else (issue 19: `{"foo":1}` once rendered
+/// schedule, goodput, search, sweep) or a `describe` / `model show` page, each section of the type
+/// the report expects. `report --from` refuses anything else (issue 19: `{"foo":1}` once rendered
 /// an empty page with exit 0).
 base::Status check_results_document(const Json& results);
 
