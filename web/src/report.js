@@ -1063,7 +1063,8 @@
     const rows = Array.isArray(t.rows) ? t.rows : [];
     const axes = Array.isArray(s.axes) ? s.axes : [];
     const cards = [];
-    const cell = (v) => (v === null || v === undefined ? '–' : typeof v === 'number' ? sig(v, 4) : String(v));
+    const cell = (v) => (v === null || v === undefined ? '–'
+      : typeof v === 'number' ? (Number.isInteger(v) ? String(v) : sig(v, 4)) : String(v));
     const numericCols = cols.map((c, i) => i === 0 || rows.some((r) => typeof r[i] === 'number'));
     const textColumns = cols.map((_, i) => i).filter((i) => !numericCols[i]);
     const shown = rows.slice(0, 500);
