@@ -101,7 +101,9 @@ nlohmann::json analyze(const Design& design, const ReportChoice& choice,
         const double v = number_or_nan(r[static_cast<size_t>(oc)]);
         if (!std::isfinite(v)) continue;
         const auto& key = r[1 + a];
-        const std::string level = key.is_string() ? key.get<std::string>() : key.dump();
+        const std::string level =
+            key.is_string() ? key.get<std::string>()
+                            : key.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
         auto [it, fresh] = sums.try_emplace(level, 0.0, 0);
         if (fresh) order.push_back(level);
         it->second.first += v;

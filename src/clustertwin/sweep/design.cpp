@@ -365,7 +365,7 @@ nlohmann::json to_json(const YAML::Node& n) {
 
 std::string value_text(const YAML::Node& n) {
   if (n.IsScalar()) return n.Scalar();
-  return to_json(n).dump();
+  return to_json(n).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
 std::vector<Output> default_outputs(const YAML::Node& scenario) {
@@ -612,11 +612,13 @@ static base::Result<Design> from_document(const config::Document& doc_value, Par
     nlohmann::json spec = {
         {"version", 1}, {"scenario", to_json(d.base)}, {"design", to_json(design)}};
     for (const auto& o : d.outputs) spec["outputs"].push_back({o.name, o.path});
-    d.spec = spec.dump();
+    d.spec = spec.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
     return d;
   } catch (const YAML::Exception& e) {
     return base::fail("cannot read the sweep: " + e.msg, file,
                       e.mark.line >= 0 ? e.mark.line + 1 : 0);
+  } catch (const std::exception& e) {
+    return base::fail(std::string("cannot read the sweep: ") + e.what(), file, 0);
   }
 }
 

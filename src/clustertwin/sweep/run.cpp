@@ -23,7 +23,7 @@ namespace {
 
 [[maybe_unused]] std::string serialize(const PointResult& r) {
   return nlohmann::json{{"id", r.id}, {"ok", r.ok}, {"error", r.error}, {"results", r.results}}
-      .dump();
+      .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
 [[maybe_unused]] PointResult deserialize(const std::string& s) {

@@ -24,7 +24,9 @@ int bind_json(sqlite3_stmt* st, int index, const nlohmann::json& v) {
   if (v.is_boolean()) return sqlite3_bind_int64(st, index, v.get<bool>() ? 1 : 0);
   if (v.is_number_integer()) return sqlite3_bind_int64(st, index, v.get<int64_t>());
   if (v.is_number()) return sqlite3_bind_double(st, index, v.get<double>());
-  const std::string s = v.is_string() ? v.get<std::string>() : v.dump();
+  const std::string s = v.is_string()
+                            ? v.get<std::string>()
+                            : v.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
   return sqlite3_bind_text(st, index, s.c_str(), static_cast<int>(s.size()), SQLITE_TRANSIENT);
 }
 
@@ -246,7 +248,8 @@ base::Status Store::put(const PointResult& r) {
     bind_json(insert_, i++, r.ok ? value_at(r.results, o.path) : nlohmann::json());
   }
   if (r.ok) {
-    const std::string text = r.results.dump();
+    const std::string text =
+        r.results.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
     sqlite3_bind_text(insert_, i++, text.c_str(), static_cast<int>(text.size()), SQLITE_TRANSIENT);
   } else {
     sqlite3_bind_null(insert_, i++);
@@ -320,7 +323,7 @@ base::Result<std::string> Store::csv() const {
       } else if (v.is_number_float()) {
         s = fmt::format("{}", v.get<double>());
       } else if (!v.is_null()) {
-        s = v.dump();
+        s = v.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
       }
       out += (first ? "" : ",") + csv_field(s);
       first = false;
