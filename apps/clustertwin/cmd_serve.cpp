@@ -77,6 +77,7 @@ base::Result<workload::ServingLayout> explicit_layout(const ServeOptions& o, int
     l.kv_policy =
         o.kv_policy == "reserve" ? workload::KvPolicy::kReserve : workload::KvPolicy::kPreempt;
     if (o.tp_overlap >= 0) l.tp_overlap = o.tp_overlap;
+    l.adp_balance = o.adp_assign == "balanced";
   }
   if (l.replicas <= 0) {
     const int64_t rest = gpus - (l.disaggregated ? l.prefill_replicas * l.prefill.gpus() : 0);
@@ -193,6 +194,7 @@ base::Status serve_impl(const Context& ctx, const ServeOptions& o, ServeOutput& 
   s.layout.mtp = o.mtp;
   s.layout.mtp_acceptance = o.mtp_acceptance;
   if (o.tp_overlap >= 0) s.layout.tp_overlap = o.tp_overlap;
+  s.layout.adp_balance = o.adp_assign == "balanced";
   if (*sc != workload::ServingScenario::kOffline) {
     auto lim = limits_of(o, *dataset, *sc);
     if (!lim) return base::fail(lim.error());
@@ -437,6 +439,11 @@ Verb add_serve(CLI::App& app, const Context& ctx) {
   cmd->add_option("--kv-policy", o->kv_policy,
                   "preempt (admit by prompt, evict on overflow) or reserve")
       ->check(CLI::IsMember({"preempt", "reserve"}))
+      ->capture_default_str();
+  cmd->add_option("--adp-assign", o->adp_assign,
+                  "attention-DP request assignment: balanced (the rank with the fewest active "
+                  "requests, TensorRT-LLM) or fill (rank 0 first)")
+      ->check(CLI::IsMember({"balanced", "fill"}))
       ->capture_default_str();
   cmd->add_option("--tp-overlap", o->tp_overlap,
                   "fraction of TP all-reduce hidden behind GEMMs (default 0.5)")

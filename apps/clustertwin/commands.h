@@ -174,6 +174,7 @@ struct ServeOptions {
   int mtp = 0;
   double mtp_acceptance = 0.7;
   std::string kv_policy = "preempt";
+  std::string adp_assign = "balanced";
   double tp_overlap = -1;
   double rate = 0;
   int64_t requests = 0;

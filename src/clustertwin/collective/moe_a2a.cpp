@@ -170,6 +170,80 @@ base::Result<A2aKernelParams> A2aParams::kernel(A2aImpl impl, std::string_view g
               " in catalog/collectives/moe-a2a.yaml");
 }
 
+namespace {
+/// The reported rates of an estimate (logical, DeepEP's RDMA and NVLink figures).
+void fill_rates(MoeA2aEstimate& e, const MoeA2aRequest& r, int n, int D) {
+  const double T = static_cast<double>(r.tokens_per_rank);
+  const double b = static_cast<double>(r.token_bytes);
+  const int k = r.routing.topk;
+  const double t = e.time.base();
+  e.logical_bw = base::bytes_per_s(T * std::min(n, k) * b / t);
+  if (r.impl == A2aImpl::kDeepEpLowLatency) {
+    e.rdma_bw = base::bytes_per_s(T * k * b / t);
+  } else if (D > 1) {
+    e.rdma_bw = base::bytes_per_s(T * b * e.reach.domains / t);
+  }
+  e.nvl_bw = base::bytes_per_s(T * b * e.reach.ranks / t);
+}
+}  // namespace
+
+base::Result<MoeA2aEstimate> moe_a2a_kernel(const A2aKernelParams& kp, const MoeA2aRequest& r,
+                                            int domains, int per_domain, BytesPerSecond nvlink,
+                                            BytesPerSecond nic_rate) {
+  const int D = domains, p = per_domain, n = D * p;
+  if (n < 2) return fail("an all-to-all needs at least 2 ranks");
+  if (r.tokens_per_rank < 1) return fail("tokens per rank: expected >= 1");
+  if (r.token_bytes < 1) return fail("token bytes: expected >= 1");
+  if (r.routing.topk < 1 || r.routing.experts < r.routing.topk)
+    return fail("routing: expected 1 <= topk <= experts");
+  if (r.impl == A2aImpl::kNccl) return fail("moe_a2a_kernel: nccl needs the collective model");
+  if (r.impl == A2aImpl::kNvlinkOneSided && D > 1) {
+    return fail("nvlink-onesided runs inside one NVLink domain; the group spans " +
+                std::to_string(D) + " domains");
+  }
+  MoeA2aEstimate e;
+  e.impl = r.impl;
+  e.reach = moe_reach(r.routing, D, p);
+  const double T = static_cast<double>(r.tokens_per_rank);
+  const double b = static_cast<double>(r.token_bytes);
+  const int k = r.routing.topk;
+  const double b_nvl = nvlink.base() * kp.nvlink_efficiency;
+  double b_net = nic_rate.base() * kp.rdma_efficiency;
+  const Seconds floor = r.combine ? kp.combine_floor : kp.dispatch_floor;
+  const double overlap = (r.combine ? kp.combine_overlap : kp.dispatch_overlap).base();
+  double net = 0, nvl = 0;
+  switch (r.impl) {
+    case A2aImpl::kDeepEpNormal:
+      // Once per destination domain over the network (to the same local rank there), then
+      // forwarded over NVLink to the distinct ranks holding the token's experts.
+      net = D > 1 ? T * b * e.reach.domains * (D - 1) / D : 0.0;
+      nvl = T * b * e.reach.ranks * (p - 1) / p;
+      if (kp.rdma_per_peer.base() > 0 && D > 1)
+        b_net = std::min(b_net, (D - 1) * kp.rdma_per_peer.base());
+      break;
+    case A2aImpl::kDeepEpLowLatency:
+      net = T * k * b * (n - p) / n;
+      nvl = T * k * b * (p - 1) / n;
+      break;
+    case A2aImpl::kNvlinkOneSided:
+      nvl = T * std::min(n, k) * b * (n - 1) / n;
+      break;
+    case A2aImpl::kNccl:
+      break;
+  }
+  const double t_net = net > 0 ? net / b_net : 0.0;
+  const double t_nvl = nvl > 0 ? nvl / b_nvl : 0.0;
+  e.floor = floor;
+  e.time = base::seconds(floor.base() - overlap + std::max(overlap, std::max(t_net, t_nvl)));
+  e.network_bytes = base::bytes(net);
+  e.nvlink_bytes = base::bytes(nvl);
+  e.bottleneck = std::max(t_net, t_nvl) < std::max(overlap, 0.5 * floor.base()) ? ""
+                 : t_net > t_nvl                                                ? "network"
+                                                                                : "nvlink";
+  fill_rates(e, r, n, D);
+  return e;
+}
+
 base::Result<MoeA2aEstimate> estimate_moe_a2a(CollectiveModel& model,
                                               const topology::Topology& topo,
                                               const A2aParams& params, const Group& g,
@@ -188,7 +262,6 @@ base::Result<MoeA2aEstimate> estimate_moe_a2a(CollectiveModel& model,
   const double T = static_cast<double>(r.tokens_per_rank);
   const double b = static_cast<double>(r.token_bytes);
   const int k = r.routing.topk;
-  const double logical = T * std::min(n, k) * b;
   if (r.impl == A2aImpl::kNccl) {
     // ncclAllToAll of each rank's routed copies: T k b bytes per rank, spread evenly.
     Request req{.op = Op::kAllToAll,
@@ -202,56 +275,13 @@ base::Result<MoeA2aEstimate> estimate_moe_a2a(CollectiveModel& model,
     e.nvlink_bytes = base::bytes(T * k * b * (p - 1) / n);
     e.bottleneck = est->bottleneck;
   } else {
-    if (r.impl == A2aImpl::kNvlinkOneSided && D > 1) {
-      return fail("nvlink-onesided runs inside one NVLink domain; the group spans " +
-                  std::to_string(D) + " domains");
-    }
     auto kp = params.kernel(r.impl, model.gpu_name());
     if (!kp) return fail(kp.error());
     const int g0 = g.gpus.front();
-    const double b_nvl = topo.link(topo.nvlink_up(g0)).capacity.base() * kp->nvlink_efficiency;
-    const double nic = topo.link(topo.pcie_up(g0)).capacity.base();
-    double b_net = nic * kp->rdma_efficiency;
-    const Seconds floor = r.combine ? kp->combine_floor : kp->dispatch_floor;
-    const double overlap = (r.combine ? kp->combine_overlap : kp->dispatch_overlap).base();
-    double net = 0, nvl = 0;
-    switch (r.impl) {
-      case A2aImpl::kDeepEpNormal:
-        // Once per destination domain over the network (to the same local rank there), then
-        // forwarded over NVLink to the distinct ranks holding the token's experts.
-        net = D > 1 ? T * b * e.reach.domains * (D - 1) / D : 0.0;
-        nvl = T * b * e.reach.ranks * (p - 1) / p;
-        if (kp->rdma_per_peer.base() > 0 && D > 1)
-          b_net = std::min(b_net, (D - 1) * kp->rdma_per_peer.base());
-        break;
-      case A2aImpl::kDeepEpLowLatency:
-        net = T * k * b * (n - p) / n;
-        nvl = T * k * b * (p - 1) / n;
-        break;
-      case A2aImpl::kNvlinkOneSided:
-        nvl = T * std::min(n, k) * b * (n - 1) / n;
-        break;
-      case A2aImpl::kNccl:
-        break;
-    }
-    const double t_net = net > 0 ? net / b_net : 0.0;
-    const double t_nvl = nvl > 0 ? nvl / b_nvl : 0.0;
-    e.floor = floor;
-    e.time = base::seconds(floor.base() - overlap + std::max(overlap, std::max(t_net, t_nvl)));
-    e.network_bytes = base::bytes(net);
-    e.nvlink_bytes = base::bytes(nvl);
-    e.bottleneck = std::max(t_net, t_nvl) < std::max(overlap, 0.5 * floor.base()) ? ""
-                   : t_net > t_nvl                                                ? "network"
-                                                                                  : "nvlink";
+    return moe_a2a_kernel(*kp, r, D, p, topo.link(topo.nvlink_up(g0)).capacity,
+                          topo.link(topo.pcie_up(g0)).capacity);
   }
-  const double t = e.time.base();
-  e.logical_bw = base::bytes_per_s(logical / t);
-  if (r.impl == A2aImpl::kDeepEpLowLatency) {
-    e.rdma_bw = base::bytes_per_s(T * k * b / t);
-  } else if (D > 1) {
-    e.rdma_bw = base::bytes_per_s(T * b * e.reach.domains / t);
-  }
-  e.nvl_bw = base::bytes_per_s(T * b * e.reach.ranks / t);
+  fill_rates(e, r, n, D);
   return e;
 }
 

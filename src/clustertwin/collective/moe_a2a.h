@@ -114,6 +114,14 @@ base::Result<MoeA2aEstimate> estimate_moe_a2a(CollectiveModel& model,
                                               const A2aParams& params, const Group& g,
                                               const MoeA2aRequest& r);
 
+/// The closed form of one DeepEP or NVLink one-sided kernel (not nccl) on given link rates:
+/// what estimate_moe_a2a computes for those kernels once it has the group's shape (`domains` x
+/// `per_domain` ranks) and its GPUs' NVLink rate (per direction) and NIC rate (per GPU). For
+/// callers without a topology (the serving step tabulates it per layout).
+base::Result<MoeA2aEstimate> moe_a2a_kernel(const A2aKernelParams& kp, const MoeA2aRequest& r,
+                                            int domains, int per_domain, BytesPerSecond nvlink,
+                                            BytesPerSecond nic);
+
 /// `clustertwin collective --op all_to_all --impl ...`: one kernel on one group at several
 /// token counts.
 struct MoeSweepSpec {

@@ -314,88 +314,119 @@ class Sim {
       if (stopped_) return;
     }
     batch_.assign(g.ranks.size(), RankBatch{});
-    bool any = false;
-    for (size_t k = 0; k < g.ranks.size(); ++k) {
+    const size_t n_ranks = g.ranks.size();
+    admit_.assign(n_ranks, AdmitState{});
+    // Prompt chunks of rank k within its budget (chunked prefill, or whole prompts).
+    auto take_chunk = [&](size_t k, int32_t id) -> bool {
       Rank& r = in.ranks[static_cast<size_t>(g.ranks[k])];
-      const int rank_id = g.ranks[k];
+      AdmitState& a = admit_[k];
+      RankBatch& b = batch_[k];
+      Seq& q = seqs_[static_cast<size_t>(id)];
+      const double remaining = q.prompt - q.prefilled;
+      double take = remaining;
+      if (il.chunked_prefill) {
+        take = std::min(remaining, std::floor(a.budget));
+      } else if (remaining > a.budget) {
+        // An unchunked prompt longer than the budget runs alone in an otherwise
+        // prefill-free iteration.
+        if (a.chunk_taken ||
+            a.budget < static_cast<double>(il.max_tokens) - static_cast<double>(r.decoding) * q_)
+          return false;
+      }
+      if (take < 1) return false;
+      const auto t = static_cast<int32_t>(take);
+      r.chunks.emplace_back(id, t);
+      b.prefill_tokens += t;
+      b.prefill_seqs++;
+      b.prefill_pairs += causal_pairs(t, q.prefilled);
+      if (q.prefilled + t >= q.prompt) b.logits++;
+      a.budget -= take;
+      a.chunk_taken = true;
+      return true;
+    };
+    for (size_t k = 0; k < n_ranks; ++k) {
+      Rank& r = in.ranks[static_cast<size_t>(g.ranks[k])];
       r.chunks.clear();
       if (!reserve) {
         while (r.decoding > 0 && r.kv_used + static_cast<double>(r.decoding) * tps_ > r.capacity) {
           if (!preempt(in, r, g)) break;
         }
       }
-      double budget = static_cast<double>(il.max_tokens) - static_cast<double>(r.decoding) * q_;
-      int64_t live = r.decoding + static_cast<int64_t>(r.prefilling.size());
-      RankBatch& b = batch_[k];
-      bool chunk_taken = false;
-      auto take_chunk = [&](int32_t id) -> bool {
-        Seq& q = seqs_[static_cast<size_t>(id)];
-        const double remaining = q.prompt - q.prefilled;
-        double take = remaining;
-        if (il.chunked_prefill) {
-          take = std::min(remaining, std::floor(budget));
-        } else if (remaining > budget) {
-          // An unchunked prompt longer than the budget runs alone in an otherwise
-          // prefill-free iteration.
-          if (chunk_taken ||
-              budget < static_cast<double>(il.max_tokens) - static_cast<double>(r.decoding) * q_)
-            return false;
-        }
-        if (take < 1) return false;
-        const auto t = static_cast<int32_t>(take);
-        r.chunks.emplace_back(id, t);
-        b.prefill_tokens += t;
-        b.prefill_seqs++;
-        b.prefill_pairs += causal_pairs(t, q.prefilled);
-        if (q.prefilled + t >= q.prompt) b.logits++;
-        budget -= take;
-        chunk_taken = true;
-        return true;
-      };
+      AdmitState& a = admit_[k];
+      a.budget = static_cast<double>(il.max_tokens) - static_cast<double>(r.decoding) * q_;
+      a.live = r.decoding + static_cast<int64_t>(r.prefilling.size());
       for (int32_t id : r.prefilling) {
-        if (budget < 1) break;
-        if (!take_chunk(id)) break;
+        if (a.budget < 1) break;
+        if (!take_chunk(k, id)) break;
       }
-      // A sequence is admitted only while the batch, with it, still fits the token budget when
-      // every live sequence decodes (TensorRT-LLM's max_num_tokens caps generation too).
-      const auto max_live = std::min<int64_t>(
-          il.max_batch,
-          std::max<int64_t>(1, static_cast<int64_t>(static_cast<double>(il.max_tokens) / q_)));
-      while (!in.queue.empty() && live < max_live) {
-        const int32_t id = in.queue.front();
-        Seq& q = seqs_[static_cast<size_t>(id)];
-        const double need = q.prompt + 1.0;
-        const double extra = reserve ? static_cast<double>(max_out_ - q.generated) : 0.0;
-        // Admission keeps a watermark free for the running sequences' next tokens (vLLM keeps
-        // 1% of the blocks; we add two steps of growth) so that admitting does not force a
-        // preemption on the very next step.
-        const double watermark =
-            reserve ? 0.0 : 0.01 * r.capacity + 2.0 * static_cast<double>(r.decoding + 1) * tps_;
-        if (r.kv_used + need + extra + watermark > r.capacity) break;
-        if (q.needs_prefill) {
-          if (budget < 1) break;
-          if (!il.chunked_prefill && q.prompt > budget && chunk_taken) break;
-          in.queue.pop_front();
-          admitted(q);
-          q.rank = rank_id;
-          q.state = State::kPrefill;
-          q.kv_base = need + extra;
-          r.kv_used += q.kv_base;
-          r.prefilling.push_back(id);
-          live++;
-          take_chunk(id);
-        } else {
-          // Disaggregated decode side: the KV cache arrived; decoding starts this iteration.
-          if (budget < q_) break;
-          in.queue.pop_front();
-          q.rank = rank_id;
-          q.kv_base = need + extra;
-          r.kv_used += q.kv_base;
-          begin_decode(r, g, id);
-          budget -= q_;
-          live++;
+    }
+    // A sequence is admitted only while the batch, with it, still fits the token budget when
+    // every live sequence decodes (TensorRT-LLM's max_num_tokens caps generation too).
+    const auto max_live = std::min<int64_t>(
+        il.max_batch,
+        std::max<int64_t>(1, static_cast<int64_t>(static_cast<double>(il.max_tokens) / q_)));
+    // Admits the queue's first request to rank k; false when the rank cannot take it now.
+    auto admit_one = [&](size_t k) -> bool {
+      Rank& r = in.ranks[static_cast<size_t>(g.ranks[k])];
+      AdmitState& a = admit_[k];
+      const int rank_id = g.ranks[k];
+      if (in.queue.empty() || a.live >= max_live) return false;
+      const int32_t id = in.queue.front();
+      Seq& q = seqs_[static_cast<size_t>(id)];
+      const double need = q.prompt + 1.0;
+      const double extra = reserve ? static_cast<double>(max_out_ - q.generated) : 0.0;
+      // Admission keeps a watermark free for the running sequences' next tokens (vLLM keeps
+      // 1% of the blocks; we add two steps of growth) so that admitting does not force a
+      // preemption on the very next step.
+      const double watermark =
+          reserve ? 0.0 : 0.01 * r.capacity + 2.0 * static_cast<double>(r.decoding + 1) * tps_;
+      if (r.kv_used + need + extra + watermark > r.capacity) return false;
+      if (q.needs_prefill) {
+        if (a.budget < 1) return false;
+        if (!il.chunked_prefill && q.prompt > a.budget && a.chunk_taken) return false;
+        in.queue.pop_front();
+        admitted(q);
+        q.rank = rank_id;
+        q.state = State::kPrefill;
+        q.kv_base = need + extra;
+        r.kv_used += q.kv_base;
+        r.prefilling.push_back(id);
+        a.live++;
+        take_chunk(k, id);
+      } else {
+        // Disaggregated decode side: the KV cache arrived; decoding starts this iteration.
+        if (a.budget < q_) return false;
+        in.queue.pop_front();
+        q.rank = rank_id;
+        q.kv_base = need + extra;
+        r.kv_used += q.kv_base;
+        begin_decode(r, g, id);
+        a.budget -= q_;
+        a.live++;
+      }
+      return true;
+    };
+    if (il.dp_attention && n_ranks > 1 && s_.layout.adp_balance) {
+      // TensorRT-LLM's attention-DP request assignment: each new request goes to the rank with
+      // the fewest active requests that can take it (ties: the lowest rank).
+      while (!in.queue.empty()) {
+        size_t best = n_ranks;
+        for (size_t k = 0; k < n_ranks; ++k) {
+          if (admit_[k].open && (best == n_ranks || admit_[k].live < admit_[best].live)) best = k;
+        }
+        if (best == n_ranks) break;
+        if (!admit_one(best)) admit_[best].open = false;
+      }
+    } else {
+      for (size_t k = 0; k < n_ranks; ++k) {
+        while (admit_one(k)) {
         }
       }
+    }
+    bool any = false;
+    for (size_t k = 0; k < n_ranks; ++k) {
+      const Rank& r = in.ranks[static_cast<size_t>(g.ranks[k])];
+      RankBatch& b = batch_[k];
       b.decode = r.decoding;
       b.decode_context = r.sum_ctx;
       b.logits += r.decoding;
@@ -721,6 +752,13 @@ class Sim {
   std::vector<Instance> instances_;
   std::vector<Seq> seqs_;
   std::vector<RankBatch> batch_;
+  // One iteration's admission state per rank of the stepping group.
+  struct AdmitState {
+    double budget = 0;  // tokens left in max_tokens
+    int64_t live = 0;   // decoding + prefilling sequences
+    bool chunk_taken = false, open = true;
+  };
+  std::vector<AdmitState> admit_;
   std::vector<double> ttft_, tpot_, e2e_;
   double output_tokens_ = 0, input_tokens_ = 0, last_done_ = 0;
   int64_t completed_ = 0, iterations_ = 0, preemptions_ = 0;

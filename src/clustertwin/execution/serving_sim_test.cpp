@@ -100,6 +100,73 @@ TEST(StepModel, WideExpertParallelMeetsInTheAllToAll) {
   EXPECT_GT(sm->time(ranks).total, even.total);
 }
 
+TEST(StepModel, MoeExchangeUsesTheKernelTheFrameworkSelects) {
+  auto r1 = *models::load_model(cat(), "deepseek-r1");
+  auto step = [&](const char* cluster, int ep) {
+    auto spec = *hardware::resolve_cluster(cat(), cluster);
+    const auto& sys = **cat().system(spec.system);
+    const auto& gpu = **cat().gpu(sys.gpu);
+    auto cm = *compute::ComputeModel::for_gpu(gpu, cat());
+    StepSetup st{.model = &r1,
+                 .instance = {.tp = ep,
+                              .ep = ep,
+                              .dp_attention = true,
+                              .max_batch = 256,
+                              .max_tokens = 4096},
+                 .compute = &cm,
+                 .fabric = *serving_fabric(cat(), spec)};
+    auto sm = StepModel::build(st);
+    EXPECT_TRUE(sm) << cluster << ": " << (sm ? "" : sm.error().to_string());
+    return std::pair{sm->moe_comm(),
+                     std::pair{sm->moe_comm_s(256, false), sm->moe_comm_s(4096, true)}};
+  };
+  // EP8 <= top-8: all-gather + reduce-scatter (TensorRT-LLM skips the all-to-all).
+  auto [k8, t8] = step("hgx-b200*1", 8);
+  EXPECT_EQ(k8, MoeComm::kAllGather);
+  // EP16 inside an NVL72 rack: the one-sided NVLink kernel; across HGX nodes: DeepEP.
+  auto [k16, t16] = step("gb300-nvl72*1", 16);
+  EXPECT_EQ(k16, MoeComm::kNvlinkOneSided);
+  auto [kib, tib] = step("hgx-h200*2", 16);
+  EXPECT_EQ(kib, MoeComm::kDeepEp);
+  EXPECT_STREQ(moe_comm_name(kib, false), "deepep-ll");
+  EXPECT_STREQ(moe_comm_name(kib, true), "deepep-normal");
+  for (auto [dec, pre] : {t8, t16, tib}) {
+    EXPECT_GT(dec, 0);
+    EXPECT_GT(pre, dec);  // more tokens take longer
+  }
+  // Over 400G NICs the same tokens take longer than over one rack's NVLink.
+  EXPECT_GT(tib.first, t16.first);
+}
+
+TEST(ServingSim, AttentionDpAssignmentBalancesTheRanks) {
+  auto spec = *hardware::resolve_cluster(cat(), "gb300-nvl72*1");
+  const auto& gpu = **cat().gpu("gb300");
+  Fixture f{
+      *models::load_model(cat(), "deepseek-r1"), *compute::ComputeModel::for_gpu(gpu, cat()), {}};
+  auto& s = f.setup;
+  s.fabric = *serving_fabric(cat(), spec);
+  s.memory_capacity = gpu.hbm_usable;
+  s.dataset = *workload::dataset_for_model(cat(), "deepseek-r1");
+  s.layout.instance = {.tp = 8,
+                       .ep = 8,
+                       .dp_attention = true,
+                       .max_batch = 256,
+                       .max_tokens = 4096,
+                       .chunked_prefill = false};
+  s.layout.replicas = 1;
+  s.scenario = workload::ServingScenario::kServer;
+  s.rate_qps = 2;
+  s.requests = 600;
+  bind(f);
+  auto balanced = simulate_serving(s);
+  ASSERT_TRUE(balanced) << balanced.error().to_string();
+  s.layout.adp_balance = false;
+  auto fill = simulate_serving(s);
+  ASSERT_TRUE(fill) << fill.error().to_string();
+  // Filling rank 0 first stalls all eight ranks behind its batch: every sequence is slower.
+  EXPECT_LT(balanced->tpot_s.p50, fill->tpot_s.p50);
+}
+
 TEST(ServingSim, OfflineCompletesEveryRequestDeterministically) {
   Fixture f = llama2_h200(8000);
   bind(f);

@@ -9,7 +9,11 @@
 #include <cstring>
 
 #include "clustertwin/base/check.h"
+#include "clustertwin/collective/calibration.h"
+#include "clustertwin/collective/collective_model.h"
+#include "clustertwin/collective/group.h"
 #include "clustertwin/models/ops.h"
+#include "clustertwin/topology/topology.h"
 
 namespace clustertwin::execution {
 namespace {
@@ -54,13 +58,6 @@ constexpr AllReduceCurves kAllReduce[] = {
        {4.911, 5.187, 5.676, 5.784, 5.838, 7.623, 17.41, 39.34, 83.15, 279.1, 718.6, 2584}}}},
 };
 
-// MoE all-to-all over NVLink, fitted to AIC gb200/trtllm_alltoall.csv (TensorRT-LLM NVLink
-// one-/two-sided kernels, EP 8-64, DeepSeek-V3 shape): the payload moves at 0.74 of the
-// per-GPU NVLink bandwidth (dispatch NVFP4 and combine bf16 alike at 16k tokens per rank), with
-// ~17 us fixed per phase and 13 us for the prepare (routing-table exchange) kernel.
-constexpr double kA2aNvlinkFraction = 0.74;
-constexpr double kA2aPhaseAlpha = 17e-6;
-constexpr double kA2aPrepareAlpha = 13e-6;
 // Across the scale-out fabric (EP or TP beyond one NVLink domain; KV transfer between domains):
 // the achievable NIC fraction and per-message latency of comm.h's analytical model.
 constexpr double kNicFraction = 0.92;
@@ -165,6 +162,83 @@ double custom_allreduce_s(const std::string& gpu, int n, double bytes) {
   return t * 1e-6;
 }
 
+double DomainNcclCurves::time(Kind k, int ranks, double bytes) const {
+  if (curves.empty() || ranks <= 1 || bytes <= 0) return 0;
+  const Curve* c = &curves.back();
+  for (const Curve& x : curves) {
+    if (x.ranks >= ranks) {
+      c = &x;
+      break;
+    }
+  }
+  const auto& b = c->bytes;
+  const auto& t = c->time[static_cast<size_t>(k)];
+  if (bytes <= b.front()) return t.front();
+  if (bytes >= b.back()) {
+    const size_t n = b.size();
+    return t[n - 1] + (t[n - 1] - t[n - 2]) / (b[n - 1] - b[n - 2]) * (bytes - b[n - 1]);
+  }
+  const size_t hi = static_cast<size_t>(std::upper_bound(b.begin(), b.end(), bytes) - b.begin());
+  const size_t lo = hi - 1;
+  const double f = std::log(bytes / b[lo]) / std::log(b[hi] / b[lo]);
+  return std::exp(std::log(t[lo]) * (1 - f) + std::log(t[hi]) * f);
+}
+
+const char* moe_comm_name(MoeComm c, bool prefill) {
+  switch (c) {
+    case MoeComm::kNone:
+      return "none";
+    case MoeComm::kAllGather:
+      return "nccl all-gather + reduce-scatter";
+    case MoeComm::kNcclAllToAll:
+      return "nccl";
+    case MoeComm::kNvlinkOneSided:
+      return "nvlink-onesided";
+    case MoeComm::kDeepEp:
+      return prefill ? "deepep-normal" : "deepep-ll";
+  }
+  return "?";
+}
+
+namespace {
+// NCCL curves of one system of the cluster (its NVLink domain) from the collective layer.
+base::Result<std::shared_ptr<const DomainNcclCurves>> nccl_curves(
+    const hardware::Catalog& catalog, const hardware::ClusterSpec& cluster) {
+  hardware::ClusterSpec one = cluster;
+  one.count = 1;
+  auto topo = topology::Topology::build(catalog, one);
+  if (!topo) return base::fail(topo.error());
+  auto cal = collective::Calibration::load(catalog);
+  if (!cal) return base::fail(cal.error());
+  collective::CollectiveModel model(catalog, *topo, *cal);
+  const int domain = std::min(topo->domain_size(), topo->gpus());
+  std::vector<int> sizes_n;
+  for (int n = 2; n < domain; n *= 2) sizes_n.push_back(n);
+  if (domain >= 2) sizes_n.push_back(domain);
+  std::vector<int64_t> bytes;
+  for (int64_t b = 1024; b <= (int64_t{16} << 30); b *= 2) bytes.push_back(b);
+  auto out = std::make_shared<DomainNcclCurves>();
+  const collective::Dtype bf16{"bfloat16", 2, true};
+  for (int n : sizes_n) {
+    auto g = collective::place_first(*topo, n);
+    if (!g) return base::fail(g.error());
+    DomainNcclCurves::Curve c;
+    c.ranks = n;
+    c.bytes.assign(bytes.begin(), bytes.end());
+    for (collective::Op op :
+         {collective::Op::kAllGather, collective::Op::kReduceScatter, collective::Op::kAllToAll}) {
+      auto e = model.sweep(*g, {.op = op, .dtype = bf16}, bytes);
+      if (!e) return base::fail(e.error());
+      std::vector<double> t;
+      for (const auto& x : *e) t.push_back(std::max(x.time.base(), 1e-9));
+      c.time.push_back(std::move(t));
+    }
+    out->curves.push_back(std::move(c));
+  }
+  return std::shared_ptr<const DomainNcclCurves>(std::move(out));
+}
+}  // namespace
+
 base::Result<ServingFabric> serving_fabric(const hardware::Catalog& catalog,
                                            const hardware::ClusterSpec& cluster) {
   auto sys = catalog.system(cluster.system);
@@ -181,6 +255,17 @@ base::Result<ServingFabric> serving_fabric(const hardware::Catalog& catalog,
   } else {
     f.nic = base::gigabits_per_s(400);
   }
+  auto a2a = collective::A2aParams::load(catalog);
+  if (!a2a) return base::fail(a2a.error());
+  using collective::A2aImpl;
+  for (auto [impl, field] : {std::pair{A2aImpl::kDeepEpNormal, &f.deepep_normal},
+                             std::pair{A2aImpl::kDeepEpLowLatency, &f.deepep_ll},
+                             std::pair{A2aImpl::kNvlinkOneSided, &f.nvlink_onesided}}) {
+    if (auto k = a2a->kernel(impl, f.gpu)) *field = *k;
+  }
+  auto curves = nccl_curves(catalog, cluster);
+  if (!curves) return base::fail(curves.error());
+  f.nccl = *curves;
   return f;
 }
 
@@ -325,6 +410,34 @@ base::Result<StepModel> StepModel::build(const StepSetup& s) {
       sm.moe_.push_back(n_moe * s.compute->moe(ms, s.weights).base());
     }
   }
+  // MoE token exchange of attention-DP ranks: the kernel the framework selects (header).
+  if (m.moe && inst.dp_attention && inst.tp > 1) {
+    const int ep = inst.tp;
+    const ServingFabric& f = s.fabric;
+    if (ep > f.domain_size) {
+      sm.moe_comm_ = MoeComm::kDeepEp;
+      if (!f.deepep_ll || !f.deepep_normal)
+        return base::fail("serving: EP" + std::to_string(ep) + " spans NVLink domains of " +
+                          std::to_string(f.domain_size) + " GPUs, and " + f.gpu +
+                          " has no DeepEP parameters in catalog/collectives/moe-a2a.yaml");
+    } else if (ep <= m.moe->topk) {
+      sm.moe_comm_ = MoeComm::kAllGather;
+    } else if (f.nvlink_onesided) {
+      sm.moe_comm_ = MoeComm::kNvlinkOneSided;
+    } else {
+      sm.moe_comm_ = MoeComm::kNcclAllToAll;
+    }
+    if ((sm.moe_comm_ == MoeComm::kAllGather || sm.moe_comm_ == MoeComm::kNcclAllToAll) && !f.nccl)
+      return base::fail("serving: the fabric of " + f.gpu + " has no NCCL curves");
+    for (int64_t t : sm.grid_) {
+      auto d = sm.moe_comm_direct_s(t, false);
+      if (!d) return base::fail(d.error());
+      auto p = sm.moe_comm_direct_s(t, true);
+      if (!p) return base::fail(p.error());
+      sm.a2a_decode_.push_back(*d);
+      sm.a2a_prefill_.push_back(*p);
+    }
+  }
   // Attention-core shapes (per layer) to be filled with each iteration's batch.
   const int example = moe_example >= 0 ? moe_example : std::max(dense_example, 0);
   for (const Op& o :
@@ -429,23 +542,63 @@ double StepModel::allreduce_s(double bytes) const {
   return custom_allreduce_s(f.gpu, p, bytes) + inter;
 }
 
-double StepModel::alltoall_s(double tokens_per_rank) const {
+base::Result<double> StepModel::moe_comm_direct_s(int64_t tokens, bool prefill) const {
   const models::ModelSpec& m = *s_.model;
-  if (!m.moe) return 0;
   const int ep = s_.instance.tp;
-  if (ep <= 1) return 0;
-  const double disp =
-      s_.weights == compute::DType::kNvfp4 ? compute::weight_bytes(s_.weights) : 1.0;
-  const double bytes =
-      tokens_per_rank * m.moe->topk * static_cast<double>(m.hidden) * (disp + kBf16);
   const ServingFabric& f = s_.fabric;
-  const double nv = f.nvlink.base() * kA2aNvlinkFraction;
-  const double alpha = 2 * kA2aPhaseAlpha + kA2aPrepareAlpha;
-  if (ep <= f.domain_size) return alpha + bytes * (ep - 1.0) / ep / nv;
-  const double local = bytes * (f.domain_size - 1.0) / ep / nv;
-  const double remote =
-      bytes * (1.0 - static_cast<double>(f.domain_size) / ep) / (f.nic.base() * kNicFraction);
-  return alpha + 2 * kNetAlpha + std::max(local, remote);
+  const auto hidden = static_cast<double>(m.hidden);
+  // Dispatch payload per token: NVFP4 values + one FP8 scale per 16; FP8 values + one fp32
+  // scale per 128 (DeepEP's FP8 dispatch); else bf16. Combine: bf16.
+  const compute::DType w = s_.compute->effective(s_.weights);
+  const double disp = w == compute::DType::kNvfp4 ? hidden * (0.5 + 1.0 / 16)
+                      : w == compute::DType::kFp8 ? hidden * (1.0 + 4.0 / 128)
+                                                  : hidden * kBf16;
+  const double comb = hidden * kBf16;
+  const double T = static_cast<double>(tokens);
+  const int k = m.moe->topk;
+  switch (moe_comm_) {
+    case MoeComm::kNone:
+      return 0.0;
+    case MoeComm::kAllGather:
+      // TensorRT-LLM pads every rank to the busiest rank's tokens (all_rank_num_tokens).
+      return f.nccl->time(DomainNcclCurves::kAllGather, ep, ep * T * disp) +
+             f.nccl->time(DomainNcclCurves::kReduceScatter, ep, ep * T * comb);
+    case MoeComm::kNcclAllToAll:
+      return f.nccl->time(DomainNcclCurves::kAllToAll, ep, T * k * disp) +
+             f.nccl->time(DomainNcclCurves::kAllToAll, ep, T * k * comb);
+    case MoeComm::kNvlinkOneSided:
+    case MoeComm::kDeepEp:
+      break;
+  }
+  const bool deepep = moe_comm_ == MoeComm::kDeepEp;
+  const collective::A2aKernelParams& kp = !deepep   ? *f.nvlink_onesided
+                                          : prefill ? *f.deepep_normal
+                                                    : *f.deepep_ll;
+  const collective::A2aImpl impl = !deepep   ? collective::A2aImpl::kNvlinkOneSided
+                                   : prefill ? collective::A2aImpl::kDeepEpNormal
+                                             : collective::A2aImpl::kDeepEpLowLatency;
+  const int D = deepep ? (ep + f.domain_size - 1) / f.domain_size : 1;
+  const int p = (ep + D - 1) / D;
+  collective::MoeA2aRequest r{.impl = impl,
+                              .tokens_per_rank = std::max<int64_t>(1, tokens),
+                              .routing = {.experts = m.moe->experts,
+                                          .topk = k,
+                                          .groups = m.moe->groups,
+                                          .topk_groups = m.moe->topk_groups}};
+  double t = 0;
+  for (bool combine : {false, true}) {
+    r.combine = combine;
+    r.token_bytes = static_cast<int64_t>(std::ceil(combine ? comb : disp));
+    auto e = collective::moe_a2a_kernel(kp, r, D, p, f.nvlink, f.nic);
+    if (!e) return base::fail(e.error());
+    t += e->time.base();
+  }
+  return t;
+}
+
+double StepModel::moe_comm_s(double tokens, bool prefill) const {
+  if (moe_comm_ == MoeComm::kNone) return 0;
+  return lookup(grid_, prefill ? a2a_prefill_ : a2a_decode_, tokens);
 }
 
 double StepModel::send_s(double bytes) const {
@@ -470,6 +623,7 @@ StepTime StepModel::time(std::span<const RankBatch> ranks) const {
   const models::ModelSpec& m = *s_.model;
   const double f = s_.calibration.gpu_factor;
   double slowest = 0, group_tokens = 0, max_tokens = 0, max_decode = 0;
+  bool any_prefill = false;
   StepTime parts;
   // Ranks with the same work take the same time: the steady-state estimate passes identical
   // ranks, and idle ADP ranks repeat; reusing the previous rank's time is exact.
@@ -488,6 +642,7 @@ StepTime StepModel::time(std::span<const RankBatch> ranks) const {
     group_tokens += tokens;
     max_tokens = std::max(max_tokens, tokens);
     max_decode = std::max(max_decode, static_cast<double>(r.decode));
+    any_prefill = any_prefill || r.prefill_tokens > 0;
     if (t > slowest) {
       slowest = t;
       parts = p;
@@ -500,7 +655,7 @@ StepTime StepModel::time(std::span<const RankBatch> ranks) const {
   double comm = 0;
   const double act_bytes = max_tokens * static_cast<double>(m.hidden) * kBf16;
   if (inst.dp_attention) {
-    comm = moe_layers_ * alltoall_s(max_tokens);
+    comm = moe_layers_ * moe_comm_s(max_tokens, any_prefill);
   } else {
     const double ar = 2.0 * layers_ * allreduce_s(act_bytes);
     // Fused GEMM + all-reduce hides the reduction behind the GEMMs of the layer.

@@ -22,14 +22,24 @@
 /// comm: TP: 2 all-reduces of T x hidden x 2 B per layer, TensorRT-LLM's custom all-reduce
 ///   measured per GPU and group size (AIC custom_allreduce.csv, interpolated in log-log); with
 ///   tp_overlap (GEMM + all-reduce fusion) only what exceeds the GEMM time is exposed;
-///   ADP + EP: per MoE layer a dispatch (NVFP4/FP8 payload) and a combine (bf16) of
-///   max_r T_r x top_k x hidden, each alpha + bytes x (ep-1)/ep / (0.74 x NVLink) (fitted to AIC
-///   gb200 trtllm_alltoall.csv, EP 8-64: 0.74 of 900 GB/s, alpha 17 us per phase + 13 us
-///   prepare); EP beyond the NVLink domain and TP beyond it go over the NICs (CommModel);
-///   PP: (pp - 1) activation sends of T x hidden x 2 B.
-/// f, t_host: what kernel tables do not show (launch gaps, sampling and scheduling on the
-///   host, quantisation kernels): fitted on two MLPerf cases, tested on the rest
-///   (tests/validation/inference_validation_test.cpp says which).
+///   ADP + EP: per MoE layer a dispatch (NVFP4 / FP8 payload with its scales) and a combine
+///   (bf16) of the busiest rank's T = max_r T_r tokens, by the kernel the framework selects
+///   (TensorRT-LLM's select_alltoall_method_type; SGLang / DeepEP for EP across nodes):
+///     ep <= top_k inside a domain: no all-to-all (a token reaches nearly every rank):
+///       NCCL all-gather of ep x T dispatch payloads (padded to the busiest rank) and
+///       reduce-scatter of ep x T bf16 outputs;
+///     ep > top_k inside an NVLink domain with one-sided kernels (GB200 / GB300 NVL72):
+///       nvlink-onesided;
+///     ep beyond the NVLink domain (HGX over IB): DeepEP low-latency in iterations without
+///       prompt tokens (decode, CUDA graphs), DeepEP normal in iterations with prompt tokens;
+///     otherwise: ncclAllToAll of every routed copy.
+///   The kernels are the collective layer's (collective/moe_a2a.h, catalog/collectives/
+///   moe-a2a.yaml; NCCL curves from CollectiveModel), with group-limited routing reach;
+///   TP beyond the NVLink domain goes over the NICs; PP: (pp - 1) activation sends of
+///   T x hidden x 2 B.
+/// f, t_host: a kernel-time factor and a fixed time per iteration for what kernel tables do
+///   not show; both neutral (1 and 0) in default_step_calibration -- nothing is fitted to them
+///   (the validation test says what is fitted).
 /// MTP speculative decoding: each decode sequence runs 1 + k tokens through the model and the
 ///   MTP module runs k draft passes (one layer + head each).
 ///
@@ -37,11 +47,14 @@
 /// iteration is O(ranks) table lookups and compute-model attention calls.
 
 #include <cstdint>
+#include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
 
 #include "clustertwin/base/result.h"
+#include "clustertwin/collective/moe_a2a.h"
 #include "clustertwin/compute/compute_model.h"
 #include "clustertwin/execution/comm.h"
 #include "clustertwin/hardware/catalog.h"
@@ -50,12 +63,33 @@
 
 namespace clustertwin::execution {
 
-/// The links serving traffic uses, per GPU.
+/// NCCL all-gather, reduce-scatter and all-to-all of groups inside one NVLink domain, as the
+/// collective layer's CollectiveModel predicts them on one system of the cluster (tabulated once
+/// per cluster: group sizes 2, 4, 8, ... and the whole domain; sizes 1 KiB .. 16 GiB).
+struct DomainNcclCurves {
+  enum Kind { kAllGather = 0, kReduceScatter = 1, kAllToAll = 2 };
+  struct Curve {
+    int ranks = 0;
+    std::vector<double> bytes;              ///< nccl-tests sizes
+    std::vector<std::vector<double>> time;  ///< [kind][size] seconds
+  };
+  std::vector<Curve> curves;  ///< ascending ranks
+  /// Seconds of one collective of `bytes` (nccl-tests convention) over `ranks` GPUs: the curve
+  /// of the smallest tabulated group >= ranks (the largest beyond), log-log interpolation,
+  /// linear in size beyond the largest.
+  [[nodiscard]] double time(Kind k, int ranks, double bytes) const;
+};
+
+/// The links serving traffic uses, per GPU, and the kernels that move MoE tokens on them.
 struct ServingFabric {
   std::string gpu;              ///< GPU catalog name (selects the measured all-reduce curves)
   int domain_size = 8;          ///< GPUs in one NVLink domain
   base::BytesPerSecond nvlink;  ///< per GPU per direction
   base::BytesPerSecond nic;     ///< scale-out bandwidth per GPU per direction
+  /// MoE dispatch / combine kernels measured for this GPU (catalog/collectives/moe-a2a.yaml);
+  /// unset where the catalog has none.
+  std::optional<collective::A2aKernelParams> deepep_normal, deepep_ll, nvlink_onesided;
+  std::shared_ptr<const DomainNcclCurves> nccl;  ///< null only for a hand-made fabric
 };
 /// The fabric of a cluster's systems (GPU, NVLink domain, NICs per GPU).
 base::Result<ServingFabric> serving_fabric(const hardware::Catalog& catalog,
@@ -99,6 +133,11 @@ struct RankBatch {
 /// Query-key pairs of a chunk of `q` new tokens after `context` cached ones.
 double causal_pairs(int64_t q, int64_t context);
 
+/// How one MoE layer's tokens move between expert-parallel ranks (header comment).
+enum class MoeComm { kNone, kAllGather, kNcclAllToAll, kNvlinkOneSided, kDeepEp };
+/// The kernel's name ("deepep-ll" / "deepep-normal" for kDeepEp by `prefill`).
+const char* moe_comm_name(MoeComm c, bool prefill);
+
 /// Seconds of one iteration, and where they went (summed over layers; attention, dense and moe
 /// are the slowest rank's and include the factor f).
 struct StepTime {
@@ -127,13 +166,17 @@ class StepModel {
   [[nodiscard]] int ranks() const { return s_.instance.ranks(); }
   [[nodiscard]] double moe_imbalance() const { return imbalance_; }
   [[nodiscard]] int64_t max_table_tokens() const { return grid_.empty() ? 0 : grid_.back(); }
+  [[nodiscard]] MoeComm moe_comm() const { return moe_comm_; }
+  /// Dispatch + combine of one MoE layer with `tokens` on the busiest rank; `prefill`: the
+  /// iteration carries prompt tokens (DeepEP normal instead of low-latency).
+  [[nodiscard]] double moe_comm_s(double tokens, bool prefill) const;
 
  private:
   [[nodiscard]] double lookup(const std::vector<int64_t>& grid, const std::vector<double>& v,
                               double t) const;
   [[nodiscard]] double rank_time(const RankBatch& r, StepTime* parts) const;
   [[nodiscard]] double allreduce_s(double bytes) const;
-  [[nodiscard]] double alltoall_s(double tokens_per_rank) const;
+  [[nodiscard]] base::Result<double> moe_comm_direct_s(int64_t tokens, bool prefill) const;
   [[nodiscard]] double send_s(double bytes) const;
 
   StepSetup s_;
@@ -146,6 +189,8 @@ class StepModel {
   double kv_token_bytes_ = 0;  // one token's KV cache (all layers, whole model)
   std::vector<int64_t> grid_, group_grid_, seq_grid_;
   std::vector<double> common_, decode_only_, prefill_only_, moe_, head_;
+  MoeComm moe_comm_ = MoeComm::kNone;
+  std::vector<double> a2a_decode_, a2a_prefill_;  // per MoE layer, over grid_ (busiest rank)
   compute::AttentionShape decode_shape_, prefill_shape_;
   bool has_attention_ = false;
   // Decode attention kernel time by (batch, kv_len): a pure function of the two, called for

@@ -31,6 +31,7 @@ Json layout_json(const workload::ServingLayout& l) {
             {"gpus", l.gpus()},
             {"kv_policy", workload::kv_policy_name(l.kv_policy)},
             {"tp_overlap", l.tp_overlap},
+            {"adp_balance", l.adp_balance},
             {"mtp_draft_tokens", l.mtp}};
   if (l.mtp > 0) j["mtp_acceptance"] = r6(l.mtp_acceptance);
   if (l.disaggregated) {

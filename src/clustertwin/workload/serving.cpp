@@ -308,6 +308,7 @@ base::Result<ServingLayout> parse_serving_yaml(std::string_view text, const std:
   }
   l.kv_fraction = r->number("kv_fraction", Need::kOptional, 0.01, 1.0).value_or(l.kv_fraction);
   l.tp_overlap = r->number("tp_overlap", Need::kOptional, 0.0, 1.0).value_or(l.tp_overlap);
+  l.adp_balance = r->boolean("adp_balance", Need::kOptional).value_or(l.adp_balance);
   r->finish();
   top.finish();
   if (!ctx.errors.empty()) return fail(ctx.errors.combined());

@@ -83,6 +83,11 @@ struct ServingLayout {
   /// the GEMM time. 0.5 is fitted on one MLPerf case (VC0154, Llama 3.1 405B H200 Server) and
   /// tested on the others (tests/validation/inference_validation_test.cpp).
   double tp_overlap = 0.5;
+  /// Attention-DP request assignment: true gives each new request to the rank with the fewest
+  /// active requests (TensorRT-LLM's ADP scheduler, executor_request_queue
+  /// _balance_requests_across_ranks); false fills rank 0 first, then rank 1, ... (what a
+  /// per-rank first-come scheduler does; kept to show the imbalance).
+  bool adp_balance = true;
 
   [[nodiscard]] int64_t gpus() const;
   /// "TP8 EP8 ADP x9" or "ctx TP4 x14 + gen TP8 x2".
@@ -135,6 +140,7 @@ base::Result<ServingMemory> check_serving_memory(const models::ModelSpec& m,
 ///     mtp: {draft_tokens: 3, acceptance: 0.7}
 ///     kv_policy: preempt        # preempt | reserve
 ///     tp_overlap: 0.5
+///     adp_balance: true         # attention-DP: least-loaded rank (false: fill rank 0 first)
 /// `replicas` 0 means "as many as the GPUs hold" (the caller fills it in).
 base::Result<ServingLayout> parse_serving_yaml(std::string_view text, const std::string& file);
 
