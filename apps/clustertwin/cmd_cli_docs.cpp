@@ -14,7 +14,7 @@ void options_table(const CLI::App& cmd, std::ostringstream& o) {
     return opt->get_name() != "--help" && opt->get_name() != "-h,--help";
   });
   if (opts.empty()) return;
-  o << "| option | meaning | default |\n|---|---|---|\n";
+  o << "| option | meaning | accepts | default |\n|---|---|---|---|\n";
   for (const CLI::Option* opt : opts) {
     std::string name = opt->get_name(false, true);
     if (name.empty()) continue;
@@ -23,7 +23,16 @@ void options_table(const CLI::App& cmd, std::ostringstream& o) {
       if (ch == '\n' || ch == '|') ch = ' ';
     }
     const std::string def = opt->get_default_str();
-    o << "| `" << name << "` | " << desc << " | " << (def.empty() ? "" : "`" + def + "`") << " |\n";
+    // The checked range of a numeric flag (flags.h puts it in the validator's description, which
+    // CLI11 appends to the type: "INT:in [1, 64]").
+    const std::string type = opt->get_type_name();
+    const size_t colon = type.find(':');
+    std::string accepts = colon == std::string::npos ? "" : type.substr(colon + 1);
+    for (auto& ch : accepts) {
+      if (ch == '|') ch = '/';
+    }
+    o << "| `" << name << "` | " << desc << " | " << accepts << " | "
+      << (def.empty() ? "" : "`" + def + "`") << " |\n";
   }
   o << "\n";
 }

@@ -24,6 +24,7 @@ struct GoodputOptions {
   int64_t micro_batch = 1, global_batch = 0, seq_len = 8192;
   std::string precision = "bf16", recompute = "full";
   double days = 30;
+  int64_t max_events = base::kMaxEvents;
   std::string checkpoint = "auto";
   bool async = false;
   std::string write_bw = "2 TB/s", read_bw = "7 TB/s", restart = "600 s";
@@ -108,6 +109,7 @@ int goodput(const Context& ctx, const GoodputOptions& o, bool html) {
   cfg.failures.lemon_fraction = o.lemon_fraction;
   cfg.spares = o.spares;
   cfg.seed = o.seed;
+  cfg.max_events = o.max_events;
   cfg.sweep = !o.no_sweep;
   SpeedModel speed(lc->catalog, lc->topo);
   std::optional<calibration::TrainingCalibration> fitted;
@@ -196,6 +198,10 @@ Verb add_goodput(CLI::App& app, const Context& ctx) {
   cmd->add_option("--days", o->days, "days of training")
       ->capture_default_str()
       ->check(flags::positive(o->days, base::kMaxSimSeconds / 86400));
+  cmd->add_option("--max-events", o->max_events,
+                  "stop a simulated run with an error after this many events (a bound on run time)")
+      ->capture_default_str()
+      ->check(flags::positive(o->max_events, 1e15));
   cmd->add_option("--checkpoint", o->checkpoint, "auto (Young/Daly) or the interval in seconds")
       ->capture_default_str();
   cmd->add_flag("--async-checkpoint", o->async, "asynchronous checkpoints (10 s stall)");

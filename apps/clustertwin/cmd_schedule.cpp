@@ -10,6 +10,7 @@
 
 #include "clustertwin/base/units_parse.h"
 #include "clustertwin/report/html.h"
+#include "clustertwin/report/progress.h"
 #include "clustertwin/report/schedule.h"
 #include "clustertwin/scheduler/synthetic.h"
 #include "commands.h"
@@ -24,6 +25,7 @@ struct ScheduleOptions {
   int gpus_per_node = 8;
   std::string trace, synthetic, vc_quotas, fault_replay;
   double days = 30;
+  int64_t max_events = base::kMaxEvents;
   std::string policy = "easy", priority = "basic", placement = "block", compare;
   std::string failures = "on", preempt = "on", bad_rows = "stop", fault_bursts = "off";
   int spares = 0;
@@ -167,6 +169,7 @@ int schedule(const Context& ctx, const ScheduleOptions& o, bool html) {
   if (o.fault_bursts == "on") cfg.failures.model.burst_weights = FailureModel::stepfun_bursts();
   cfg.storage.async = o.async_checkpoint;
   cfg.record_jobs = !o.jobs_csv.empty();
+  cfg.max_events = o.max_events;
   if (o.sample_min > 0) cfg.sample_interval = engine::to_ticks(base::seconds(o.sample_min * 60));
   if (!o.fault_replay.empty()) {
     auto text = read_file(o.fault_replay);
@@ -183,7 +186,12 @@ int schedule(const Context& ctx, const ScheduleOptions& o, bool html) {
     std::optional<SpeedModel> speed;
     if (lc) speed.emplace(lc->catalog, lc->topo);
     if (!ctx.quiet) std::cerr << "schedule: " << placement_name(p) << " placement ...\n";
+    // A bar over simulated time (drawn only on a terminal, see report/progress.h).
+    auto bar = report::Progress::to_stderr("simulated time", 1000, ctx.quiet);
+    cfg.on_progress = [&bar](double f) { bar.set(static_cast<int64_t>(f * 1000)); };
     auto r = simulate(*cluster, w, cfg, speed ? &*speed : nullptr);
+    bar.finish();
+    cfg.on_progress = nullptr;
     if (!r) return bad_input(r.error());
     runs.push_back(std::move(*r));
   }
@@ -239,6 +247,10 @@ Verb add_schedule(CLI::App& app, const Context& ctx) {
   cmd->add_option("--days", o->days, "simulated days")
       ->capture_default_str()
       ->check(flags::positive(o->days, base::kMaxSimSeconds / 86400));
+  cmd->add_option("--max-events", o->max_events,
+                  "stop a simulated run with an error after this many events (a bound on run time)")
+      ->capture_default_str()
+      ->check(flags::positive(o->max_events, 1e15));
   cmd->add_option("--policy", o->policy, "queue policy: fifo, easy or conservative (backfill)")
       ->capture_default_str();
   cmd->add_option("--priority", o->priority,

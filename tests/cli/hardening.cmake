@@ -79,3 +79,12 @@ add_test(NAME hard.killed_while_writing_keeps_the_old_file
                  ${SAMPLE} ${CMAKE_CURRENT_BINARY_DIR}/killed-while-writing)
 set_tests_properties(hard.stdout_to_full_device hard.killed_while_writing_keeps_the_old_file
                      PROPERTIES LABELS cli)
+# --max-events bounds a long simulated run: it stops with an error saying how far it got.
+ct_cli_test(NAME hard.schedule_max_events RC 2
+            ARGS schedule --cluster hgx-h100*352 --trace ${CMAKE_CURRENT_SOURCE_DIR}/scheduler/data/philly_week.csv --days 7 --policy fifo --placement tree --failures off -q --max-events 500
+            STDERR "the schedule simulation stopped after 500 events (max_events; the default bound is 1073741824) at day ")
+ct_cli_test(NAME hard.goodput_max_events RC 2
+            ARGS goodput --cluster gb300-nvl72*2 --model llama3.1-8b --gpus 144 --tp 8 --pp 1 --days 30 --no-sweep --max-events 10
+            STDERR "stopped after 10 events")
+ct_cli_test(NAME hard.max_events_zero RC 2 ARGS schedule --cluster gb300-nvl72*2 --max-events 0
+            STDERR "--max-events: expected")

@@ -170,6 +170,7 @@ const power = {
 };
 
 const results = {
+  schema_version: 1,
   meta: { generator: 'tests/report/make_sample.mjs', sample: true,
           note: 'cluster section from clustertwin describe; collective, training, inference and power figures are illustrative, not simulation results' },
   cluster, collectives, training, inference, power,

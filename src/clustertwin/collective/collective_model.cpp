@@ -209,6 +209,13 @@ base::Status CollectiveModel::check(const Group& g, Op op, const Dtype& dt, Algo
   return {};
 }
 
+const network::SprayBundles* CollectiveModel::spray_bundles() {
+  if (opt_.routing != network::Routing::kSpray) return nullptr;
+  if (!bundles_)
+    bundles_ = std::make_unique<network::SprayBundles>(network::SprayBundles::build(*topo_));
+  return bundles_.get();
+}
+
 bool CollectiveModel::fabric_shares_nothing(std::span<const Group> groups) const {
   // Spraying (adaptive routing in the fluid limit) over a non-blocking fat tree: a leaf's
   // up-link bundle is as wide as its NICs, and so is every bundle above, so the fabric carries
@@ -402,13 +409,14 @@ std::vector<double> solve_phases(
     const topology::Topology& topo, const FlowSet& fs, int groups, network::Routing routing,
     const std::vector<std::pair<topology::LinkId, BytesPerSecond>>& overrides,
     network::SteadyOptions so, bool couple, network::FlowSimStats& stats, int64_t& solves,
-    size_t* slowest) {
+    size_t* slowest, const network::SprayBundles* bundles) {
   std::vector<double> total(static_cast<size_t>(groups), 0.0);
   int32_t phases = 0;
   for (int32_t ph : fs.phase) phases = std::max(phases, ph + 1);
   stats = {};
   for (int32_t ph = 0; ph < phases; ++ph) {
     network::FlowSimulator sim(topo, routing);
+    if (bundles != nullptr) sim.share_bundles(bundles);
     std::vector<size_t> ids;
     std::vector<int32_t> grp;
     for (size_t t = 0; t < fs.transfers.size(); ++t) {
@@ -452,7 +460,8 @@ base::Result<double> CollectiveModel::flow_unit(const Group& g, Op op, Algorithm
   if (fs.transfers.empty()) return 0.0;
   size_t slowest = 0;
   auto times = solve_phases(*topo_, fs, 1, opt_.routing, opt_.capacity_overrides,
-                            steady_options(l, g.per_domain()), false, stats_, solves_, &slowest);
+                            steady_options(l, g.per_domain()), false, stats_, solves_, &slowest,
+                            spray_bundles());
   const double t = times[0];
   if (!std::isfinite(t)) {
     return fail(
@@ -741,7 +750,7 @@ base::Result<ConcurrentResult> CollectiveModel::concurrent(std::span<const Group
   const Line l = cal_->line(gpu_, r.op, alone[0].algorithm, alone[0].protocol);
   auto times = solve_phases(*topo_, fs, static_cast<int>(groups.size()), opt_.routing,
                             opt_.capacity_overrides, steady_options(l, groups[0].per_domain()),
-                            true, stats_, solves_, nullptr);
+                            true, stats_, solves_, nullptr, spray_bundles());
   for (size_t i = 0; i < groups.size(); ++i) {
     const Line li = cal_->line(gpu_, r.op, alone[i].algorithm, alone[i].protocol);
     Estimate e = alone[i];

@@ -170,6 +170,10 @@ class CollectiveModel {
   std::map<std::pair<uint64_t, Key>, std::pair<double, std::string>> memo_;  // by group fingerprint
   network::FlowSimStats stats_;
   int64_t solves_ = 0;
+  /// The topology's spray bundles, built on the first flow solve and shared by every solve after
+  /// it (a FlowSimulator of its own would build them again each time).
+  std::unique_ptr<network::SprayBundles> bundles_;
+  const network::SprayBundles* spray_bundles();
 };
 
 /// Bus bandwidth and algorithm bandwidth of a time (nccl-tests convention, GB = 1e9).

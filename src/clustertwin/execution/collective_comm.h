@@ -21,6 +21,8 @@ class CollectiveComm final : public CommModel {
   [[nodiscard]] Seconds time(const CommRequest& r) const override;
   [[nodiscard]] std::string name() const override;
   [[nodiscard]] int domain_size() const override { return topo_->domain_size(); }
+  /// Flow-level solves run so far (0 with the analytical network): what a step costs.
+  [[nodiscard]] int64_t flow_solves() const { return model_->flow_solves(); }
 
  private:
   const topology::Topology* topo_;

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <map>
 #include <tuple>
+#include <unordered_map>
 
 #include "clustertwin/base/check.h"
 
@@ -31,54 +32,59 @@ Seconds FlowSimulator::makespan() const {
 }
 
 void FlowSimulator::build_bundles() {
-  if (bundles_.built) return;
-  bundles_.built = true;
-  const size_t nl = topo_->links().size();
-  bundles_.of_link.assign(nl, -1);
-  const auto& plan = topo_->fabric();
-  if (plan.tiers < 2) return;
+  if (shared_ != nullptr || own_built_) return;
+  own_ = SprayBundles::build(*topo_);
+  own_built_ = true;
+}
+
+SprayBundles SprayBundles::build(const topology::Topology& topo) {
+  SprayBundles bundles;
+  const size_t nl = topo.links().size();
+  bundles.of_link.assign(nl, -1);
+  const auto& plan = topo.fabric();
+  if (plan.tiers < 2) return bundles;
   // The first and the last GPU under each leaf, to walk the paths that start and end there.
   // Both are kept because a path needs its two ends in different NVLink domains (GPUs of one
   // domain talk over NVLink): a leaf of a 72-GPU rack's NICs may have its neighbour leaves in
   // the same rack, and only the far end of one of them is in another.
   std::vector<int> gpu_of_leaf(static_cast<size_t>(plan.leaves), -1);
   std::vector<int> last_of_leaf(static_cast<size_t>(plan.leaves), -1);
-  for (int g = 0; g < topo_->gpus(); ++g) {
-    const auto leaf = static_cast<size_t>(topo_->leaf_of(topo_->nic_of(g)));
+  for (int g = 0; g < topo.gpus(); ++g) {
+    const auto leaf = static_cast<size_t>(topo.leaf_of(topo.nic_of(g)));
     if (gpu_of_leaf[leaf] < 0) gpu_of_leaf[leaf] = g;
     last_of_leaf[leaf] = g;
   }
   // A GPU under leaf `lb` in another domain than `a` (-1 if none).
   auto partner = [&](int a, int lb) {
     for (int c : {gpu_of_leaf[static_cast<size_t>(lb)], last_of_leaf[static_cast<size_t>(lb)]}) {
-      if (c >= 0 && topo_->domain_of(c) != topo_->domain_of(a)) return c;
+      if (c >= 0 && topo.domain_of(c) != topo.domain_of(a)) return c;
     }
     return -1;
   };
   // bundle key: (plane, kind, tier, leaf or pod) -> bundle id
   std::map<std::tuple<int, int, int, int>, int32_t> ids;
   std::vector<topology::LinkId> path;
-  const int planes = topo_->planes();
+  const int planes = topo.planes();
   const int per_pod = plan.tiers == 3 ? plan.leaves_per_pod : plan.leaves;
   auto assign = [&](int a, int b, int64_t index) {
     path.clear();
-    topo_->path(a, b, index, path);
-    const int la = topo_->leaf_of(topo_->nic_of(a)), lb = topo_->leaf_of(topo_->nic_of(b));
+    topo.path(a, b, index, path);
+    const int la = topo.leaf_of(topo.nic_of(a)), lb = topo.leaf_of(topo.nic_of(b));
     for (topology::LinkId l : path) {
-      const auto& link = topo_->link(l);
+      const auto& link = topo.link(l);
       if (link.kind != topology::LinkKind::kFabricUp &&
           link.kind != topology::LinkKind::kFabricDown)
         continue;
-      if (bundles_.of_link[static_cast<size_t>(l)] >= 0) continue;
+      if (bundles.of_link[static_cast<size_t>(l)] >= 0) continue;
       const bool up = link.kind == topology::LinkKind::kFabricUp;
       const int leaf = up ? la : lb;
       const int where = link.tier == 1 ? leaf : leaf / per_pod;
       const auto key =
           std::tuple{static_cast<int>(link.plane), up ? 0 : 1, static_cast<int>(link.tier), where};
-      auto [it, fresh] = ids.try_emplace(key, static_cast<int32_t>(bundles_.members.size()));
-      if (fresh) bundles_.members.emplace_back();
-      bundles_.of_link[static_cast<size_t>(l)] = it->second;
-      bundles_.members[static_cast<size_t>(it->second)].push_back(l);
+      auto [it, fresh] = ids.try_emplace(key, static_cast<int32_t>(bundles.members.size()));
+      if (fresh) bundles.members.emplace_back();
+      bundles.of_link[static_cast<size_t>(l)] = it->second;
+      bundles.members[static_cast<size_t>(it->second)].push_back(l);
     }
   };
   for (int la = 0; la < plan.leaves; ++la) {
@@ -94,7 +100,7 @@ void FlowSimulator::build_bundles() {
       b = partner(a, (la + step) % plan.leaves);
     }
     if (b < 0) continue;
-    const int64_t n = topo_->path_count(a, b);
+    const int64_t n = topo.path_count(a, b);
     // Every leaf up-link (all first choices); every pod up-link once per pod (all choices).
     const bool whole = plan.tiers == 3 && la % per_pod == 0;
     const int64_t choices = n / planes;
@@ -106,12 +112,13 @@ void FlowSimulator::build_bundles() {
       }
     }
   }
+  return bundles;
 }
 
 std::vector<double> FlowSimulator::capacities(double until, const std::array<double, 6>& scale) {
   const size_t nl = topo_->links().size();
   if (routing_ == Routing::kSpray) build_bundles();
-  std::vector<double> capacity(nl + bundles_.members.size());
+  std::vector<double> capacity(nl + bundles().members.size());
   for (size_t l = 0; l < nl; ++l) {
     const auto& link = topo_->links()[l];
     capacity[l] = link.capacity.base() * scale[static_cast<size_t>(link.kind)];
@@ -122,12 +129,41 @@ std::vector<double> FlowSimulator::capacities(double until, const std::array<dou
       capacity[static_cast<size_t>(c.link)] = c.capacity * scale[static_cast<size_t>(link.kind)];
     }
   }
-  for (size_t b = 0; b < bundles_.members.size(); ++b) {
+  for (size_t b = 0; b < bundles().members.size(); ++b) {
     double sum = 0;
-    for (auto l : bundles_.members[b]) sum += capacity[static_cast<size_t>(l)];
+    for (auto l : bundles().members[b]) sum += capacity[static_cast<size_t>(l)];
     capacity[nl + b] = sum;
   }
   return capacity;
+}
+
+std::vector<double> FlowSimulator::capacities_of(std::span<const int32_t> used, double until,
+                                                 const std::array<double, 6>& scale) {
+  const size_t nl = topo_->links().size();
+  if (routing_ == Routing::kSpray) build_bundles();
+  // Capacity changes at or before `until`, the last one per link winning (as in capacities()).
+  std::unordered_map<topology::LinkId, double> changed;
+  for (const auto& c : changes_) {
+    if (c.at <= until) changed[c.link] = c.capacity;
+  }
+  auto one = [&](topology::LinkId l) {
+    const auto& link = topo_->link(l);
+    auto it = changed.find(l);
+    const double cap = it == changed.end() ? link.capacity.base() : it->second;
+    return cap * scale[static_cast<size_t>(link.kind)];
+  };
+  std::vector<double> out(used.size());
+  for (size_t i = 0; i < used.size(); ++i) {
+    const auto id = static_cast<size_t>(used[i]);
+    if (id < nl) {
+      out[i] = one(static_cast<topology::LinkId>(id));
+    } else {
+      double sum = 0;
+      for (auto l : bundles().members[id - nl]) sum += one(l);
+      out[i] = sum;
+    }
+  }
+  return out;
 }
 
 void FlowSimulator::expand(Expanded& out, bool with_latency, std::vector<double>* latency) {
@@ -151,7 +187,7 @@ void FlowSimulator::expand(Expanded& out, bool with_latency, std::vector<double>
         topo_->path(tr.src, tr.dst, p, path);
         if (with_latency) latency->push_back(topo_->latency(path).base());
         for (auto& l : path) {
-          const int32_t b = bundles_.of_link[static_cast<size_t>(l)];
+          const int32_t b = bundles().of_link[static_cast<size_t>(l)];
           if (b >= 0) l = nl + b;
         }
         out.paths.add(path, tr.weight * share, tr.rate_cap.base());
@@ -187,9 +223,18 @@ void FlowSimulator::expand(Expanded& out, bool with_latency, std::vector<double>
 SteadyState FlowSimulator::solve_steady(const SteadyOptions& options) {
   const size_t nt = transfers_.size();
   constexpr double kInf = std::numeric_limits<double>::infinity();
-  std::vector<double> capacity = capacities(0.0, options.kind_scale);
   Expanded ex;
   expand(ex, false, nullptr);
+  // Only the links the sub-flows cross take part: renumber them densely (in link-id order, so
+  // the solve is the one on the whole fabric) and size every array to them, not to the fabric
+  // (at 131,072 GPUs the fabric has millions of links and a step solves hundreds of flow sets).
+  std::vector<int32_t> used(ex.paths.links);
+  std::sort(used.begin(), used.end());
+  used.erase(std::unique(used.begin(), used.end()), used.end());
+  for (auto& l : ex.paths.links) {
+    l = static_cast<int32_t>(std::lower_bound(used.begin(), used.end(), l) - used.begin());
+  }
+  std::vector<double> capacity = capacities_of(used, 0.0, options.kind_scale);
   const size_t ns = ex.owner.size();
   stats_.flows = static_cast<int64_t>(nt);
   stats_.subflows = static_cast<int64_t>(ns);
@@ -322,8 +367,8 @@ void FlowSimulator::run() {
     }
     while (next_change < changes_.size() && changes_[next_change].at <= now) {
       const auto link = static_cast<size_t>(changes_[next_change].link);
-      if (routing_ == Routing::kSpray && bundles_.of_link[link] >= 0) {
-        capacity[nl + static_cast<size_t>(bundles_.of_link[link])] +=
+      if (routing_ == Routing::kSpray && bundles().of_link[link] >= 0) {
+        capacity[nl + static_cast<size_t>(bundles().of_link[link])] +=
             changes_[next_change].capacity - capacity[link];
       }
       capacity[link] = changes_[next_change].capacity;
@@ -370,7 +415,7 @@ void FlowSimulator::run() {
         if (l < nl) {
           link_bytes_[l] += carried;
         } else {  // a sprayed bundle: its links share the bytes evenly
-          const auto& members = bundles_.members[l - nl];
+          const auto& members = bundles().members[l - nl];
           for (auto m : members) {
             link_bytes_[static_cast<size_t>(m)] += carried / static_cast<double>(members.size());
           }

@@ -70,11 +70,25 @@ struct FlowSimStats {
   int64_t events = 0;
 };
 
+/// Spraying (adaptive routing in the fluid limit): the fabric links of each leaf (tier 1) and pod
+/// (tier 2), per plane and direction, form one bundle, a virtual link numbered after the
+/// topology's links whose capacity is the sum of its members'. A property of the topology alone:
+/// built once (its cost grows with leaves x up-link choices, ~1 s at 131,072 GPUs) and shared by
+/// every simulator of that topology (FlowSimulator::share_bundles).
+struct SprayBundles {
+  std::vector<int32_t> of_link;  ///< topology link -> bundle, -1 when none
+  std::vector<std::vector<topology::LinkId>> members;
+  static SprayBundles build(const topology::Topology& topo);
+};
+
 class FlowSimulator {
  public:
   FlowSimulator(const topology::Topology& topo, Routing routing = Routing::kEcmp,
                 int adaptive_paths = 8);
 
+  /// Uses `b` (built for this simulator's topology, outliving it) instead of building the spray
+  /// bundles again; results are identical.
+  void share_bundles(const SprayBundles* b) { shared_ = b; }
   /// Adds a transfer; returns its id (dense, in insertion order).
   int add(const Transfer& t);
   /// Changes a link's capacity at time `at` (0 = failed).
@@ -123,18 +137,19 @@ class FlowSimulator {
   };
   void expand(Expanded& out, bool with_latency, std::vector<double>* latency);
 
-  // Spraying: the fabric links of each leaf (tier 1) and pod (tier 2), per plane and direction,
-  // form one bundle; a bundle is a virtual link numbered after the topology's links.
-  struct Bundles {
-    bool built = false;
-    std::vector<int32_t> of_link;  // topology link -> bundle, -1 when none
-    std::vector<std::vector<topology::LinkId>> members;
-  };
   void build_bundles();
   /// Link capacities (bytes/s) with capacity changes at or before `until` applied, scaled per
   /// link kind, followed by the bundles' capacities.
   std::vector<double> capacities(double until, const std::array<double, 6>& scale);
-  Bundles bundles_;
+  /// The same for the links (and bundles) listed in `used` only, in that order.
+  std::vector<double> capacities_of(std::span<const int32_t> used, double until,
+                                    const std::array<double, 6>& scale);
+  // Spraying: the bundles this simulator uses (shared_, when given, else own_, built on first
+  // use by build_bundles()).
+  const SprayBundles* shared_ = nullptr;
+  SprayBundles own_;
+  bool own_built_ = false;
+  [[nodiscard]] const SprayBundles& bundles() const { return shared_ ? *shared_ : own_; }
 };
 
 }  // namespace clustertwin::network

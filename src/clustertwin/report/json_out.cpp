@@ -15,7 +15,14 @@ double round_sig(double v, int digits) {
   return std::round(v * scale) / scale;
 }
 
-std::string dump(const Json& j) { return j.dump(2) + "\n"; }
+std::string dump(const Json& j) {
+  if (j.is_object() && !j.contains("schema_version")) {
+    Json versioned = j;
+    versioned["schema_version"] = kSchemaVersion;
+    return versioned.dump(2) + "\n";
+  }
+  return j.dump(2) + "\n";
+}
 
 base::Status check_results_document(const Json& results) {
   if (!results.is_object()) return base::fail("expected a JSON object at the top level");
@@ -54,6 +61,18 @@ base::Status check_results_document(const Json& results) {
         "training, inference, power, schedule, goodput or search at the top level (the output "
         "of --json), got " +
         (keys.empty() ? std::string("an empty object") : "keys " + keys));
+  }
+  const auto version = results.find("schema_version");
+  if (version == results.end()) {
+    return base::fail(
+        "no 'schema_version' at the top level: expected the output of clustertwin "
+        "--json (schema_version " +
+        std::to_string(kSchemaVersion) + ")");
+  }
+  if (!version->is_number_integer() || version->get<int64_t>() != kSchemaVersion) {
+    return base::fail("schema_version is " + version->dump() + ", this clustertwin reads " +
+                      std::to_string(kSchemaVersion) +
+                      " (rerun the command that wrote the file with this build)");
   }
   return {};
 }

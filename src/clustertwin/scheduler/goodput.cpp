@@ -44,6 +44,7 @@ base::Result<Run> run_once(const ClusterModel& cluster, SpeedModel& speed, const
   sc.failures.enabled = true;
   sc.failures.model = cfg.failures;
   sc.sample_interval = cfg.horizon;  // one sample: the timeline is not needed here
+  sc.max_events = cfg.max_events;
   auto r = simulate(cluster, std::move(w), sc, &speed);
   if (!r) return base::fail(r.error());
   Run out;

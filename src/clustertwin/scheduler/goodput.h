@@ -26,6 +26,7 @@ struct GoodputConfig {
   int spares = 0;
   uint64_t seed = 1;
   bool sweep = true;
+  int64_t max_events = base::kMaxEvents;  ///< per simulated run (SimConfig::max_events)
 };
 
 struct GoodputPoint {

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <climits>
 #include <cmath>
+#include <cstdio>
 #include <map>
 #include <numeric>
 #include <tuple>
@@ -116,9 +117,11 @@ class Sim {
   ScheduleResult run();
   /// run() stopped at the engine's event limit: its result is partial and not to be shown.
   [[nodiscard]] bool stopped_at_event_limit() const { return stopped_at_event_limit_; }
+  [[nodiscard]] Tick stopped_at() const { return stopped_at_; }
 
  private:
   bool stopped_at_event_limit_ = false;
+  Tick stopped_at_ = 0;
   // --- cluster state -------------------------------------------------------------------
   void contrib(int n, int sign) {
     if (node_down_[static_cast<size_t>(n)] > 0 || spare_[static_cast<size_t>(n)]) return;
@@ -1728,10 +1731,19 @@ ScheduleResult Sim::run() {
       schedule_failure();
     }
   }
-  sim_.run_until(cfg_.horizon);
-  if (sim_.event_limit_reached()) {
-    stopped_at_event_limit_ = true;
-    return results();
+  // The horizon in slices, so a long run reports progress; run_until(t) runs every event at or
+  // before t, so slicing changes nothing about the order of events or the results.
+  sim_.set_event_limit(cfg_.max_events);
+  constexpr int kSlices = 200;
+  for (int i = 1; i <= kSlices; ++i) {
+    const Tick until = i == kSlices ? cfg_.horizon : cfg_.horizon / kSlices * i;
+    sim_.run_until(until);
+    if (sim_.event_limit_reached()) {
+      stopped_at_event_limit_ = true;
+      stopped_at_ = sim_.now();
+      return results();
+    }
+    if (cfg_.on_progress) cfg_.on_progress(static_cast<double>(i) / kSlices);
   }
   // Close the books at the horizon.
   sim_.schedule_at(cfg_.horizon, [](engine::Simulator&) {});
@@ -1889,6 +1901,9 @@ base::Status check_inputs(const ClusterModel& cluster, Workload& w, const SimCon
     return base::fail("backfill: bf_interval, bf_window and bf_resolution must be > 0");
   }
   if (cfg.sample_interval < 0) return base::fail("the sample interval must be >= 0");
+  if (cfg.max_events < 1) {
+    return base::fail("max_events must be >= 1, got " + std::to_string(cfg.max_events));
+  }
   if (cfg.spares > 0 && cfg.spares >= index.block_nodes()) {
     return base::fail("--spares " + std::to_string(cfg.spares) +
                       " leaves no capacity: base blocks (" +
@@ -1963,9 +1978,14 @@ base::Result<ScheduleResult> simulate(const ClusterModel& cluster, Workload work
   Sim sim(cluster, std::move(workload), cfg, speed);
   auto r = sim.run();
   if (sim.stopped_at_event_limit()) {
-    return base::fail("the schedule simulation stopped after " + std::to_string(base::kMaxEvents) +
-                      " events (base::kMaxEvents), the bound on one run: shorten --days or "
-                      "lengthen --bf-interval");
+    char where[96];
+    std::snprintf(where, sizeof where, "at day %.2f of %.2f",
+                  engine::to_seconds(sim.stopped_at()).base() / 86400.0,
+                  engine::to_seconds(cfg.horizon).base() / 86400.0);
+    return base::fail("the schedule simulation stopped after " + std::to_string(cfg.max_events) +
+                      " events (max_events; the default bound is " +
+                      std::to_string(base::kMaxEvents) + ") " + where +
+                      ": raise max_events, shorten the horizon or lengthen the backfill interval");
   }
   r.notes = std::move(warnings);
   return r;

@@ -19,6 +19,7 @@
 /// plan).
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -115,6 +116,12 @@ struct SimConfig {
   Tick sample_interval = 0;           ///< 0: horizon / 720, at least 1 min
   bool record_jobs = false;           ///< keep one record per job (for --jobs-csv)
   BadRows bad_jobs = BadRows::kStop;  ///< jobs that can never run: stop, or skip and count
+  /// Events the run may process (--max-events); beyond it the run stops with an error that
+  /// says how far it got, instead of running on for hours.
+  int64_t max_events = base::kMaxEvents;
+  /// Called with the simulated fraction of the horizon (0..1], about 200 times per run, for a
+  /// progress bar; it must not touch the simulation. Empty: no calls. Results do not depend on it.
+  std::function<void(double)> on_progress;
 };
 
 struct Percentiles {
