@@ -64,6 +64,7 @@ base::Result<std::unique_ptr<TrainingJob>> prepare_training(const Context& ctx,
   l.pp = o.pp;
   l.cp = o.cp;
   l.ep = o.ep;
+  l.etp = o.etp;
   l.vpp = o.vpp;
   l.zero = o.zero;
   l.micro_batch = o.micro_batch;
@@ -326,8 +327,12 @@ Verb add_train(CLI::App& app, const Context& ctx) {
   cmd->add_option("--cp", o->cp, "context parallel")
       ->check(flags::positive(o->cp, base::kMaxGpus))
       ->capture_default_str();
-  cmd->add_option("--ep", o->ep, "expert parallel (carved from dp*cp)")
+  cmd->add_option("--ep", o->ep,
+                  "expert parallel (MoE parallel folding: etp*ep must divide tp*cp*dp)")
       ->check(flags::positive(o->ep, base::kMaxGpus))
+      ->capture_default_str();
+  cmd->add_option("--etp", o->etp, "expert tensor parallel: ranks splitting each expert's width")
+      ->check(flags::positive(o->etp, base::kMaxGpus))
       ->capture_default_str();
   cmd->add_option("--vpp", o->vpp, "virtual pipeline stages per stage (interleaved 1F1B)")
       ->check(flags::positive(o->vpp, base::kMaxLayers))

@@ -110,6 +110,7 @@ struct TrainOptions {
   int layers = 0;
   int64_t hidden = 0, heads = 0, kv_heads = 0, ffn = 0, vocab = 51200;
   int tp = 1, pp = 1, dp = 0, cp = 1, ep = 1, vpp = 1, zero = 1;
+  int etp = 1;  ///< expert tensor parallel (MoE parallel folding)
   int64_t micro_batch = 1, global_batch = 0, seq_len = 0;
   std::string precision = "bf16", recompute = "none", comm = "collective";
   /// A calibration profile (file or built-in name) laid over the catalog's collective lines,

@@ -179,7 +179,9 @@ ChunkCost chunk_cost(const Context& c, int first_layer, int layers, bool embed, 
     if (moe && l.ep > 1) {
       const double local_tokens = l.sequence_parallel ? T / l.tp : T;
       const double bytes = local_tokens * m.moe->topk * h * 2.0;
-      const int stride = l.tp * l.cp;
+      // MoE parallel folding: the experts' grid is ordered etp-ep-edp-pp (Megatron-Core's
+      // expert rank generator), so an EP group is ep ranks etp GPUs apart, spanning TP and CP.
+      const int stride = l.etp;
       double ep = comm(c, CommOp::kAllToAll, bytes, l.ep, stride, static_cast<int>(c.gpus / l.ep));
       // Deduplicated dispatch (DeepSeek-V3 §3.2.2, DeepEP): a token crosses the network once
       // per destination domain, to the GPU of the same in-domain index, which forwards it over
@@ -267,6 +269,7 @@ base::Result<Prepared> prepare(const TrainingSetup& s, bool explain) {
                         .sequence_parallel = l.sequence_parallel,
                         .cp = l.cp,
                         .ep = l.ep,
+                        .etp = l.etp,
                         .dtype = l.dtype,
                         .fp8_attention = l.fp8_attention};
   // The busiest EP rank's share (workload/memory.cpp routed_load): measured routing skew, capped

@@ -177,8 +177,11 @@ void moe_mlp(const ModelSpec& m, const PassSpec& p, const Dims& x, std::vector<O
   }
   Op experts{.name = "experts", .kind = OpKind::kMoe, .dtype = p.dtype};
   // MoeShape.tokens counts the tokens of the whole EP group (each of ep ranks brings T), so that
-  // this GPU's share is T * topk pairs (compute/op.h).
-  experts.moe = MoeShape{.tokens = x.t * p.ep,
+  // this GPU's share is T * topk pairs (compute/op.h). Training (Megatron-Core MoE parallel
+  // folding) dispatches each rank's sequence-parallel tokens, gathered over the etp ranks that
+  // split an expert's width: T = t_sp * etp.
+  const int64_t t = p.phase == Phase::kTraining ? x.t_sp * p.etp : x.t;
+  experts.moe = MoeShape{.tokens = t * p.ep,
                          .hidden = x.h,
                          .inter = e.expert_ffn,
                          .topk = e.topk,

@@ -158,6 +158,7 @@ base::Status validate(const TrainingLayout& l, const models::ModelSpec& m, int64
                          {"dp", l.dp},
                          {"cp", l.cp},
                          {"ep", l.ep},
+                         {"etp", l.etp},
                          {"vpp", l.vpp}}) {
     if (v < 1) err(std::string("parallelism: ") + name + " must be >= 1, got " + s(v));
   }
@@ -192,9 +193,20 @@ base::Status validate(const TrainingLayout& l, const models::ModelSpec& m, int64
     err("tp = " + s(l.tp) + " and the model's " + s(m.kv_heads) +
         " KV heads: neither divides the other");
   }
-  if ((static_cast<int64_t>(l.dp) * l.cp) % l.ep != 0) {
-    err("ep = " + s(l.ep) + " does not divide dp*cp = " + s(static_cast<int64_t>(l.dp) * l.cp) +
-        " (experts are carved from the data-parallel ranks)");
+  // MoE parallel folding (Megatron-Core parallel_state.py): the world size must divide by
+  // etp*ep*pp, i.e. etp*ep divides tp*cp*dp (the GPUs of one pipeline stage).
+  const int64_t stage_gpus = static_cast<int64_t>(l.tp) * l.cp * l.dp;
+  if (stage_gpus % (static_cast<int64_t>(l.ep) * l.etp) != 0) {
+    err("etp*ep = " + s(l.etp) + "*" + s(l.ep) + " = " + s(static_cast<int64_t>(l.etp) * l.ep) +
+        " does not divide tp*cp*dp = " + s(stage_gpus) +
+        " (the experts' etp x ep x edp grid folds onto one pipeline stage's GPUs)");
+  }
+  if (m.moe && m.moe->expert_ffn % l.etp != 0) {
+    err("etp = " + s(l.etp) + " does not divide the experts' width " + s(m.moe->expert_ffn));
+  }
+  if (m.moe && l.tp > 1 && !l.sequence_parallel && l.ep > 1) {
+    err("tp = " + s(l.tp) + " with ep = " + s(l.ep) +
+        " needs sequence parallelism (Megatron-Core: MoE with EP and TP requires it)");
   }
   if (l.ep > 1 && !m.moe) err("ep = " + s(l.ep) + " but model '" + m.name + "' has no experts");
   if (m.moe && m.moe->experts % l.ep != 0) {
@@ -209,9 +221,11 @@ base::Status validate(const TrainingLayout& l, const models::ModelSpec& m, int64
     err("seq_len = " + s(l.seq_len) + " must split into 2*cp = " + s(2 * l.cp) +
         " chunks for load-balanced ring attention");
   }
-  if (l.pp * l.vpp > m.layers) {
+  // The first and the last chunk may hold only the embedding / the output head (Megatron's
+  // --account-for-embedding-in-pipeline-split and --account-for-loss-in-pipeline-split).
+  if (l.pp * l.vpp > m.layers + 2) {
     err("pp*vpp = " + s(l.pp * l.vpp) + " pipeline chunks exceed the model's " + s(m.layers) +
-        " layers");
+        " layers + embedding + output head");
   }
   if (l.schedule == PipelineSchedule::kDualPipe) {
     if (l.pp < 2 || l.pp % 2 != 0) err("dualpipe needs an even pp >= 2, got pp = " + s(l.pp));

@@ -83,12 +83,19 @@ std::optional<MoeRouting> parse_moe_routing(std::string_view s);
 double moe_imbalance_measured(int ep);
 
 struct TrainingLayout {
-  int tp = 1;   ///< tensor parallel (with sequence parallelism when `sequence_parallel`)
-  int pp = 1;   ///< pipeline stages
-  int dp = 1;   ///< data parallel replicas
-  int cp = 1;   ///< context parallel (ring attention)
-  int ep = 1;   ///< expert parallel, carved from dp x cp
-  int vpp = 1;  ///< virtual stages per pipeline stage (interleaved 1F1B when > 1)
+  int tp = 1;  ///< tensor parallel (with sequence parallelism when `sequence_parallel`)
+  int pp = 1;  ///< pipeline stages
+  int dp = 1;  ///< data parallel replicas
+  int cp = 1;  ///< context parallel (ring attention)
+  /// Expert parallel. Megatron-Core's MoE parallel folding (Liu et al. 2025, arXiv 2504.14960;
+  /// parallel_state.py): the experts' grid etp x ep x edp x pp covers the same GPUs as the dense
+  /// tp x cp x dp x pp, so etp*ep must divide tp*cp*dp and an EP group may span TP ranks.
+  int ep = 1;
+  /// Expert tensor parallel (Megatron --expert-tensor-parallel-size): each expert's width split
+  /// over etp ranks. 1 (whole experts per rank) as the MoE recipes of Megatron-Bridge and the
+  /// Megatron-MoE-ModelZoo run; Megatron's own default is etp = tp.
+  int etp = 1;
+  int vpp = 1;               ///< virtual stages per pipeline stage (interleaved 1F1B when > 1)
   int64_t micro_batch = 1;   ///< sequences per micro-batch per DP replica
   int64_t global_batch = 1;  ///< sequences per step
   int64_t seq_len = 2048;
@@ -149,7 +156,8 @@ base::Result<int64_t> default_global_batch(const TrainingLayout& l);
 /// both sides (`tp*pp*dp*cp = 8192 does not match gpus = 16384`).
 base::Status validate(const TrainingLayout& l, const models::ModelSpec& m, int64_t gpus);
 
-/// Layers per pipeline chunk (pp * vpp chunks, in schedule order). Uneven splits follow the
+/// Layers per pipeline chunk (pp * vpp chunks, in schedule order; with layers + 1 or + 2 chunks
+/// the first and the last hold only the embedding / output head). Uneven splits follow the
 /// Llama 3 practice: every chunk gets ceil(L / chunks), and the deficit is taken one layer at a
 /// time from the first chunk, the last, the second, the second-to-last, ... (126 layers over 16
 /// stages: 7, 8 x 14, 7), where embedding and loss already make those stages heavier.

@@ -50,6 +50,48 @@ TEST(Layout, ValidatesAgainstGpusAndModel) {
   EXPECT_FALSE(validate(ep, llama405b(), 16384));  // dense model
 }
 
+TEST(Layout, MoeParallelFoldingLetsExpertsSpanTensorParallelRanks) {
+  static const hardware::Catalog cat = *hardware::Catalog::load_embedded();
+  const auto qwen = *models::load_model(cat, "qwen3-235b-a22b");  // 94 layers, 128 experts
+  // Megatron-MoE-ModelZoo Qwen3-235B on 256 H100: TP2 PP8 VPP4 EP32 DP16, ETP 1: ep*etp = 32
+  // divides tp*cp*dp = 32 although ep does not divide dp*cp = 16.
+  TrainingLayout l{.tp = 2,
+                   .pp = 8,
+                   .dp = 16,
+                   .ep = 32,
+                   .vpp = 4,
+                   .micro_batch = 1,
+                   .global_batch = 2048,
+                   .seq_len = 4096};
+  EXPECT_TRUE(validate(l, qwen, 256)) << validate(l, qwen, 256).error().message;
+  TrainingLayout etp2 = l;
+  etp2.etp = 2;  // 64 expert ranks per stage, the stage has 32 GPUs
+  auto bad = validate(etp2, qwen, 256);
+  ASSERT_FALSE(bad);
+  EXPECT_NE(bad.error().message.find("etp*ep = 2*32 = 64 does not divide tp*cp*dp = 32"),
+            std::string::npos)
+      << bad.error().message;
+  TrainingLayout no_sp = l;
+  no_sp.sequence_parallel = false;
+  EXPECT_FALSE(validate(no_sp, qwen, 256));
+  // PP32 x VPP3 = 96 chunks on 94 layers: the first chunk holds the embedding only, the last
+  // the output head only (Megatron's --account-for-embedding/loss-in-pipeline-split).
+  TrainingLayout deep = l;
+  deep.pp = 32;
+  deep.vpp = 3;
+  deep.dp = 4;
+  deep.ep = 8;
+  deep.global_batch = 2048;
+  EXPECT_TRUE(validate(deep, qwen, 256)) << validate(deep, qwen, 256).error().message;
+  auto split = split_layers(94, 96);
+  EXPECT_EQ(split.front(), 0);
+  EXPECT_EQ(split.back(), 0);
+  TrainingLayout deeper = deep;
+  deeper.vpp = 4;  // 128 chunks
+  deeper.global_batch = 2048;
+  EXPECT_FALSE(validate(deeper, qwen, 256));
+}
+
 TEST(Layout, RankOrderPacksTensorParallelFirst) {
   TrainingLayout l{.tp = 8, .pp = 4, .dp = 2};
   for (int64_t r = 0; r < l.gpus(); ++r) EXPECT_EQ(rank_of(l, coord_of(l, r)), r);

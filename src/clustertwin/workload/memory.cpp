@@ -138,9 +138,13 @@ ActPerToken layer_activations(const models::ModelSpec& m, const TrainingLayout& 
     if (!(bits & rm::kLayernorm)) t.sp += 2 * h;  // norm output: router input (bf16 GEMM)
     t.sp += 8.0 * x.experts;                      // fp32 router logits and scores
     if (!(bits & rm::kMoe)) {
+      // Per routed copy on this rank: the sequence-parallel tokens go to the EP ranks as they
+      // are, gathered over etp ranks that each hold 1/etp of the expert's width (the grouped
+      // GEMM input and row map are whole per rank, the SwiGLU tensors 1/etp).
+      const double etp = l.etp;
       const double act_in = (l.fp8_activation_store ? 1.0 : 2.0) * 2 * fe;  // SwiGLU input
       const double copy =
-          e_in * h + act_in + ((bits & rm::kMoeAct) ? 0.0 : e_in * fe) + 4.0;  // + row map
+          etp * (e_in * h + 4.0) + act_in + ((bits & rm::kMoeAct) ? 0.0 : e_in * fe);  // + row map
       t.sp += x.topk * routed_load(l) * copy;
       if (x.shared_experts > 0 && !(bits & rm::kSharedExperts)) {
         const double fs = x.shared_experts * fe;
@@ -210,7 +214,8 @@ std::vector<MemoryBreakdown> training_memory(const models::ModelSpec& m, const T
   const double tokens = static_cast<double>(l.micro_batch * l.seq_len / l.cp);
   const double tp = l.tp;
   const double dense_shard = static_cast<double>(l.dp) * l.cp;
-  const double expert_shard = dense_shard / l.ep;
+  // MoE parallel folding: the experts' data-parallel size is tp*cp*dp / (etp*ep).
+  const double expert_shard = dense_shard * tp / (static_cast<double>(l.ep) * l.etp);
   // Model weights as the GEMMs read them: bf16, or FP8 / NVFP4 primary weights when training in
   // low precision (Megatron-Core --fp8-param-gather: the fp32 master copy lives in the optimizer).
   double weight_bytes = 2.0;
@@ -233,7 +238,7 @@ std::vector<MemoryBreakdown> training_memory(const models::ModelSpec& m, const T
     for (int layer : st.layers) {
       const auto lp = layer_params_from(pc, m, layer);
       dense += (lp.attention + lp.mlp_dense + lp.shared + lp.norms) / tp + lp.router;
-      expert += lp.routed / l.ep;
+      expert += lp.routed / (static_cast<double>(l.ep) * l.etp);
       lora += lora_layer_params(m, layer, l.lora_rank) / tp;
       const double all = layer_activations(m, l, layer, full ? 0u : bits).per_gpu(l);
       max_layer = std::max(max_layer, all);
@@ -258,7 +263,7 @@ std::vector<MemoryBreakdown> training_memory(const models::ModelSpec& m, const T
                 tp +
             mtp_params.router +
             2.0 * static_cast<double>(m.hidden) * static_cast<double>(m.hidden) / tp;
-        expert += mtp_params.routed / l.ep;
+        expert += mtp_params.routed / (static_cast<double>(l.ep) * l.etp);
         per_micro += tokens * (mtp_act.per_gpu(l) + 6.0 * static_cast<double>(m.hidden) / tp);
       }
       // bf16 logits + fp32 softmax for the micro-batch in the loss (vocab-parallel over tp), per
