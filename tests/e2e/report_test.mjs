@@ -143,7 +143,7 @@ async function runCase({ name, json, detail }) {
 
   // Every section of the JSON is on the page, with content.
   const known = ['cluster', 'collectives', 'training', 'inference', 'power', 'schedule', 'goodput', 'warnings'];
-  const expected = Object.keys(results).filter((k) => k !== 'meta');
+  const expected = Object.keys(results).filter((k) => k !== 'meta' && k !== 'schema_version');
   const sections = await page.$$eval('section[data-section]', (els) =>
     els.map((e) => ({ key: e.dataset.section, cards: e.querySelectorAll('.card').length, h: e.getBoundingClientRect().height })));
   for (const key of expected) {

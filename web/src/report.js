@@ -1149,7 +1149,7 @@
     ['sweep', 'Design study', sweepSection],
     ['warnings', 'Warnings', (v) => warningsSection(Array.isArray(v) ? v : [])],
   ];
-  const KNOWN = new Set(SECTIONS.map((s) => s[0]).concat(['meta']));
+  const KNOWN = new Set(SECTIONS.map((s) => s[0]).concat(['meta', 'schema_version']));
 
   function render() {
     const raw = document.getElementById('clustertwin-results');

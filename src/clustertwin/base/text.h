@@ -1,5 +1,5 @@
 #pragma once
-/// Small text helpers for messages: edit distance and "did you mean" suggestions.
+/// Small text helpers: edit distance and "did you mean" suggestions, joining, HTML escaping.
 
 #include <span>
 #include <string>
@@ -18,6 +18,9 @@ std::vector<std::string> closest_names(std::string_view name, std::span<const st
 
 /// " (did you mean 'a' or 'b'?)" or "" when nothing is close; otherwise lists what is known.
 std::string did_you_mean(std::string_view name, std::span<const std::string> known);
+
+/// `s` with &, <, > and " replaced by their HTML entities (text and attribute values).
+std::string escape_html(std::string_view s);
 
 /// "a, b, c" joined with ", ".
 std::string join(std::span<const std::string> items, std::string_view sep = ", ");

@@ -6,6 +6,8 @@
 #include <map>
 #include <sstream>
 
+#include "clustertwin/base/text.h"
+
 namespace clustertwin::calibration {
 namespace {
 
@@ -19,29 +21,6 @@ std::string fmt(const char* f, double v) {
 double sig(double v) {
   if (v == 0 || !std::isfinite(v)) return 0;
   return std::stod(fmt("%.4g", v));
-}
-
-std::string html_escape(const std::string& s) {
-  std::string o;
-  for (char c : s) {
-    switch (c) {
-      case '<':
-        o += "&lt;";
-        break;
-      case '>':
-        o += "&gt;";
-        break;
-      case '&':
-        o += "&amp;";
-        break;
-      case '"':
-        o += "&quot;";
-        break;
-      default:
-        o += c;
-    }
-  }
-  return o;
 }
 
 /// "file:first-last (n rows)" per file of the observations that constrain a parameter.
@@ -198,13 +177,13 @@ std::string fit_html(const CollectiveFit& fit, std::span<const InputFile> inputs
   h << "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
     << "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src "
        "'unsafe-inline'\">"
-    << "<title>clustertwin calibrate: " << html_escape(meta.cluster) << "</title><style>"
+    << "<title>clustertwin calibrate: " << base::escape_html(meta.cluster) << "</title><style>"
     << "body{font-family:sans-serif;margin:2em;max-width:70em}table{border-collapse:collapse}"
     << "td,th{border:1px solid #ccc;padding:2px 6px;text-align:right}th{background:#eee}"
     << "td.l{text-align:left}svg{border:1px solid #ddd;margin:4px}</style></head><body>\n";
-  h << "<h1>Calibration of " << html_escape(fit.gpu) << " collectives on "
-    << html_escape(meta.cluster) << "</h1>\n";
-  h << "<p>Stack: " << html_escape(meta.stack.empty() ? "(not given)" : meta.stack)
+  h << "<h1>Calibration of " << base::escape_html(fit.gpu) << " collectives on "
+    << base::escape_html(meta.cluster) << "</h1>\n";
+  h << "<p>Stack: " << base::escape_html(meta.stack.empty() ? "(not given)" : meta.stack)
     << ". rms error of log(predicted / measured): " << fmt("%.1f%%", 100 * r.rms_before)
     << " with the catalog's calibration, <b>" << fmt("%.1f%%", 100 * r.rms_after) << "</b> fitted";
   if (r.folds >= 2)
@@ -212,8 +191,9 @@ std::string fit_html(const CollectiveFit& fit, std::span<const InputFile> inputs
   h << ".</p>\n<h2>Inputs</h2><table><tr><th>file</th><th>format</th><th>records</th>"
     << "<th>sha256</th></tr>\n";
   for (const auto& f : inputs) {
-    h << "<tr><td class=l>" << html_escape(f.path) << "</td><td class=l>" << format_name(f.format)
-      << "</td><td>" << f.records << "</td><td class=l><code>" << f.sha256 << "</code></td></tr>\n";
+    h << "<tr><td class=l>" << base::escape_html(f.path) << "</td><td class=l>"
+      << format_name(f.format) << "</td><td>" << f.records << "</td><td class=l><code>" << f.sha256
+      << "</code></td></tr>\n";
   }
   h << "</table>\n<h2>Measured vs predicted</h2>\n"
     << "<p>Bus bandwidth by size (log-log): measured (dots), catalog calibration (grey), "
@@ -246,9 +226,9 @@ std::string fit_html(const CollectiveFit& fit, std::span<const InputFile> inputs
     auto py = [&](double y) {
       return H - B - (std::log10(std::max(y, 1e-3)) - ly0) / (ly1 - ly0) * (H - B - 10);
     };
-    h << "<h3>" << html_escape(run.file) << ":" << run.line << " — " << collective::op_name(run.op)
-      << ", " << run.ranks << " ranks</h3>\n<svg width=\"" << W << "\" height=\"" << H
-      << "\" viewBox=\"0 0 " << W << " " << H << "\">";
+    h << "<h3>" << base::escape_html(run.file) << ":" << run.line << " — "
+      << collective::op_name(run.op) << ", " << run.ranks << " ranks</h3>\n<svg width=\"" << W
+      << "\" height=\"" << H << "\" viewBox=\"0 0 " << W << " " << H << "\">";
     h << "<text x=\"" << L << "\" y=\"" << H - 8 << "\" font-size=\"11\">size " << fmt("%.0f", xmin)
       << " B to " << fmt("%.3g", xmax) << " B</text>";
     h << "<text x=\"4\" y=\"12\" font-size=\"11\">busbw " << fmt("%.3g", ymin) << " to "
@@ -291,10 +271,11 @@ std::string fit_html(const CollectiveFit& fit, std::span<const InputFile> inputs
   h << "<h2>Parameters</h2>\n<table><tr><th>parameter</th><th>start (catalog)</th>"
     << "<th>fitted</th><th>&plusmn;1&sigma;</th><th>constrained by</th></tr>\n";
   for (const auto& p : r.parameters) {
-    h << "<tr><td class=l>" << html_escape(p.name) << "</td><td>" << fmt("%.4g", p.start)
+    h << "<tr><td class=l>" << base::escape_html(p.name) << "</td><td>" << fmt("%.4g", p.start)
       << "</td><td>" << (p.constrained ? fmt("%.4g", p.value) : "&mdash;") << "</td><td>"
       << (p.constrained ? fmt("%.1f%%", 100 * p.sigma_rel) : "") << "</td><td class=l>"
-      << html_escape(p.constrained ? constrained_by(fit, runs, p) : "not constrained: " + p.why_not)
+      << base::escape_html(p.constrained ? constrained_by(fit, runs, p)
+                                         : "not constrained: " + p.why_not)
       << "</td></tr>\n";
   }
   h << "</table>\n</body></html>\n";

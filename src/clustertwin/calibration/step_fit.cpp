@@ -6,6 +6,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "clustertwin/base/text.h"
 #include "clustertwin/config/reader.h"
 
 namespace clustertwin::calibration {
@@ -204,29 +205,6 @@ std::string step_profile_yaml(const StepFit& fit, std::span<const InputFile> inp
 
 namespace {
 
-std::string html_escape(const std::string& s) {
-  std::string o;
-  for (char c : s) {
-    switch (c) {
-      case '<':
-        o += "&lt;";
-        break;
-      case '>':
-        o += "&gt;";
-        break;
-      case '&':
-        o += "&amp;";
-        break;
-      case '"':
-        o += "&quot;";
-        break;
-      default:
-        o += c;
-    }
-  }
-  return o;
-}
-
 /// 4 significant digits for JSON (deterministic text).
 double sig4(double v) {
   if (v == 0 || !std::isfinite(v)) return 0;
@@ -238,12 +216,13 @@ double sig4(double v) {
 std::string step_fit_html_section(const StepFit& fit, std::span<const StepTime> steps) {
   const auto& r = fit.result;
   std::ostringstream h;
-  h << "<h2>Training step times on " << html_escape(fit.gpu) << "</h2>\n<p>rms error of "
-    << "log(predicted / measured): " << html_escape(g4(100 * r.rms_before))
-    << "% with the catalog's compute model, <b>" << html_escape(g4(100 * r.rms_after))
+  h << "<h2>Training step times on " << base::escape_html(fit.gpu) << "</h2>\n<p>rms error of "
+    << "log(predicted / measured): " << base::escape_html(g4(100 * r.rms_before))
+    << "% with the catalog's compute model, <b>" << base::escape_html(g4(100 * r.rms_after))
     << "%</b> fitted";
   if (r.folds >= 2) {
-    h << ", " << html_escape(g4(100 * r.cv_rms)) << "% in " << r.folds << "-fold cross-validation";
+    h << ", " << base::escape_html(g4(100 * r.cv_rms)) << "% in " << r.folds
+      << "-fold cross-validation";
   } else {
     h << " (no cross-validation: fewer than 4 runs)";
   }
@@ -266,7 +245,8 @@ std::string step_fit_html_section(const StepFit& fit, std::span<const StepTime> 
     bar(r.before[i], 10, "#9bb8e8");
     bar(r.after[i], 20, "#1f5fbf");
     h << "<text x=\"4\" y=\"" << g4(y + 18) << "\" font-size=\"11\">"
-      << html_escape(steps[i].file + ":" + std::to_string(steps[i].line) + " " + steps[i].model)
+      << base::escape_html(steps[i].file + ":" + std::to_string(steps[i].line) + " " +
+                           steps[i].model)
       << "</text>";
   }
   h << "</svg>\n<p>grey: measured; light: before the fit; blue: fitted.</p>\n";
@@ -274,24 +254,24 @@ std::string step_fit_html_section(const StepFit& fit, std::span<const StepTime> 
     << "<th>before s</th><th>fitted s</th><th>error</th></tr>\n";
   for (size_t i = 0; i < steps.size(); ++i) {
     const auto& s = steps[i];
-    h << "<tr><td class=l>" << html_escape(s.file + ":" + std::to_string(s.line))
-      << "</td><td class=l>" << html_escape(s.model) << "</td><td class=l>"
-      << html_escape(layout_of(s)) << "</td><td>" << s.gpus << "</td><td>" << g4(s.step_time_s)
-      << "</td><td>" << g4(r.before[i]) << "</td><td>" << g4(r.after[i]) << "</td><td>"
-      << g4(100 * (r.after[i] / s.step_time_s - 1)) << "%</td></tr>\n";
+    h << "<tr><td class=l>" << base::escape_html(s.file + ":" + std::to_string(s.line))
+      << "</td><td class=l>" << base::escape_html(s.model) << "</td><td class=l>"
+      << base::escape_html(layout_of(s)) << "</td><td>" << s.gpus << "</td><td>"
+      << g4(s.step_time_s) << "</td><td>" << g4(r.before[i]) << "</td><td>" << g4(r.after[i])
+      << "</td><td>" << g4(100 * (r.after[i] / s.step_time_s - 1)) << "%</td></tr>\n";
   }
   h << "</table>\n<h3>Parameters</h3>\n<table><tr><th>parameter</th><th>start</th>"
     << "<th>fitted</th><th>&plusmn;1&sigma;</th><th>note</th></tr>\n";
   for (const auto& p : r.parameters) {
-    h << "<tr><td class=l>" << html_escape(p.name) << "</td><td>" << g4(p.start) << "</td><td>"
-      << (p.constrained ? g4(p.value) : "&mdash;") << "</td><td>"
+    h << "<tr><td class=l>" << base::escape_html(p.name) << "</td><td>" << g4(p.start)
+      << "</td><td>" << (p.constrained ? g4(p.value) : "&mdash;") << "</td><td>"
       << (p.constrained ? g4(100 * p.sigma_rel) + "%" : "") << "</td><td class=l>"
-      << html_escape(p.constrained ? (p.at_bound ? "at a bound" : "")
-                                   : "not constrained: " + p.why_not)
+      << base::escape_html(p.constrained ? (p.at_bound ? "at a bound" : "")
+                                         : "not constrained: " + p.why_not)
       << "</td></tr>\n";
   }
   for (const auto& n : fit.not_modelled) {
-    h << "<tr><td class=l colspan=5>not fitted: " << html_escape(n) << "</td></tr>\n";
+    h << "<tr><td class=l colspan=5>not fitted: " << base::escape_html(n) << "</td></tr>\n";
   }
   h << "</table>\n";
   return h.str();
@@ -303,19 +283,20 @@ std::string step_fit_html(const StepFit& fit, std::span<const InputFile> inputs,
   h << "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
     << "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src "
        "'unsafe-inline'\">"
-    << "<title>clustertwin calibrate: " << html_escape(meta.cluster) << "</title><style>"
+    << "<title>clustertwin calibrate: " << base::escape_html(meta.cluster) << "</title><style>"
     << "body{font-family:sans-serif;margin:2em;max-width:70em}table{border-collapse:collapse}"
     << "td,th{border:1px solid #ccc;padding:2px 6px;text-align:right}th{background:#eee}"
     << "td.l{text-align:left}svg{border:1px solid #ddd;margin:4px}</style></head><body>\n";
-  h << "<h1>Calibration of the " << html_escape(fit.gpu) << " training model on "
-    << html_escape(meta.cluster)
-    << "</h1>\n<p>Stack: " << html_escape(meta.stack.empty() ? "(not given)" : meta.stack)
+  h << "<h1>Calibration of the " << base::escape_html(fit.gpu) << " training model on "
+    << base::escape_html(meta.cluster)
+    << "</h1>\n<p>Stack: " << base::escape_html(meta.stack.empty() ? "(not given)" : meta.stack)
     << ".</p>\n";
   h << "<h2>Inputs</h2><table><tr><th>file</th><th>format</th><th>records</th><th>sha256</th>"
     << "</tr>\n";
   for (const auto& f : inputs) {
-    h << "<tr><td class=l>" << html_escape(f.path) << "</td><td class=l>" << format_name(f.format)
-      << "</td><td>" << f.records << "</td><td class=l>" << html_escape(f.sha256) << "</td></tr>\n";
+    h << "<tr><td class=l>" << base::escape_html(f.path) << "</td><td class=l>"
+      << format_name(f.format) << "</td><td>" << f.records << "</td><td class=l>"
+      << base::escape_html(f.sha256) << "</td></tr>\n";
   }
   h << "</table>\n" << step_fit_html_section(fit, steps) << "</body></html>\n";
   return h.str();

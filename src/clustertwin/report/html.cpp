@@ -2,34 +2,13 @@
 
 #include <cctype>
 
+#include "clustertwin/base/text.h"
 #include "clustertwin/report/web_assets.h"
 
 namespace clustertwin::report {
 namespace {
 
-std::string escape_html(std::string_view s) {
-  std::string out;
-  out.reserve(s.size());
-  for (char c : s) {
-    switch (c) {
-      case '&':
-        out += "&amp;";
-        break;
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '"':
-        out += "&quot;";
-        break;
-      default:
-        out += c;
-    }
-  }
-  return out;
-}
+using base::escape_html;
 
 /// True when `s` at `pos` starts with `word`, ignoring ASCII case.
 bool starts_with_nocase(std::string_view s, size_t pos, std::string_view word) {
