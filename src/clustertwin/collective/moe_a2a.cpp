@@ -3,7 +3,9 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <optional>
 #include <sstream>
+#include <string>
 
 #include "clustertwin/config/reader.h"
 #include "clustertwin/topology/topology.h"
@@ -187,6 +189,15 @@ void fill_rates(MoeA2aEstimate& e, const MoeA2aRequest& r, int n, int D) {
 }
 }  // namespace
 
+namespace {
+// NVLinkOneSided writes into peers' buffers over NVLink loads/stores: one NVLink domain only.
+std::optional<std::string> onesided_spans_domains(A2aImpl impl, int domains) {
+  if (impl != A2aImpl::kNvlinkOneSided || domains <= 1) return std::nullopt;
+  return "nvlink-onesided runs inside one NVLink domain; the group spans " +
+         std::to_string(domains) + " domains";
+}
+}  // namespace
+
 base::Result<MoeA2aEstimate> moe_a2a_kernel(const A2aKernelParams& kp, const MoeA2aRequest& r,
                                             int domains, int per_domain, BytesPerSecond nvlink,
                                             BytesPerSecond nic_rate) {
@@ -197,10 +208,7 @@ base::Result<MoeA2aEstimate> moe_a2a_kernel(const A2aKernelParams& kp, const Moe
   if (r.routing.topk < 1 || r.routing.experts < r.routing.topk)
     return fail("routing: expected 1 <= topk <= experts");
   if (r.impl == A2aImpl::kNccl) return fail("moe_a2a_kernel: nccl needs the collective model");
-  if (r.impl == A2aImpl::kNvlinkOneSided && D > 1) {
-    return fail("nvlink-onesided runs inside one NVLink domain; the group spans " +
-                std::to_string(D) + " domains");
-  }
+  if (auto why = onesided_spans_domains(r.impl, D)) return fail(*why);
   MoeA2aEstimate e;
   e.impl = r.impl;
   e.reach = moe_reach(r.routing, D, p);
@@ -275,6 +283,8 @@ base::Result<MoeA2aEstimate> estimate_moe_a2a(CollectiveModel& model,
     e.nvlink_bytes = base::bytes(T * k * b * (p - 1) / n);
     e.bottleneck = est->bottleneck;
   } else {
+    // The topology limit first: it holds on every GPU, the kernel table only names some.
+    if (auto why = onesided_spans_domains(r.impl, D)) return fail(*why);
     auto kp = params.kernel(r.impl, model.gpu_name());
     if (!kp) return fail(kp.error());
     const int g0 = g.gpus.front();
