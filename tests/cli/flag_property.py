@@ -13,10 +13,15 @@ Usage: flag_property.py CLUSTERTWIN [--seed N] [--runs N] [--jobs N] [--timeout 
 """
 import argparse
 import concurrent.futures
+import os
 import random
 import re
+import shutil
 import subprocess
 import sys
+import tempfile
+
+SRC = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 # A quick, valid run of each verb; the flag under test is appended (so it overrides a default).
 BASE = {
@@ -34,7 +39,15 @@ BASE = {
                    '--tp', '8', '--pp', '1'],
     ('export',): ['slurm', '--cluster', 'gb300-nvl72*1'],
     ('model', 'show'): ['gpt', '--layers', '2', '--hidden', '256', '--heads', '4'],
+    # {tmp}: a directory of the run's own (the sweep's database, the profile written).
+    ('sweep',): [os.path.join(SRC, 'tests/cli/sweep/tiny.yaml'), '--db', '{tmp}/tiny.db'],
+    ('calibrate',): ['--cluster', 'hgx-h100*2',
+                     os.path.join(SRC, 'tests/validation/data/calibration/h100_2x8_all_reduce.txt'),
+                     '--out', '{tmp}/profile.yaml'],
 }
+# Verbs whose valid run is long (a fit with cross-validation; a sweep of 8 training points):
+# their timeout is this many times --timeout. A hang still fails.
+SLOW = {('calibrate',): 6, ('sweep',): 4}
 
 SPECIAL = ['0', '-1', '1', '0.5', '2147483648', '4294967304', '9223372036854775807',
            '9223372036854775808', '-9223372036854775809', '1e308', '-1e308', '1e-300', 'nan',
@@ -67,12 +80,16 @@ def random_value(rng):
 
 
 def run_one(binary, verb, flag, value, timeout):
-    args = [binary, '--quiet', *verb, *BASE[verb], f'{flag}={value}']
+    tmp = tempfile.mkdtemp(prefix='ct-flag-property-')
+    args = [binary, '--quiet', *verb, *(a.replace('{tmp}', tmp) for a in BASE[verb]),
+            f'{flag}={value}']
     try:
-        p = subprocess.run(args, capture_output=True, text=True, timeout=timeout,
-                           errors='replace', cwd='/tmp')
+        p = subprocess.run(args, capture_output=True, text=True,
+                           timeout=timeout * SLOW.get(verb, 1), errors='replace', cwd=tmp)
     except subprocess.TimeoutExpired:
         return 'timeout', args, ''
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
     err = p.stderr
     if p.returncode < 0:
         return f'signal {-p.returncode}', args, err[-400:]
@@ -101,6 +118,7 @@ def main():
     ap.add_argument('--jobs', type=int, default=2)
     ap.add_argument('--timeout', type=float, default=60)
     a = ap.parse_args()
+    a.binary = os.path.abspath(a.binary)
     rng = random.Random(a.seed)
     flags = [(verb, f) for verb in BASE for f in numeric_flags(a.binary, verb)]
     if not flags:
