@@ -46,7 +46,8 @@
     if (a < 1) return `${sig(v * 1e3)} ms`;
     if (a < 120) return `${sig(v)} s`;
     if (a < 7200) return `${sig(v / 60)} min`;
-    return `${sig(v / 3600)} h`;
+    if (a < 2 * 86400) return `${sig(v / 3600)} h`;
+    return `${sig(v / 86400)} days`;
   }
 
   /** Message sizes in binary units, as NCCL users read them: "64 KiB", "16 GiB". */
@@ -80,12 +81,15 @@
     if (key.endsWith('_J')) return si(v, 'J');
     if (k.endsWith('_us')) return seconds(v * 1e-6);
     if (k.endsWith('_ms')) return seconds(v * 1e-3);
-    if (k.endsWith('_s') && !k.endsWith('_per_s')) return seconds(v);
-    if (k.includes('per_s')) return `${sig(v)}`;
-    if (/(^|_)flops?(_|$)/.test(k) && !k.includes('per_s')) return si(v, 'FLOP');
+    const perSecond = /(^|_)per_s(_|$)/.test(k);
+    if (k.endsWith('_s') && !perSecond) return seconds(v);
+    if (/(^|_)flops?(_|$)/.test(k) && !perSecond) return si(v, 'FLOP');
+    if (perSecond) return Math.abs(v) >= 1e6 ? si(v, '') : `${sig(v)}`;
     if (k === 'mfu' || k.endsWith('_fraction') || k.endsWith('_ratio') || k.endsWith('_util')) {
       return percent(v);
     }
+    // Beyond 10 digits a count reads better with a prefix ("1.17e20" as "117 E", not 21 digits).
+    if (Math.abs(v) >= 1e10) return si(v, '');
     return Number.isInteger(v) ? count(v) : sig(v);
   }
 
@@ -139,6 +143,32 @@
     }
     return table(['', ''], rows);
   }
+
+  /** One headline figure: "7.95 s" big, what it is, and a line under it. */
+  function kpi(value, what, sub) {
+    const m = /^([-0-9.,×\s]+?)\s*([A-Za-zµ/%]+(?: [A-Za-z/]+)?)$/.exec(value);
+    const big = m ? [m[1], h('span', { class: 'kpi-unit' }, ` ${m[2]}`)] : [value];
+    return h('div', { class: 'kpi' }, h('div', { class: 'kpi-value' }, big), h('div', { class: 'kpi-label' }, what),
+      sub ? h('div', { class: 'kpi-sub' }, sub) : null);
+  }
+
+  /** The answer a section leads with (issue 18): its few figures in large type, before any chart
+   *  or table. Entries are [value, what, sub]; missing figures ('–') are left out. */
+  function answer(figs, title = null) {
+    const items = figs.filter((f) => f && f[0] !== undefined && f[0] !== null && !String(f[0]).startsWith('–'));
+    if (!items.length) return null;
+    return card(title, h('div', { class: 'kpis answer' }, items.map(([v, w, sub]) => kpi(String(v), w, sub))),
+      { full: true });
+  }
+
+  /** Every scalar figure of a result, folded away under the curated view. */
+  function allFigures(obj, keys, what = 'All figures') {
+    const ks = (keys || Object.keys(obj)).filter((k) => obj[k] !== undefined && (typeof obj[k] !== 'object' || obj[k] === null));
+    if (!ks.length) return null;
+    return h('details', { class: 'figures' }, h('summary', {}, `${what} (${ks.length})`), kvTable(obj, ks));
+  }
+
+  const num = (v) => typeof v === 'number' && Number.isFinite(v);
 
   function card(title, body, opts = {}) {
     return h('div', { class: `card${opts.wide ? ' wide' : ''}${opts.full ? ' full' : ''}` },
@@ -205,13 +235,7 @@
     const c = d.cluster || {};
     const id = c.cluster || {};
     const kpis = [];
-    const add = (value, what, sub) => {
-      const m = /^([-0-9.,×\s]+?)\s*([A-Za-zµ/%]+)$/.exec(value);
-      const big = m ? [m[1], h('span', { class: 'kpi-unit' }, ` ${m[2]}`)] : [value];
-      kpis.push(h('div', { class: 'kpi' },
-      h('div', { class: 'kpi-value' }, big), h('div', { class: 'kpi-label' }, what),
-      sub ? h('div', { class: 'kpi-sub' }, sub) : null));
-    };
+    const add = (value, what, sub) => kpis.push(kpi(value, what, sub));
     if (c.counts) {
       add(count(c.counts.gpus), 'GPUs', id.gpu ? id.gpu.toUpperCase() : null);
       add(`${count(c.counts.nvlink_domains)} × ${c.counts.nvlink_domain_gpus}`,
@@ -620,6 +644,20 @@
 
   function trainingSection(t, data) {
     const cards = [];
+    const mem = t.memory_per_gpu || t.memory || {};
+    const memTotal = num(mem.total_B) ? mem.total_B : null;
+    const memCap = mem.capacity_per_gpu_B || mem.capacity_B ||
+      (data && data.cluster && data.cluster.memory && data.cluster.memory.hbm_usable_per_gpu_B);
+    cards.push(answer([
+      num(t.time_to_train_s) ? [seconds(t.time_to_train_s), 'time to train',
+        num(t.token_budget) ? `${si(t.token_budget, '')} tokens` : null] : null,
+      num(t.step_time_s) ? [seconds(t.step_time_s), 'step time',
+        num(t.tokens_per_step) ? `${si(t.tokens_per_step, '')} tokens per step` : null] : null,
+      num(t.tokens_per_s_per_gpu) ? [sig(t.tokens_per_s_per_gpu), 'tokens/s per GPU',
+        num(t.tokens_per_s) ? `${si(t.tokens_per_s, '')} tokens/s in all` : null] : null,
+      num(t.mfu) ? [percent(t.mfu), 'MFU', num(t.model_tflops_per_gpu) ? `${sig(t.model_tflops_per_gpu)} model TFLOP/s per GPU` : null] : null,
+      memTotal ? [si(memTotal, 'B'), 'memory per GPU', memCap ? `of ${si(memCap, 'B')} usable` : null] : null,
+    ]));
     const facts = h('div', {});
     if (t.layout && typeof t.layout === 'object') {
       const order = ['tp', 'pp', 'vpp', 'dp', 'cp', 'ep', 'zero', 'micro_batch', 'micro_batches', 'global_batch', 'seq_len', 'precision', 'recompute'];
@@ -630,9 +668,13 @@
       facts.append(h('div', { class: 'chips' }, entries.map(([k, v]) =>
         h('span', { class: 'chip' }, h('b', {}, label(k)), v === true ? '' : ` ${byKey(k, v)}`))));
     }
-    facts.append(kvTable(t));
+    // The set-up in a few lines; every figure stays one click away.
+    const setup = ['model', 'cluster', 'gpu', 'gpus', 'precision', 'tokens_per_step', 'model_flops_per_step', 'hardware_tflops_per_gpu']
+      .filter((k) => t[k] !== undefined && typeof t[k] !== 'object');
+    facts.append(kvTable(t, setup));
     if (Array.isArray(t.notes) && t.notes.length) facts.append(h('ul', { class: 'notes' }, t.notes.map((n) => h('li', {}, String(n)))));
-    cards.push(card(`Training${t.model ? `: ${t.model}` : ''}`, facts));
+    facts.append(allFigures(t));
+    cards.push(card(`Layout${t.model ? `: ${t.model}` : ''}`, facts));
 
     if (t.breakdown_s && typeof t.breakdown_s === 'object') {
       // Where the time goes, in the order a step runs: compute, communication, bubble, optimizer.
@@ -746,9 +788,23 @@
     const cards = [];
     const pts = Array.isArray(inf.points) ? inf.points : [];
     const chosen = inf.chosen;
-    cards.push(card(`Inference${inf.model ? `: ${inf.model}` : ''}`, h('div', {}, kvTable(inf),
+    const lim = (v, limit) => (num(limit) ? `limit ${seconds(limit)}${num(v) && v > limit ? ' · missed' : ''}` : null);
+    cards.push(answer([
+      num(inf.tokens_per_s_per_gpu) ? [sig(inf.tokens_per_s_per_gpu), 'tokens/s per GPU',
+        num(inf.tokens_per_s) ? `${si(inf.tokens_per_s, '')} tokens/s on ${count(inf.gpus)} GPUs` : null] : null,
+      num(inf.tokens_per_s_per_user) ? [sig(inf.tokens_per_s_per_user), 'tokens/s per user', 'interactivity'] : null,
+      num(inf.ttft_p99_s) ? [seconds(inf.ttft_p99_s), 'TTFT p99', lim(inf.ttft_p99_s, inf.ttft_limit_s)] : null,
+      num(inf.tpot_p99_s) ? [seconds(inf.tpot_p99_s), 'TPOT p99', lim(inf.tpot_p99_s, inf.tpot_limit_s)] : null,
+      num(inf.rate_qps) ? [sig(inf.rate_qps), 'requests/s', inf.scenario ? `${inf.scenario} scenario` : null] : null,
+    ]));
+    const setup = ['model', 'cluster', 'gpu', 'gpus', 'precision', 'scenario', 'layout', 'requests', 'duration_s']
+      .filter((k) => inf[k] !== undefined && typeof inf[k] !== 'object');
+    cards.push(card(`Serving${inf.model ? `: ${inf.model}` : ''}`, h('div', {}, kvTable(inf, setup),
       chosen ? h('h4', {}, 'Chosen layout', h('span', { class: 'note' }, ` ${chosen.layout || ''}`)) : null,
-      chosen ? kvTable(chosen, Object.keys(chosen).filter((k) => !['layout', 'pareto', 'meets_slo'].includes(k))) : null)));
+      chosen ? kvTable(chosen, ['tokens_per_s_per_gpu', 'tokens_per_s_per_user', 'ttft_s', 'tpot_s', 'batch']
+        .filter((k) => chosen[k] !== undefined)) : null,
+      allFigures(inf),
+      chosen ? allFigures(chosen, Object.keys(chosen).filter((k) => !['pareto', 'meets_slo'].includes(k)), 'All figures of the chosen layout') : null)));
     const isChosen = (p) => chosen && p.layout === chosen.layout && p.batch === chosen.batch &&
       p.tokens_per_s_per_gpu === chosen.tokens_per_s_per_gpu;
 
@@ -787,8 +843,10 @@
             `<br>${sig(q.tokens_per_s_per_gpu)} tokens/s per GPU<br>TTFT ${seconds(q.ttft_s)} · TPOT ${seconds(q.tpot_s)}` +
             (q.meets_slo === false ? '<br><i>misses the latency limits</i>' : '');
         } },
-        legend: { type: 'plain', bottom: 0, textStyle: { fontSize: 12 }, itemWidth: 14, itemHeight: 10 },
-        grid: { left: 64, right: 28, top: 28, bottom: 100 },
+        // One scrolling legend line: an auto search shows dozens of layouts, which a plain
+        // legend wrapped over the plot.
+        legend: { type: 'scroll', bottom: 0, textStyle: { fontSize: 12 }, itemWidth: 14, itemHeight: 10 },
+        grid: { left: 64, right: 28, top: 28, bottom: 72 },
         xAxis: Object.assign(opts.log && xs.length
           ? { type: 'log', logBase: 2, min: 2 ** Math.floor(Math.log2(Math.min(...xs))),
               max: 2 ** Math.ceil(Math.log2(Math.max(...xs))), axisLabel: { formatter: xFmt } }
@@ -796,11 +854,11 @@
         yAxis: Object.assign({ type: 'value', axisLabel: { formatter: (v) => sig(v) } }, axisName('tokens/s per GPU', 48)),
         series,
       });
-      return card(title, chart(id, 'inference', option, 430), { note: 'faded: misses the latency limits' });
+      return card(title, chart(id, 'inference', option, 430), { note: 'faded: misses the latency limits', wide: opts.wide });
     }
     if (pts.length) {
       cards.push(scatter('inference/tpot', 'Throughput vs token latency (TPOT)', 'tpot_s', (v) => `${+v.toPrecision(2)}`,
-        'time per output token (ms, log scale)', inf.tpot_limit_s, 1e3, { frontier: true, log: true }));
+        'time per output token (ms, log scale)', inf.tpot_limit_s, 1e3, { frontier: true, log: true, wide: true }));
       cards.push(scatter('inference/ttft', 'Throughput vs time to first token', 'ttft_s', (v) => `${+v.toPrecision(3)}`,
         'time to first token (s)', inf.ttft_limit_s, 1));
     }
@@ -813,12 +871,43 @@
   // waveform (ids PREFIX/0, PREFIX/1, ...).
   function powerCards(p, prefix, title) {
     const cards = [];
+    const waves = Array.isArray(p.waveforms) ? p.waveforms : [];
+    // The rack's swing with and without smoothing while the job runs its steps (between the
+    // window's start + init and its stop; the whole waveform when there is no window), so the
+    // ramps at start and stop do not count as swing.
+    const win = p.window || {};
+    const t0 = (num(win.start_s) ? win.start_s : 0) + (num(win.init_s) ? win.init_s : 0);
+    const swingOf = (re) => {
+      const w = waves.find((x) => re.test(String(x.name)) && Array.isArray(x.t_s) && Array.isArray(x.power_W));
+      if (!w) return null;
+      let lo = Infinity, hi = -Infinity;
+      w.t_s.forEach((t, i) => {
+        if (!num(win.stop_s) || (t >= t0 && t <= win.stop_s)) { lo = Math.min(lo, w.power_W[i]); hi = Math.max(hi, w.power_W[i]); }
+      });
+      return hi >= lo ? hi - lo : null;
+    };
+    const rackRaw = swingOf(/rack(?!.*smooth)/i);
+    const rackSmooth = swingOf(/rack.*smooth|smooth.*rack/i);
+    const slow = num(p.compute_slowdown) && p.compute_slowdown > 1.0005 ? p.compute_slowdown
+      : num(p.decode_slowdown) && p.decode_slowdown > 1.0005 ? p.decode_slowdown : null;
+    cards.push(answer([
+      num(p.facility_peak_W) || num(p.facility_W) ? [si(num(p.facility_peak_W) ? p.facility_peak_W : p.facility_W, 'W'), 'facility peak',
+        num(p.pue) ? `PUE ${sig(p.pue)}` : null] : null,
+      num(p.cluster_peak_W) ? [si(p.cluster_peak_W, 'W'), 'IT peak', num(p.cluster_avg_W) ? `average ${si(p.cluster_avg_W, 'W')}` : null] : null,
+      rackRaw !== null ? [si(rackRaw, 'W'), num(win.stop_s) ? 'rack swing in steps' : 'rack swing', rackSmooth !== null ? `${si(rackSmooth, 'W')} with smoothing` : 'no smoothing'] : null,
+      num(p.energy_per_token_J) ? [si(p.energy_per_token_J, 'J'), 'energy per token',
+        num(p.facility_energy_per_token_J) ? `${si(p.facility_energy_per_token_J, 'J')} at the facility` : null] : null,
+      slow ? [`${sig((slow - 1) * 100)} %`, 'slower under the cap', p.cap_reason ? String(p.cap_reason) : null] : null,
+    ]));
     // Sentences (the basis of a figure) go under the table, where they do not squeeze it.
     const long = (k) => typeof p[k] === 'string' && p[k].length > 40;
     const keys = Object.keys(p);
-    cards.push(card(title, h('div', {}, kvTable(p, keys.filter((k) => !long(k))),
-      keys.filter(long).map((k) => h('p', { class: 'note' }, `${label(k)}: ${p[k]}`)))));
-    const waves = Array.isArray(p.waveforms) ? p.waveforms : [];
+    const main = ['gpu_tgp_W', 'gpu_cap_W', 'gpu_avg_W', 'gpu_peak_W', 'rack_avg_W', 'rack_peak_W', 'rack_limit_W',
+      'cluster_avg_W', 'cluster_peak_W', 'facility_W', 'pue', 'rack_coolant_flow_L_per_min', 'rack_return_peak_C',
+      'energy_per_step_J', 'energy_per_token_J', 'tokens_per_s'].filter((k) => p[k] !== undefined);
+    cards.push(card(title, h('div', {}, kvTable(p, main.length ? main : keys.filter((k) => !long(k))),
+      keys.filter(long).map((k) => h('p', { class: 'note' }, `${label(k)}: ${p[k]}`)),
+      allFigures(p, keys.filter((k) => !long(k))))));
     waves.forEach((w, i) => {
       const data = w.t_s.map((t, k) => [t, w.power_W[k]]);
       const option = baseOption({
@@ -1024,6 +1113,13 @@
       ['interruptions', count(g.interruptions)], ['hot swaps / requeues', `${count(g.hot_swaps)} / ${count(g.requeues)}`],
       ['ETTR simulated', percent((g.ettr_breakdown || {}).ettr)], ['ETTR first order', percent(g.ettr_expected)],
     ];
+    const eb = g.ettr_breakdown || {};
+    cards.push(answer([
+      num(eb.ettr) ? [percent(eb.ettr), 'ETTR', `effective training time over ${seconds(g.horizon_s)}`] : null,
+      num(g.mtbi_s) ? [seconds(g.mtbi_s), 'mean time between interruptions', num(g.mtbi_expected_s) ? `expected ${seconds(g.mtbi_expected_s)}` : null] : null,
+      num(g.interruptions) ? [count(g.interruptions), 'interruptions', `${count(g.hot_swaps)} hot swaps, ${count(g.requeues)} requeues`] : null,
+      num(ck.interval_s) ? [seconds(ck.interval_s), 'checkpoint interval', num(ck.young_daly_interval_s) ? `Young/Daly ${seconds(ck.young_daly_interval_s)}` : null] : null,
+    ]));
     cards.push(card(`Goodput: ${g.model} on ${g.cluster}`, table(['', ''], facts, { textColumns: [1] })));
     if (g.ettr_breakdown && g.ettr_breakdown.wall_gpu_hours > 0) {
       cards.push(card('Where the wall time went', ettrChart('goodput/ettr', 'goodput', [g.ettr_breakdown], ['training job']),
