@@ -228,6 +228,12 @@ async function runCase({ name, json, detail }) {
       check(byId[id].series.some((s) => s.name === 'chosen' && s.data === 1), `${name}: ${id} does not mark the chosen layout`);
     }
   }
+  const gen = results.inference && results.inference.generation_ratio;
+  if (gen && Array.isArray(gen.steps) && gen.steps.length >= 2) {
+    check(byId['inference/generation'] !== undefined, `${name}: no waterfall for the generation comparison`);
+    check(points('inference/generation', (s) => s.name === 'base') === gen.steps.length + 1,
+      `${name}: the waterfall shows ${points('inference/generation', (s) => s.name === 'base')} bars of ${gen.steps.length + 1}`);
+  }
   if (results.power) {
     results.power.waveforms.forEach((w, i) =>
       check(points(`power/${i}`) === w.t_s.length, `${name}: power/${i} shows ${points(`power/${i}`)} of ${w.t_s.length} samples`));

@@ -148,6 +148,8 @@ const inference = {
   tokens_per_s_per_gpu: chosen.tokens_per_s_per_gpu,
   points,
   chosen: { ...chosen, prefill_gpus: 18, decode_gpus: 54, kv_cache_per_gpu_B: 9.1e10 },
+  // `serve --compare hgx-h200*1`: the per-GPU ratio as a chain of changes (figures illustrative).
+  generation_ratio: {"title": "per-GPU deepseek-r1 throughput over hgx-h200*1 (illustrative)", "steps": [{"change": "baseline", "layout": "DEP8 x1 batch 128", "tokens_per_s_per_gpu": 1852, "factor": 1, "meets_slo": true}, {"change": "GPU compute, HBM and NVLink bandwidth", "layout": "DEP8 x1 batch 202", "tokens_per_s_per_gpu": 4326, "factor": 2.336, "meets_slo": true}, {"change": "memory capacity", "layout": "DEP8 x1 batch 384", "tokens_per_s_per_gpu": 5872, "factor": 1.357, "meets_slo": true}, {"change": "FP4 weights", "layout": "DEP8 x1 batch 512", "tokens_per_s_per_gpu": 7225, "factor": 1.23, "meets_slo": true}, {"change": "NVLink domain size", "layout": "ctx DEP2 x3 + gen DEP16 x4", "tokens_per_s_per_gpu": 7778, "factor": 1.077, "meets_slo": true}], "ratio": 4.2},
 };
 
 // Power: cluster IT load and one rack over 60 s of training at 10 Hz: compute plateaus,

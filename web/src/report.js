@@ -862,6 +862,49 @@
       cards.push(scatter('inference/ttft', 'Throughput vs time to first token', 'ttft_s', (v) => `${+v.toPrecision(3)}`,
         'time to first token (s)', inf.ttft_limit_s, 1));
     }
+    // `serve --compare OTHER`: the per-GPU ratio to another generation (e.g. GB300 NVL72 over
+    // HGX H200) as a waterfall, one bar per change from the baseline's best layout to this one's.
+    const gen = inf.generation_ratio;
+    const steps = gen && Array.isArray(gen.steps) ? gen.steps.filter((x) => x && num(x.tokens_per_s_per_gpu)) : [];
+    if (steps.length >= 2) {
+      const names = steps.map((x) => String(x.change)).concat(['predicted']);
+      const base = [], rise = [], fall = [];
+      steps.forEach((x, i) => {
+        const prev = i ? steps[i - 1].tokens_per_s_per_gpu : 0;
+        const v = x.tokens_per_s_per_gpu;
+        base.push(i ? Math.min(prev, v) : 0);
+        rise.push(v >= prev ? v - prev : 0);
+        fall.push(v < prev ? prev - v : 0);
+      });
+      const last = steps[steps.length - 1].tokens_per_s_per_gpu;
+      base.push(0); rise.push(last); fall.push(0);
+      const stepOf = (i) => (i < steps.length ? steps[i] : { change: 'predicted', layout: steps[steps.length - 1].layout,
+        tokens_per_s_per_gpu: last, factor: gen.ratio });
+      const option = baseOption({
+        tooltip: { trigger: 'axis', axisPointer: { type: 'shadow' }, formatter: (ps) => {
+          const q = stepOf(ps[0].dataIndex);
+          return `<b>${esc(q.change)}</b><br>${sig(q.tokens_per_s_per_gpu)} tokens/s per GPU · ×${sig(q.factor)}` +
+            `<br>${esc(q.layout)}`;
+        } },
+        legend: { show: false },
+        grid: { left: 64, right: 24, top: 28, bottom: 96 },
+        xAxis: { type: 'category', data: names, axisLabel: { interval: 0, rotate: 20, fontSize: 11,
+          formatter: (v) => (v.length > 26 ? `${v.slice(0, 25)}…` : v) } },
+        yAxis: Object.assign({ type: 'value', axisLabel: { formatter: (v) => sig(v) } }, axisName('tokens/s per GPU', 48)),
+        series: [
+          { name: 'base', type: 'bar', stack: 'w', silent: true, itemStyle: { color: 'transparent' }, data: base },
+          { name: 'gain', type: 'bar', stack: 'w', itemStyle: { color: '#20bf6b' }, data: rise.map((v, i) => (i === 0 || i === names.length - 1 ? null : v)),
+            label: { show: true, position: 'top', formatter: (q) => (q.value ? `×${sig(stepOf(q.dataIndex).factor)}` : '') } },
+          { name: 'loss', type: 'bar', stack: 'w', itemStyle: { color: '#eb3b5a' }, data: fall,
+            label: { show: true, position: 'bottom', formatter: (q) => (q.value ? `×${sig(stepOf(q.dataIndex).factor)}` : '') } },
+          { name: 'total', type: 'bar', stack: 'w', itemStyle: { color: '#3867d6' },
+            data: rise.map((v, i) => (i === 0 || i === names.length - 1 ? v : null)),
+            label: { show: true, position: 'top', formatter: (q) => sig(q.value) } },
+        ],
+      });
+      cards.push(card('Why this generation is faster per GPU', chart('inference/generation', 'inference', option, 380),
+        { wide: true, note: `×${sig(gen.ratio)} predicted; each bar one change, best layout re-searched` }));
+    }
     // `serve --power` (and scenario files with inference.power): the serving run's power view.
     if (inf.power && typeof inf.power === 'object') cards.push(...powerCards(inf.power, 'inference/power', 'Serving power'));
     return cards;
