@@ -106,15 +106,10 @@ base::Result<std::unique_ptr<TrainingJob>> prepare_training(const Context& ctx,
   l.ep_overlap = o.ep_overlap;
   auto dispatch = workload::parse_moe_dispatch(o.moe_dispatch);
   if (!dispatch) {
-    return base::fail("--moe-dispatch: expected auto, alltoall or dedup, got '" + o.moe_dispatch +
-                      "'");
+    return base::fail("--moe-dispatch: expected auto, alltoall, deepep or nvlink-onesided, got '" +
+                      o.moe_dispatch + "'");
   }
   l.moe_dispatch = *dispatch;
-  if (l.moe_dispatch == workload::MoeDispatch::kAuto) {
-    l.moe_dispatch = job->model.moe && job->model.moe->groups > 0
-                         ? workload::MoeDispatch::kDedup
-                         : workload::MoeDispatch::kAllToAll;
-  }
   l.flash_attention = o.attention == "flash";
   auto modules = workload::parse_recompute_modules(o.recompute_modules);
   if (!modules) return base::fail("--recompute-modules: " + modules.error().message);
@@ -182,6 +177,13 @@ base::Result<std::unique_ptr<TrainingJob>> prepare_training(const Context& ctx,
                                   : collective::NetworkModelKind::kAnalytical;
     comm = std::make_unique<execution::CollectiveComm>(*cat, *topo, std::move(*calib), mo);
   }
+  if (job->model.moe && l.ep > 1) {
+    l.moe_dispatch = workload::resolve_moe_dispatch(l.moe_dispatch, *job->model.moe, l.ep, l.etp,
+                                                    comm->domain_size());
+    auto fabric = execution::serving_fabric(*cat, job->cluster->spec);
+    if (!fabric) return base::fail(fabric.error());
+    job->moe_fabric = std::move(*fabric);
+  }
   const auto peak_prec = compute::peak_precision(cm->effective(l.dtype));
   job->layout = l;
   job->gpus = gpus;
@@ -194,6 +196,7 @@ base::Result<std::unique_ptr<TrainingJob>> prepare_training(const Context& ctx,
                                    .memory_capacity = gpu.hbm_usable,
                                    .peak = gpu.peak_for(peak_prec)->dense};
   setup.gpus = gpus;
+  if (job->moe_fabric) setup.moe_fabric = &*job->moe_fabric;
   if (auto cpu = cat->cpu(sys.cpu); cpu && sys.gpus_per_node > 0) {
     // Host memory per GPU (the node's CPUs' memory shared by its GPUs) and the CPU<->GPU link.
     setup.host_memory =
@@ -356,10 +359,12 @@ Verb add_train(CLI::App& app, const Context& ctx) {
   cmd->add_flag("--no-dp-overlap", o->no_dp_overlap, "do not overlap the DP gradient reduction");
   cmd->add_flag("--ep-overlap", o->ep_overlap, "overlap EP all-to-all with compute (DualPipe)");
   cmd->add_option("--moe-dispatch", o->moe_dispatch,
-                  "MoE token dispatch across NVLink domains: alltoall (a copy per expert), dedup "
-                  "(a copy per domain, forwarded over NVLink: DeepEP) or auto (dedup for "
-                  "group-limited routing)")
-      ->check(CLI::IsMember({"auto", "alltoall", "dedup"}))
+                  "MoE token dispatch kernel (collective layer): alltoall (NCCL, a copy per "
+                  "expert), deepep (DeepEP normal: a copy per domain, forwarded over NVLink), "
+                  "nvlink-onesided (inside one NVL72 domain) or auto (nvlink-onesided inside an "
+                  "NVL72 domain, deepep across domains for group-limited routing, else alltoall)")
+      ->check(CLI::IsMember(
+          {"auto", "alltoall", "nccl", "dedup", "deepep", "deepep-normal", "nvlink-onesided"}))
       ->default_str("auto");
   cmd->add_option("--recompute-modules", o->recompute_modules,
                   "Megatron selective recomputation by module, comma-separated: core_attn, mlp, "

@@ -146,6 +146,7 @@ struct TrainingJob {
   double token_budget = 0;
   std::optional<compute::ComputeModel> compute;
   std::unique_ptr<execution::CommModel> comm;
+  std::optional<execution::ServingFabric> moe_fabric;  ///< MoE dispatch kernels (MoE models)
   execution::TrainingSetup setup;
   std::string calibration_note;  ///< a compute-time scale from --calibration, for the notes
 };

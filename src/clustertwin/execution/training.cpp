@@ -28,7 +28,11 @@ struct Context {
   const workload::TrainingLayout& l;
   models::PassSpec pass;
   int64_t gpus;
+  /// The MoE dispatch kernel `auto` resolved to (workload::resolve_moe_dispatch).
+  workload::MoeDispatch dispatch = workload::MoeDispatch::kAllToAll;
 };
+
+workload::MoeDispatch pc_dispatch(const Context& c) { return c.dispatch; }
 
 // Unfused attention (Megatron-LM 2021-22): the full score matrix is computed (no causal
 // skipping: 2x the fused kernel's math) and scores, probabilities and the dropout mask go
@@ -175,23 +179,79 @@ ChunkCost chunk_cost(const Context& c, int first_layer, int layers, bool embed, 
       if (l.tp_comm_overlap) tp = std::max(0.1 * tp, tp - 0.9 * (gemm_f + gemm_b));
     }
     pc.tp = tp;
+    const double local_tokens = l.sequence_parallel ? T / l.tp : T;
+    if (moe) {
+      // Token permutation (Megatron-Core token_dispatcher.py with --moe-permute-fusion): before
+      // the dispatch each rank copies its tokens into expert order, one row per routed copy
+      // (read t h, write t k h); after the combine it sums the copies back, weighted by the
+      // router's probabilities (read t k h, write t h). The all-to-all dispatcher with more than
+      // one local expert also regroups the received rows by local expert after the dispatch and
+      // back before the combine (sort_chunks_by_idxs: read and write t k h each). bf16 rows; the
+      // backward pass runs the mirror of each kernel over the same bytes. Memory-bound passes,
+      // absent from the fused inference MoE kernel tables the grouped GEMMs are timed with.
+      const double copies = m.moe->topk * c.pass.moe_imbalance;
+      const double row = h * 2.0;
+      const auto& cm = *c.s.compute;
+      double perm = 2.0 * cm.memory_bound(base::bytes(local_tokens * row * (1 + copies))).base();
+      const int local_experts = m.moe->experts / std::max(1, l.ep);
+      if (l.ep > 1 && local_experts > 1 && pc_dispatch(c) == workload::MoeDispatch::kAllToAll) {
+        perm += 2.0 * cm.memory_bound(base::bytes(2.0 * local_tokens * row * copies)).base();
+      }
+      pc.fwd += perm;
+      pc.bwd += perm;
+      if (l.recompute_bits() & workload::recompute_module::kMoe) pc.recompute += perm;
+    }
     // Expert parallel: dispatch + combine forward, and their mirrors backward.
     if (moe && l.ep > 1) {
-      const double local_tokens = l.sequence_parallel ? T / l.tp : T;
       const double bytes = local_tokens * m.moe->topk * h * 2.0;
       // MoE parallel folding: the experts' grid is ordered etp-ep-edp-pp (Megatron-Core's
       // expert rank generator), so an EP group is ep ranks etp GPUs apart, spanning TP and CP.
       const int stride = l.etp;
       double ep = comm(c, CommOp::kAllToAll, bytes, l.ep, stride, static_cast<int>(c.gpus / l.ep));
-      // Deduplicated dispatch (DeepSeek-V3 §3.2.2, DeepEP): a token crosses the network once
-      // per destination domain, to the GPU of the same in-domain index, which forwards it over
-      // NVLink to its experts there; the two legs pipeline, so the slower one sets the time.
       const int dsize = c.s.comm->domain_size();
-      const bool dedup = l.moe_dispatch == workload::MoeDispatch::kDedup ||
-                         (l.moe_dispatch == workload::MoeDispatch::kAuto && m.moe->groups > 0);
+      const auto impl = pc_dispatch(c);
       const int per_domain = dsize > 0 ? std::clamp(dsize / stride, 1, l.ep) : l.ep;
       const int domains = (l.ep + per_domain - 1) / per_domain;
-      if (dedup && domains > 1) {
+      const collective::A2aKernelParams* kp = nullptr;
+      if (c.s.moe_fabric && impl == workload::MoeDispatch::kDedup && domains > 1 &&
+          c.s.moe_fabric->deepep_normal) {
+        kp = &*c.s.moe_fabric->deepep_normal;
+      }
+      if (c.s.moe_fabric && impl == workload::MoeDispatch::kNvlinkOneSided &&
+          c.s.moe_fabric->nvlink_onesided) {
+        kp = &*c.s.moe_fabric->nvlink_onesided;
+      }
+      if (kp) {
+        // The collective layer's kernel (collective/moe_a2a.h): DeepEP normal across domains,
+        // NVLink one-sided inside one NVL72 domain, with the routing's reach (group-limited
+        // routing sends a token to fewer domains). DeepSeek-style block FP8 dispatches FP8
+        // tokens with their 1x128 scales (DeepSeek-V3 §3.3.2) and combines in bf16.
+        const bool fp8_dispatch = l.dtype == compute::DType::kFp8Block;
+        collective::MoeA2aRequest r{
+            .impl = impl == workload::MoeDispatch::kDedup ? collective::A2aImpl::kDeepEpNormal
+                                                          : collective::A2aImpl::kNvlinkOneSided,
+            .tokens_per_rank = std::max<int64_t>(1, static_cast<int64_t>(local_tokens)),
+            .routing = {.experts = m.moe->experts,
+                        .topk = m.moe->topk,
+                        .groups = m.moe->groups,
+                        .topk_groups = m.moe->topk_groups}};
+        double pair = 0;
+        for (bool combine : {false, true}) {
+          r.combine = combine;
+          r.token_bytes = static_cast<int64_t>(
+              combine || !fp8_dispatch ? h * 2.0 : h + std::ceil(h / 128.0) * 4.0);
+          auto e = collective::moe_a2a_kernel(*kp, r, domains, per_domain, c.s.moe_fabric->nvlink,
+                                              c.s.moe_fabric->nic);
+          if (e) pair += e->time.base();
+        }
+        // Forward dispatch + combine; the backward pass runs their mirrors (a combine-shaped
+        // and a dispatch-shaped exchange). Written as 4 x one exchange for the code below.
+        ep = pair / 2.0;
+      } else if (impl == workload::MoeDispatch::kDedup && domains > 1) {
+        // Without the kernel table: the deduplicated dispatch in closed form (DeepSeek-V3
+        // §3.2.2, DeepEP): a token crosses the network once per destination domain, to the GPU
+        // of the same in-domain index, which forwards it over NVLink to its experts there; the
+        // two legs pipeline, so the slower one sets the time.
         const double copies = workload::moe_domains_per_token(*m.moe, domains);
         const double remote = copies * (domains - 1) / domains;
         // all-to-all convention: a rank's buffer, of which (n-1)/n leaves it
@@ -284,6 +344,22 @@ base::Result<Prepared> prepare(const TrainingSetup& s, bool explain) {
   p.memory = *mem;
   p.stage_memory = workload::training_memory(m, l);
   Context c{s, m, l, pass, p.gpus};
+  if (m.moe && l.ep > 1) {
+    const int dsize = s.comm->domain_size();
+    c.dispatch = workload::resolve_moe_dispatch(l.moe_dispatch, *m.moe, l.ep, l.etp, dsize);
+    const int64_t span = static_cast<int64_t>(l.ep) * l.etp;
+    if (c.dispatch == workload::MoeDispatch::kNvlinkOneSided && (dsize <= 0 || span > dsize)) {
+      return base::fail("moe_dispatch nvlink-onesided: the EP group (" + std::to_string(l.ep) +
+                        " ranks, " + std::to_string(span) +
+                        " GPUs wide) spans more than one NVLink domain of " +
+                        std::to_string(dsize) + " GPUs; use alltoall or deepep");
+    }
+    if (c.dispatch == workload::MoeDispatch::kNvlinkOneSided && s.moe_fabric &&
+        !s.moe_fabric->nvlink_onesided) {
+      return base::fail("moe_dispatch nvlink-onesided: " + s.moe_fabric->gpu +
+                        " has no NVLink one-sided parameters in catalog/collectives/moe-a2a.yaml");
+    }
+  }
   const int chunks = l.pp * l.vpp;
   const auto split = workload::split_layers(m.layers, chunks);
   PartCache cache;

@@ -28,6 +28,7 @@
 #include "clustertwin/compute/compute_model.h"
 #include "clustertwin/execution/comm.h"
 #include "clustertwin/execution/pipeline.h"
+#include "clustertwin/execution/serving_step.h"
 #include "clustertwin/workload/layout.h"
 #include "clustertwin/workload/memory.h"
 
@@ -59,6 +60,11 @@ struct TrainingSetup {
   /// scale updates, cast-transposes of inputs and output gradients, FP8 weight transposes.
   /// Fitted once on the FP8 training cases (docs/models/training.md, leave-one-source-out).
   double fp8_overhead = kFp8TrainingOverhead;
+  /// The cluster's GPUs, NVLink and NIC rates and the MoE dispatch kernels measured for them
+  /// (`serving_fabric`: catalog/collectives/moe-a2a.yaml). With it, DeepEP and NVLink one-sided
+  /// dispatch are timed by the collective layer's kernels (collective/moe_a2a.h); without it by
+  /// the closed forms over `comm` (docs/models/training.md).
+  const ServingFabric* moe_fabric = nullptr;
 };
 
 /// Where the time of one step goes, per GPU of the slowest stage (seconds).

@@ -49,8 +49,13 @@ LayoutSearchResult search_layouts(const execution::TrainingSetup& base, const La
         if (pp > m.layers) continue;
         const int64_t dp64 = space.gpus / (static_cast<int64_t>(tp) * cp * pp);
         const int dp = static_cast<int>(dp64);
+        // MoE parallel folding (Megatron-Core parallel_state): the expert grid etp x ep x edp
+        // spans the same tp*cp*dp GPUs of a stage, so EP may reach across TP and CP ranks as
+        // long as etp*ep divides tp*cp*dp (Qwen3-235B's TP2 EP32 DP16 on 256 H100).
         std::vector<int> eps = {1};
-        if (m.moe) eps = divisors(static_cast<int64_t>(dp) * cp, m.moe->experts);
+        const int64_t fold = static_cast<int64_t>(tp) * cp * dp;
+        const int64_t etp = std::max(1, b.etp);
+        if (m.moe && fold % etp == 0) eps = divisors(fold / etp, m.moe->experts);
         for (int ep : eps) {
           if (m.moe && m.moe->experts % ep != 0) continue;
           for (int vpp : space.vpps) {

@@ -50,5 +50,33 @@ TEST(LayoutSearch, ResultDoesNotDependOnThreads) {
   for (size_t i = 0; i < a.best.size(); ++i) EXPECT_EQ(a.best[i].key(), b.best[i].key());
 }
 
+// MoE parallel folding: EP may span TP ranks (etp*ep divides tp*cp*dp), so the space holds the
+// Megatron-MoE-ModelZoo Qwen3-235B layout TP2 PP8 EP32 (DP16) on 256 H100, which the old rule
+// (ep divides dp*cp) left out.
+TEST(LayoutSearch, ExpertParallelismFoldsOverTensorParallelRanks) {
+  Fixture f;
+  f.model = *models::load_model(f.cat, "qwen3-235b-a22b");
+  auto base = f.setup();
+  base.layout.global_batch = 2048;
+  base.layout.recompute_modules =
+      workload::recompute_module::kLayernorm | workload::recompute_module::kMoeAct;
+  LayoutSpace space{.gpus = 256,
+                    .domain_size = 8,
+                    .micro_batches = {1},
+                    .vpps = {4},
+                    .cps = {1},
+                    .recomputes = {models::Recompute::kSelective},
+                    .max_pp = 8};
+  auto r = search_layouts(base, space, 100000, 2);
+  bool folded = false, zoo = false;
+  for (const auto& s : r.best) {
+    const auto& l = s.layout;
+    folded = folded || l.ep * l.etp > l.dp * l.cp;
+    zoo = zoo || (l.tp == 2 && l.pp == 8 && l.ep == 32 && l.dp == 16);
+  }
+  EXPECT_TRUE(folded) << "no feasible layout with EP spanning TP ranks";
+  EXPECT_TRUE(zoo) << "TP2 PP8 EP32 DP16 not among the feasible layouts";
+}
+
 }  // namespace
 }  // namespace clustertwin::search

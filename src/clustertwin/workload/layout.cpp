@@ -17,8 +17,20 @@ const char* moe_dispatch_name(MoeDispatch d) {
       return "alltoall";
     case MoeDispatch::kDedup:
       return "dedup";
+    case MoeDispatch::kNvlinkOneSided:
+      return "nvlink-onesided";
   }
   return "auto";
+}
+
+MoeDispatch resolve_moe_dispatch(MoeDispatch d, const models::MoeSpec& moe, int ep, int stride,
+                                 int domain_gpus) {
+  if (d != MoeDispatch::kAuto) return d;
+  const int64_t span = static_cast<int64_t>(std::max(1, ep)) * std::max(1, stride);
+  const bool one_domain = domain_gpus > 0 && span <= domain_gpus;
+  if (one_domain && domain_gpus > 8) return MoeDispatch::kNvlinkOneSided;
+  if (!one_domain && moe.groups > 0) return MoeDispatch::kDedup;
+  return MoeDispatch::kAllToAll;
 }
 
 double moe_domains_per_token(const models::MoeSpec& e, int domains) {
@@ -134,8 +146,9 @@ double moe_imbalance_measured(int ep) {
 
 std::optional<MoeDispatch> parse_moe_dispatch(std::string_view s) {
   if (s == "auto") return MoeDispatch::kAuto;
-  if (s == "alltoall") return MoeDispatch::kAllToAll;
-  if (s == "dedup" || s == "deepep") return MoeDispatch::kDedup;
+  if (s == "alltoall" || s == "nccl") return MoeDispatch::kAllToAll;
+  if (s == "dedup" || s == "deepep" || s == "deepep-normal") return MoeDispatch::kDedup;
+  if (s == "nvlink-onesided") return MoeDispatch::kNvlinkOneSided;
   return std::nullopt;
 }
 

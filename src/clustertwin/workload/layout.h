@@ -19,14 +19,26 @@ namespace clustertwin::workload {
 
 using models::Recompute;
 
-/// How MoE tokens travel to their experts when expert parallelism spans NVLink domains.
-/// kAllToAll: one copy per routed expert (Megatron's all-to-all token dispatcher).
-/// kDedup: one copy per destination domain over the network, forwarded over NVLink inside it
-/// (DeepSeek-V3 report §3.2.2; DeepEP's internode kernels).
-/// kAuto: kDedup for models with group-limited routing (co-designed with it), else kAllToAll.
-enum class MoeDispatch { kAuto, kAllToAll, kDedup };
+/// How MoE tokens travel to their experts: the collective layer's kernels (collective/moe_a2a.h).
+/// kAllToAll ("alltoall", "nccl"): ncclAllToAll, one copy per routed expert (Megatron's
+/// all-to-all token dispatcher).
+/// kDedup ("dedup", "deepep", "deepep-normal"): DeepEP's normal kernels, one copy per destination
+/// domain over the network, forwarded over NVLink inside it (DeepSeek-V3 report §3.2.2; Megatron's
+/// flex dispatcher with the DeepEP backend).
+/// kNvlinkOneSided ("nvlink-onesided"): one-sided NVLink stores inside one multi-node NVLink
+/// domain (GB200/GB300 NVL72; TensorRT-LLM's NVLinkOneSided, the kind of kernel Megatron's
+/// HybridEP backend runs there).
+/// kAuto: resolve_moe_dispatch.
+enum class MoeDispatch { kAuto, kAllToAll, kDedup, kNvlinkOneSided };
 const char* moe_dispatch_name(MoeDispatch d);
 std::optional<MoeDispatch> parse_moe_dispatch(std::string_view s);
+/// What `auto` runs, as Megatron-Core and DeepEP would: inside one multi-node NVLink domain
+/// (more than 8 GPUs, NVL72) the one-sided NVLink kernel; an EP group spanning NVLink domains
+/// with group-limited routing (co-designed with DeepEP's deduplicated dispatch, DeepSeek-V3
+/// §3.2.2) DeepEP normal; else NCCL all-to-all (Megatron's default alltoall dispatcher). An EP
+/// group is ep ranks `stride` GPUs apart. Other choices are returned as they are.
+MoeDispatch resolve_moe_dispatch(MoeDispatch d, const models::MoeSpec& moe, int ep, int stride,
+                                 int domain_gpus);
 
 /// Expected number of distinct NVLink domains a token's routed experts lie in, when the experts
 /// are split evenly over `domains` domains (contiguous blocks, as EP ranks hold them) and routing

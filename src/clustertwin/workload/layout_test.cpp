@@ -130,5 +130,23 @@ TEST(Layout, MoeDispatchNames) {
   EXPECT_STREQ(moe_dispatch_name(MoeDispatch::kDedup), "dedup");
 }
 
+// `auto` resolves to the kernel Megatron-Core / DeepEP would run: NVLink one-sided inside an NVL72
+// domain, DeepEP across domains for group-limited routing, NCCL all-to-all otherwise.
+TEST(Layout, MoeDispatchAutoFollowsTheFabric) {
+  models::MoeSpec ds{.experts = 256, .topk = 8, .groups = 8, .topk_groups = 4};
+  models::MoeSpec qwen{.experts = 128, .topk = 8};
+  const auto a = MoeDispatch::kAuto;
+  EXPECT_EQ(resolve_moe_dispatch(a, ds, 64, 1, 8), MoeDispatch::kDedup);
+  EXPECT_EQ(resolve_moe_dispatch(a, qwen, 32, 1, 8), MoeDispatch::kAllToAll);
+  EXPECT_EQ(resolve_moe_dispatch(a, ds, 8, 1, 8), MoeDispatch::kAllToAll);
+  EXPECT_EQ(resolve_moe_dispatch(a, qwen, 64, 1, 72), MoeDispatch::kNvlinkOneSided);
+  EXPECT_EQ(resolve_moe_dispatch(a, ds, 64, 2, 72), MoeDispatch::kDedup);  // 128 GPUs wide
+  EXPECT_EQ(resolve_moe_dispatch(MoeDispatch::kAllToAll, ds, 64, 1, 8), MoeDispatch::kAllToAll);
+  EXPECT_EQ(parse_moe_dispatch("nccl"), MoeDispatch::kAllToAll);
+  EXPECT_EQ(parse_moe_dispatch("deepep-normal"), MoeDispatch::kDedup);
+  EXPECT_EQ(parse_moe_dispatch("nvlink-onesided"), MoeDispatch::kNvlinkOneSided);
+  EXPECT_FALSE(parse_moe_dispatch("deepep-ll"));
+}
+
 }  // namespace
 }  // namespace clustertwin::workload
