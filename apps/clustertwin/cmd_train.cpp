@@ -359,12 +359,10 @@ Verb add_train(CLI::App& app, const Context& ctx) {
   cmd->add_flag("--no-dp-overlap", o->no_dp_overlap, "do not overlap the DP gradient reduction");
   cmd->add_flag("--ep-overlap", o->ep_overlap, "overlap EP all-to-all with compute (DualPipe)");
   cmd->add_option("--moe-dispatch", o->moe_dispatch,
-                  "MoE token dispatch kernel (collective layer): alltoall (NCCL, a copy per "
-                  "expert), deepep (DeepEP normal: a copy per domain, forwarded over NVLink), "
-                  "nvlink-onesided (inside one NVL72 domain) or auto (nvlink-onesided inside an "
-                  "NVL72 domain, deepep across domains for group-limited routing, else alltoall)")
-      ->check(CLI::IsMember(
-          {"auto", "alltoall", "nccl", "dedup", "deepep", "deepep-normal", "nvlink-onesided"}))
+                  "MoE token dispatch across NVLink domains: alltoall (a copy per expert), dedup "
+                  "(a copy per domain, forwarded over NVLink: DeepEP) or auto (dedup for "
+                  "group-limited routing)")
+      ->check(CLI::IsMember({"auto", "alltoall", "dedup"}))
       ->default_str("auto");
   cmd->add_option("--recompute-modules", o->recompute_modules,
                   "Megatron selective recomputation by module, comma-separated: core_attn, mlp, "
