@@ -1,7 +1,11 @@
 #include "clustertwin/report/html.h"
 
+#include <array>
 #include <cctype>
+#include <span>
+#include <string>
 
+#include "clustertwin/base/sha256.h"
 #include "clustertwin/base/text.h"
 #include "clustertwin/report/web_assets.h"
 
@@ -53,10 +57,16 @@ std::string title_of(const Json& data) {
 
 // Every network request is refused: the page must work from a file:// URL on a machine with no
 // network, and this makes an accidental fetch (a font, a CDN script) fail loudly in the browser
-// test instead of silently working online.
-constexpr std::string_view kCsp =
-    "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; "
-    "img-src data: blob:; font-src data:";
+// test instead of silently working online. Scripts run only when their text hashes to one of the
+// page's own two (CSP Level 2 hash sources, 'sha256-<base64>'): a string of the results that
+// found its way into the markup as a <script> or an on* attribute would not run (issue 19).
+// Styles stay 'unsafe-inline' (ECharts positions its tooltips with style attributes).
+std::string csp(std::span<const std::string_view> scripts) {
+  std::string out = "default-src 'none'; script-src";
+  for (auto s : scripts) out += " 'sha256-" + base::base64(base::sha256(s)) + "'";
+  out += "; style-src 'unsafe-inline'; img-src data: blob:; font-src data:";
+  return out;
+}
 
 }  // namespace
 
@@ -130,8 +140,13 @@ std::string render_html(const Json& results) {
   std::string out;
   out.reserve(echarts.size() + script.size() + style.size() + json.size() + 2048);
   out += "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n";
+  // The two scripts' exact texts (between <script> and </script>), hashed for the policy.
+  const std::string chart_lib =
+      "\n/*! Apache ECharts (web/package-lock.json), Apache License 2.0 */\n" + echarts + "\n";
+  const std::string page = "\n" + script + "\n";
+  const std::array<std::string_view, 2> scripts = {chart_lib, page};
   out += "<meta http-equiv=\"Content-Security-Policy\" content=\"";
-  out += kCsp;
+  out += csp(scripts);
   out += "\">\n<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n";
   out += "<meta name=\"generator\" content=\"clustertwin\">\n<title>";
   out += escape_html(title_of(data));
@@ -144,11 +159,11 @@ std::string render_html(const Json& results) {
   out += "<div id=\"report\"></div>\n";
   out += "<script type=\"application/json\" id=\"clustertwin-results\">";
   out += json;
-  out += "</script>\n<script>\n/*! Apache ECharts (web/package-lock.json), Apache License 2.0 */\n";
-  out += echarts;
-  out += "\n</script>\n<script>\n";
-  out += script;
-  out += "\n</script>\n</body>\n</html>\n";
+  out += "</script>\n<script>";
+  out += chart_lib;
+  out += "</script>\n<script>";
+  out += page;
+  out += "</script>\n</body>\n</html>\n";
   return out;
 }
 

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include "clustertwin/base/sha256.h"
 #include "clustertwin/report/web_assets.h"
 
 namespace clustertwin::report {
@@ -27,6 +28,27 @@ Json sample() {
            {{"cluster", {{"name", "tiny"}, {"display_name", "Tiny <cluster> & co"}}},
             {"counts", {{"gpus", 8}}}}},
           {"warnings", {"a </script><script>alert(1)</script> warning", "<!-- not a comment"}}};
+}
+
+// Only the page's own scripts may run: the policy lists one sha256 per executable <script>, each
+// the hash of that element's exact text, and no 'unsafe-inline' for scripts.
+TEST(Html, ScriptsRunOnlyByTheirHashes) {
+  const std::string html = render_html(sample());
+  const size_t p = html.find("script-src");
+  ASSERT_NE(p, std::string::npos);
+  const std::string policy = html.substr(p, html.find(';', p) - p);
+  EXPECT_EQ(policy.find("unsafe"), std::string::npos) << policy;
+  int scripts = 0;
+  for (size_t at = html.find("<script>"); at != std::string::npos;
+       at = html.find("<script>", at + 1)) {
+    const size_t start = at + 8;
+    const std::string text = html.substr(start, html.find("</script>", start) - start);
+    EXPECT_NE(policy.find("'sha256-" + base::base64(base::sha256(text)) + "'"), std::string::npos)
+        << "script " << scripts << " is not in " << policy;
+    ++scripts;
+  }
+  EXPECT_EQ(scripts, 2);
+  EXPECT_EQ(count(policy, "'sha256-"), 2u);
 }
 
 TEST(Html, EmbedsAssetsAndData) {
