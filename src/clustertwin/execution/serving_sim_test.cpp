@@ -100,6 +100,59 @@ TEST(StepModel, WideExpertParallelMeetsInTheAllToAll) {
   EXPECT_GT(sm->time(ranks).total, even.total);
 }
 
+// Two-batch overlap hides the DeepEP exchange of one micro-batch behind the other's computation:
+// never slower than without it, and a large prefill batch on 4 x 8 H100 (EP32) gains most of its
+// exchange back, less the SMs DeepEP's normal kernels hold.
+TEST(StepModel, TwoBatchOverlapHidesTheExchange) {
+  auto v3 = *models::load_model(cat(), "deepseek-v3");
+  auto spec = *hardware::resolve_cluster(cat(), "hgx-h100*4");
+  const auto& gpu = **cat().gpu("h100");
+  auto cm = *compute::ComputeModel::for_gpu(gpu, cat());
+  auto build = [&](bool tbo) {
+    StepSetup st{.model = &v3,
+                 .instance = {.tp = 32,
+                              .ep = 32,
+                              .dp_attention = true,
+                              .max_batch = 256,
+                              .max_tokens = 16384,
+                              .two_batch_overlap = tbo},
+                 .weights = compute::DType::kFp8Block,
+                 .kv_bytes = 2.0,
+                 .compute = &cm,
+                 .fabric = *serving_fabric(cat(), spec)};
+    auto sm = StepModel::build(st);
+    EXPECT_TRUE(sm) << sm.error().to_string();
+    return *sm;
+  };
+  const StepModel plain = build(false), tbo = build(true);
+  RankBatch prefill{.prefill_tokens = 16384,
+                    .prefill_seqs = 4,
+                    .prefill_pairs = 4 * causal_pairs(4096, 0),
+                    .logits = 4};
+  RankBatch decode{.decode = 256, .decode_context = 256 * 2000.0, .logits = 256};
+  RankBatch one{.decode = 1, .decode_context = 2000.0, .logits = 1};
+  for (const RankBatch& r : {prefill, decode, one}) {
+    std::vector<RankBatch> ranks(32, r);
+    const StepTime a = plain.time(ranks), b = tbo.time(ranks);
+    EXPECT_LE(b.total, a.total);
+    // The overlap cannot beat the computation alone nor the exchange alone.
+    EXPECT_GE(b.total, a.total - a.comm - 1e-12);
+  }
+  std::vector<RankBatch> ranks(32, prefill);
+  const StepTime a = plain.time(ranks), b = tbo.time(ranks);
+  EXPECT_LT(b.comm, 0.5 * a.comm);
+  EXPECT_GT(b.comm, 0);  // the SMs the normal kernels take from the computation
+  // A GPU whose SM count the catalog lacks cannot run the overlap with DeepEP's normal kernels.
+  StepSetup st{.model = &v3,
+               .instance = {.tp = 32, .ep = 32, .dp_attention = true, .two_batch_overlap = true},
+               .compute = &cm,
+               .fabric = *serving_fabric(cat(), spec)};
+  st.fabric.sms = 0;
+  auto refused = StepModel::build(st);
+  ASSERT_FALSE(refused);
+  EXPECT_NE(refused.error().message.find("gpu key `sms`"), std::string::npos);
+}
+
 TEST(StepModel, MoeExchangeUsesTheKernelTheFrameworkSelects) {
   auto r1 = *models::load_model(cat(), "deepseek-r1");
   auto step = [&](const char* cluster, int ep) {

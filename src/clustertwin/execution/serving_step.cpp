@@ -249,6 +249,7 @@ base::Result<ServingFabric> serving_fabric(const hardware::Catalog& catalog,
   f.gpu = (*gpu)->name;
   f.domain_size = std::max(1, (*sys)->nvlink_domain_gpus);
   f.nvlink = (*gpu)->nvlink_bandwidth;
+  f.sms = (*gpu)->sms;
   if (auto nic = catalog.nic((*sys)->nic)) {
     f.nic = (*nic)->bandwidth *
             (static_cast<double>((*sys)->nics_per_node) / std::max(1, (*sys)->gpus_per_node));
@@ -275,6 +276,11 @@ StepCalibration default_step_calibration() {
 }
 
 namespace {
+// SMs DeepEP's normal (prefill) dispatch / combine kernels occupy: deep_ep/buffer.py
+// Buffer.num_sms = 20, which SGLang's DeepEP dispatcher keeps (num_sms: int = 20); DeepSeek-V3
+// technical report §3.2.2: 20 of the H800's 132 SMs.
+constexpr int kDeepEpNormalSms = 20;
+
 bool same_work(const RankBatch& a, const RankBatch& b) {
   return a.decode == b.decode && a.decode_context == b.decode_context &&
          a.prefill_tokens == b.prefill_tokens && a.prefill_seqs == b.prefill_seqs &&
@@ -403,7 +409,7 @@ base::Result<StepModel> StepModel::build(const StepSetup& s) {
                            .hidden = m.hidden,
                            .inter = m.moe->expert_ffn,
                            .topk = m.moe->topk,
-                           .experts = m.moe->experts,
+                           .experts = m.moe->experts + inst.redundant_experts,
                            .tp = etp,
                            .ep = ep,
                            .imbalance = sm.imbalance_};
@@ -416,6 +422,10 @@ base::Result<StepModel> StepModel::build(const StepSetup& s) {
     const ServingFabric& f = s.fabric;
     if (ep > f.domain_size) {
       sm.moe_comm_ = MoeComm::kDeepEp;
+      if (inst.two_batch_overlap && f.sms <= kDeepEpNormalSms)
+        return base::fail("serving: two-batch overlap with DeepEP needs the SM count of " + f.gpu +
+                          " (gpu key `sms` in its catalog file; DeepEP's normal kernels hold " +
+                          std::to_string(kDeepEpNormalSms) + "), got " + std::to_string(f.sms));
       if (!f.deepep_ll || !f.deepep_normal)
         return base::fail("serving: EP" + std::to_string(ep) + " spans NVLink domains of " +
                           std::to_string(f.domain_size) + " GPUs, and " + f.gpu +
@@ -617,6 +627,64 @@ double StepModel::send_s(double bytes) const {
 }
 
 StepTime StepModel::time(std::span<const RankBatch> ranks) const {
+  StepTime out = kernel_time(ranks);
+  if (s_.instance.two_batch_overlap && s_.instance.dp_attention && out.comm > 0 &&
+      moe_layers_ > 0) {
+    // Two-batch overlap (DeepSeek profile-data; LMSYS 2025-05-05 "Two-batch Overlap"): each
+    // rank's batch runs as two micro-batches of half its sequences and prompt tokens; in every
+    // MoE layer one micro-batch's dispatch / combine runs while the other computes. Per layer
+    // the two streams alternate, so the pass takes 2 x max(C_h, M_h) plus one layer's fill,
+    // C_h and M_h being one micro-batch's computation and exchange. The half batches are timed
+    // by the same kernel tables: small decode batches gain little (their GEMMs read the
+    // weights twice), large prefill batches hide most of the exchange.
+    std::vector<RankBatch> half(ranks.begin(), ranks.end());
+    bool splittable = false;
+    for (RankBatch& r : half) {
+      const int64_t seqs = r.decode + r.prefill_seqs;
+      if (seqs >= 2 || r.prefill_tokens >= 2) splittable = true;
+      r.decode = (r.decode + 1) / 2;
+      r.decode_context /= 2;
+      r.prefill_tokens = (r.prefill_tokens + 1) / 2;
+      r.prefill_seqs = (r.prefill_seqs + 1) / 2;
+      r.prefill_pairs /= 2;
+      r.logits = (r.logits + 1) / 2;
+    }
+    if (splittable) {
+      const StepTime h = kernel_time(half);
+      const double comm_h = h.comm;
+      const double compute_plain = h.total - h.comm - h.host;
+      double compute_h = compute_plain;
+      bool any_prefill = false;
+      for (const RankBatch& r : ranks) any_prefill = any_prefill || r.prefill_tokens > 0;
+      if (moe_comm_ == MoeComm::kDeepEp && any_prefill) {
+        // DeepEP's normal kernels hold kDeepEpNormalSms SMs for their whole run, so the
+        // computation that overlaps them runs on the others: it is slower by S / (S - s) while
+        // they overlap (LMSYS 2025-05-05, TBO ablation: per-kernel times with TBO are slower
+        // "from reduced SMs"). The low-latency kernels of decode use SMs only to send and
+        // receive, not while in flight, and slow nothing (same source).
+        const double S = s_.fabric.sms;
+        compute_h += std::min(compute_h, comm_h) * kDeepEpNormalSms / (S - kDeepEpNormalSms);
+      }
+      const double fill = std::min(compute_h, comm_h) / std::max(1, layers_);
+      const double total = 2.0 * std::max(compute_h, comm_h) + fill;
+      const double work = out.total - out.host;
+      if (total < work) {
+        // Report the computation as two micro-batches' and, as communication, what the
+        // exchange still costs: its exposed part and the SMs it takes from the computation.
+        out.attention = 2 * h.attention;
+        out.dense = 2 * h.dense;
+        out.moe = 2 * h.moe;
+        out.head = 2 * h.head;
+        out.mtp = 2 * h.mtp;
+        out.comm = std::max(0.0, total - 2 * compute_plain);
+        out.total = total + out.host;
+      }
+    }
+  }
+  return out;
+}
+
+StepTime StepModel::kernel_time(std::span<const RankBatch> ranks) const {
   StepTime out;
   if (ranks.empty()) return out;
   const auto& inst = s_.instance;

@@ -40,6 +40,13 @@
 /// f, t_host: a kernel-time factor and a fixed time per iteration for what kernel tables do
 ///   not show; both neutral (1 and 0) in default_step_calibration -- nothing is fitted to them
 ///   (the validation test says what is fitted).
+/// Two-batch overlap (InstanceLayout::two_batch_overlap, attention-DP only): two micro-batches
+///   of half the rank's work alternate so that one's MoE exchange runs during the other's
+///   computation: t = 2 max(C_h, M_h) + min(C_h, M_h) / layers, never more than without it
+///   (DeepSeek's profile-data design; LMSYS 2025-05-05: +27-35% prefill throughput). DeepEP's
+///   normal kernels hold 20 SMs while they run, so the computation they overlap runs on the
+///   others: C_h grows by min(C_h, M_h) x 20 / (SMs - 20); the low-latency kernels do not.
+///   Both are an upper bound on the overlap: no interference between the streams beyond SMs.
 /// MTP speculative decoding: each decode sequence runs 1 + k tokens through the model and the
 ///   MTP module runs k draft passes (one layer + head each).
 ///
@@ -86,6 +93,7 @@ struct ServingFabric {
   int domain_size = 8;          ///< GPUs in one NVLink domain
   base::BytesPerSecond nvlink;  ///< per GPU per direction
   base::BytesPerSecond nic;     ///< scale-out bandwidth per GPU per direction
+  int sms = 0;                  ///< the GPU's SMs (0: not in the catalog)
   /// MoE dispatch / combine kernels measured for this GPU (catalog/collectives/moe-a2a.yaml);
   /// unset where the catalog has none.
   std::optional<collective::A2aKernelParams> deepep_normal, deepep_ll, nvlink_onesided;
@@ -175,6 +183,8 @@ class StepModel {
   [[nodiscard]] double lookup(const std::vector<int64_t>& grid, const std::vector<double>& v,
                               double t) const;
   [[nodiscard]] double rank_time(const RankBatch& r, StepTime* parts) const;
+  /// time() without two-batch overlap.
+  [[nodiscard]] StepTime kernel_time(std::span<const RankBatch> ranks) const;
   [[nodiscard]] double allreduce_s(double bytes) const;
   [[nodiscard]] base::Result<double> moe_comm_direct_s(int64_t tokens, bool prefill) const;
   [[nodiscard]] double send_s(double bytes) const;

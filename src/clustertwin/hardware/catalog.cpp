@@ -98,6 +98,7 @@ GpuSpec read_gpu(Reader& r) {
   g.nvlink_bandwidth = r.figure<BytesPerSecond>("nvlink_bandwidth").value_or(BytesPerSecond{});
   g.tgp = r.figure<Watts>("tgp").value_or(Watts{});
   g.idle_power = r.figure<Watts>("idle_power").value_or(Watts{});
+  g.sms = static_cast<int>(r.integer_figure("sms", Need::kOptional, 1, 1024).value_or(0));
   if (g.hbm_usable > g.hbm_capacity && g.hbm_capacity.base() > 0) {
     r.error("hbm_usable (" + base::format(g.hbm_usable) + ") exceeds hbm_capacity (" +
                 base::format(g.hbm_capacity) + ")",

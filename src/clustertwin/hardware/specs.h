@@ -47,6 +47,7 @@ struct GpuSpec {
   BytesPerSecond nvlink_bandwidth;  ///< per GPU, per direction, all links together
   Watts tgp;                        ///< total graphics power (the power limit)
   Watts idle_power;                 ///< idle draw at the board
+  int sms = 0;  ///< streaming multiprocessors (0: not in the catalog); kernels that reserve SMs
   config::Provenance provenance;
 
   [[nodiscard]] const std::optional<PeakFlops>& peak_for(Precision p) const {

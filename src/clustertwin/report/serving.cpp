@@ -11,14 +11,18 @@ namespace {
 double r6(double v) { return round_sig(v); }
 
 Json instance_json(const workload::InstanceLayout& l) {
-  return {{"tp", l.tp},
-          {"pp", l.pp},
-          {"ep", l.ep},
-          {"dp_attention", l.dp_attention},
-          {"max_batch", l.max_batch},
-          {"max_tokens", l.max_tokens},
-          {"chunked_prefill", l.chunked_prefill},
-          {"summary", l.label()}};
+  Json j = {{"tp", l.tp},
+            {"pp", l.pp},
+            {"ep", l.ep},
+            {"dp_attention", l.dp_attention},
+            {"max_batch", l.max_batch},
+            {"max_tokens", l.max_tokens},
+            {"chunked_prefill", l.chunked_prefill},
+            {"summary", l.label()}};
+  // Present only where used, so layouts without them keep their documents.
+  if (l.redundant_experts > 0) j["redundant_experts"] = l.redundant_experts;
+  if (l.two_batch_overlap) j["two_batch_overlap"] = true;
+  return j;
 }
 
 Json layout_json(const workload::ServingLayout& l) {

@@ -41,13 +41,27 @@ base::Status validate_instance(const InstanceLayout& i, const models::ModelSpec&
     return err("pp = " + std::to_string(i.pp) + " is more than the model's " +
                std::to_string(m.layers) + " layers");
   }
+  if (i.redundant_experts < 0) {
+    return err("redundant experts must be >= 0, got " + std::to_string(i.redundant_experts));
+  }
+  if (i.redundant_experts > 0 && (!m.moe || i.ep < 2)) {
+    return err("redundant experts = " + std::to_string(i.redundant_experts) +
+               " need a MoE model with ep >= 2 (the load balancer places copies on EP ranks)");
+  }
   if (!m.moe && i.ep != 1) {
     return err("ep = " + std::to_string(i.ep) + " but model '" + m.name + "' has no experts");
   }
   if (m.moe) {
-    if (m.moe->experts % i.ep != 0) {
-      return err("experts = " + std::to_string(m.moe->experts) + " of model '" + m.name +
-                 "' are not divisible by ep = " + std::to_string(i.ep));
+    const int slots = m.moe->experts + i.redundant_experts;
+    if (slots % i.ep != 0) {
+      const int extra = (i.ep - slots % i.ep) % i.ep;
+      return err("experts = " + std::to_string(m.moe->experts) + " of model '" + m.name + "'" +
+                 (i.redundant_experts > 0 ? " + " + std::to_string(i.redundant_experts) +
+                                                " redundant = " + std::to_string(slots)
+                                          : std::string()) +
+                 " are not divisible by ep = " + std::to_string(i.ep) + " (" +
+                 std::to_string(i.redundant_experts + extra) +
+                 " redundant experts would make them divisible)");
     }
     const int etp = i.tp / i.ep;
     if (m.moe->expert_ffn % etp != 0) {
@@ -55,6 +69,11 @@ base::Status validate_instance(const InstanceLayout& i, const models::ModelSpec&
           "expert_ffn = " + std::to_string(m.moe->expert_ffn) +
           " is not divisible by the expert tensor parallelism tp/ep = " + std::to_string(etp));
     }
+  }
+  if (i.two_batch_overlap && !i.dp_attention) {
+    return err(
+        "two-batch overlap splits an attention-DP rank's batch around the MoE exchange: "
+        "it needs dp_attention");
   }
   if (i.dp_attention) {
     if (!m.moe) {
@@ -88,6 +107,8 @@ std::string InstanceLayout::label() const {
   std::string s = dp_attention ? "DEP" + std::to_string(tp) : "TP" + std::to_string(tp);
   if (!dp_attention && ep > 1) s += " EP" + std::to_string(ep);
   if (pp > 1) s += " PP" + std::to_string(pp);
+  if (redundant_experts > 0) s += " +" + std::to_string(redundant_experts) + "r";
+  if (two_batch_overlap) s += " TBO";
   return s;
 }
 
@@ -160,6 +181,9 @@ ServingMemory serving_memory(const models::ModelSpec& m, const InstanceLayout& i
     params += p / div;
     bytes += p * b / div;
   };
+  // Redundant expert copies (EPLB) add their weights to the routed experts.
+  const double slot_share =
+      m.moe ? static_cast<double>(m.moe->experts + inst.redundant_experts) / m.moe->experts : 1.0;
   double all_params = 0, layer_bytes = 0;
   for (int i = 0; i < m.layers; ++i) {
     const LayerParams p = layer_params(m, i);
@@ -168,7 +192,7 @@ ServingMemory serving_memory(const models::ModelSpec& m, const InstanceLayout& i
     add(p.norms, kBf16, 1.0);
     add(p.mlp_dense, wb, shard);
     add(p.shared, wb, shard);
-    add(p.routed, wb, tp);
+    add(p.routed * slot_share, wb, tp);
     add(p.router, kBf16, 1.0);
     all_params += params;
     layer_bytes += bytes;
@@ -267,6 +291,9 @@ std::optional<InstanceLayout> read_instance(config::Reader& r) {
   l.max_batch = r.integer("max_batch", Need::kOptional, 1, 1 << 20).value_or(256);
   l.max_tokens = r.integer("max_tokens", Need::kOptional, 1, 1 << 24).value_or(8192);
   l.chunked_prefill = r.boolean("chunked_prefill", Need::kOptional).value_or(true);
+  l.redundant_experts =
+      static_cast<int>(r.integer("redundant_experts", Need::kOptional, 0, 1 << 16).value_or(0));
+  l.two_batch_overlap = r.boolean("two_batch_overlap", Need::kOptional).value_or(false);
   r.finish();
   return l;
 }

@@ -52,6 +52,15 @@ struct InstanceLayout {
   int64_t max_batch = 256;      ///< sequences per rank
   int64_t max_tokens = 8192;    ///< tokens per iteration per rank
   bool chunked_prefill = true;  ///< split prompts longer than the token budget over iterations
+  /// Redundant expert copies placed by the expert-parallel load balancer (DeepSeek EPLB; SGLang
+  /// --ep-num-redundant-experts, TensorRT-LLM num_slots - experts): the EP ranks hold
+  /// experts + redundant_experts expert slots, which lets ep be any divisor of that sum (256 + 32
+  /// = 288 slots for EP72 in LMSYS's 96-H100 deployment) and costs their weights.
+  int redundant_experts = 0;
+  /// Two-batch overlap (DeepSeek's inference system, profile-data; SGLang --enable-two-batch-
+  /// overlap): the batch of an attention-DP rank runs as two micro-batches whose MoE dispatch /
+  /// combine overlaps the other micro-batch's computation (StepModel::time).
+  bool two_batch_overlap = false;
 
   [[nodiscard]] int gpus() const { return tp * pp; }
   /// Scheduling ranks: tp with attention DP, pp slots with pipelining, else 1.
@@ -97,8 +106,9 @@ struct ServingLayout {
 };
 
 /// Divisibility and sizes against the model and the GPUs the deployment is given: heads and
-/// widths by tp, experts by ep, ep dividing tp, layers >= pp, ADP only with ep = tp and pp = 1,
-/// GPUs = instances x tp x pp. Every violation is one error naming both sides.
+/// widths by tp, expert slots (experts + redundant) by ep, ep dividing tp, layers >= pp, ADP only
+/// with ep = tp and pp = 1, GPUs = instances x tp x pp. Every violation is one error naming both
+/// sides.
 base::Status validate(const ServingLayout& l, const models::ModelSpec& m, int64_t gpus);
 
 /// Attention-projection precision for `weights` on model `m` (see the header comment).
@@ -133,7 +143,7 @@ base::Result<ServingMemory> check_serving_memory(const models::ModelSpec& m,
 ///     precision: fp4            # bf16 | fp8 | fp4 (weights)
 ///     kv_cache: fp8             # fp8 | bf16
 ///     instance: {tp: 8, ep: 8, dp_attention: true, pp: 1, max_batch: 512, max_tokens: 4608,
-///                chunked_prefill: false}
+///                chunked_prefill: false, redundant_experts: 0, two_batch_overlap: false}
 ///     replicas: 9               # optional: the GPUs / instance size
 ///     prefill: {tp: 4, ...}     # optional: disaggregated, with prefill_replicas
 ///     prefill_replicas: 14

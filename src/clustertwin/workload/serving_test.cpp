@@ -127,6 +127,39 @@ TEST(ServingLayout, ValidatesAgainstModelAndGpus) {
   EXPECT_EQ(dis.label(), "ctx TP4 x14 + gen TP8 x2");
 }
 
+// LMSYS's 96-H100 decode pool ran DeepSeek-V3 at EP72 with 32 redundant experts (288 slots):
+// without them 256 experts do not split over 72 GPUs, with them the layout is accepted and the
+// copies cost memory.
+TEST(ServingLayout, RedundantExpertsMakeWideEpDivisible) {
+  const auto v3 = model("deepseek-v3");
+  ServingLayout l;
+  l.weights = compute::DType::kFp8Block;
+  l.instance = {.tp = 72, .ep = 72, .dp_attention = true, .max_batch = 256};
+  l.replicas = 1;
+  auto refused = validate(l, v3, 72);
+  ASSERT_FALSE(refused);
+  EXPECT_NE(refused.error().message.find("not divisible by ep = 72 (32 redundant experts would"),
+            std::string::npos)
+      << refused.error().message;
+  l.instance.redundant_experts = 32;
+  EXPECT_TRUE(validate(l, v3, 72));
+  EXPECT_EQ(l.label(), "DEP72 +32r x1");
+  ServingLayout plain = l;
+  plain.instance.redundant_experts = 0;
+  const double extra =
+      serving_memory(v3, l.instance, l, base::gigabytes(80)).weights.base() -
+      serving_memory(v3, plain.instance, plain, base::gigabytes(80)).weights.base();
+  // 32 more expert copies of ~44 M parameters (FP8) in each of 58 MoE layers, over 72 GPUs.
+  EXPECT_NEAR(extra / 1e9, 32.0 * 58 * 3 * 7168 * 2048 / 72 / 1e9, 0.05);
+  l.instance.redundant_experts = -1;
+  EXPECT_FALSE(validate(l, v3, 72));
+  ServingLayout dense;
+  dense.instance = {.tp = 8, .redundant_experts = 8};
+  auto no_experts = validate(dense, model("llama2-70b"), 8);
+  ASSERT_FALSE(no_experts);
+  EXPECT_NE(no_experts.error().message.find("need a MoE model"), std::string::npos);
+}
+
 TEST(ServingMemory, DeepSeekR1Fp4OnB200MatchesNvidiaBudget) {
   // TensorRT-LLM blog 3: FP4 DeepSeek-R1 with attention DP8 + EP8 on 8 x B200 uses ~80 GB for
   // weights and activations, leaving ~100 GB for the KV cache.
