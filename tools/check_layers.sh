@@ -3,7 +3,7 @@
 # Foundation layers (base, engine) may be included from anywhere. Usage: check_layers.sh [ROOT]
 set -euo pipefail
 root=${1:-$(dirname "$0")/..}
-order=(base config hardware topology network collective compute models workload engine execution power scheduler calibration search sweep report)
+order=(base config hardware topology network collective compute models workload engine execution power scheduler calibration search sweep report scenario)
 index_of() { local i; for i in "${!order[@]}"; do [[ ${order[$i]} == "$1" ]] && { echo "$i"; return; }; done; echo -1; }
 status=0
 for dir in "$root"/src/clustertwin/*/; do

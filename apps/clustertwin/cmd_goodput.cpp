@@ -11,18 +11,14 @@
 #include "clustertwin/report/html.h"
 #include "clustertwin/report/schedule.h"
 #include "commands.h"
+#include "field_options.h"
 #include "flags.h"
 
 namespace clustertwin::app {
 namespace {
 
 struct GoodputOptions {
-  std::string cluster = "azure-ndv6-gb300";
-  int gpus = 0;
-  std::string model = "llama3.1-405b";
-  int tp = 8, pp = 16, cp = 1, ep = 1, vpp = 1;
-  int64_t micro_batch = 1, global_batch = 0, seq_len = 8192;
-  std::string precision = "bf16", recompute = "full";
+  TrainOptions t;
   double days = 30;
   int64_t max_events = base::kMaxEvents;
   std::string checkpoint = "auto";
@@ -32,51 +28,25 @@ struct GoodputOptions {
   double domain_failures = 1.0, failure_scale = 1.0, lemon_fraction = 0.15;
   uint64_t seed = 1;
   bool no_sweep = false;
-  std::string calibration;
   std::string json;
 };
 
 int goodput(const Context& ctx, const GoodputOptions& o, bool html) {
   using namespace scheduler;
-  auto lc = ctx.load_cluster(o.cluster);
-  if (!lc) return bad_input(lc.error());
+  if (!(o.days > 0)) return bad_input("--days must be > 0");
+  if (o.t.model == "gpt") {
+    return bad_input("--model gpt: goodput runs a catalog model, a YAML file or a config.json");
+  }
+  // The cluster, model and layout as every training verb resolves them (scenario/training.h).
+  auto job = prepare_training(ctx, o.t);
+  if (!job) return bad_input(job.error());
+  const auto& lc = (*job)->cluster;
   const auto cluster =
       ClusterModel::from_topology(lc->topo, (**lc->catalog.system(lc->spec.system)).gpus_per_node);
-  if (!(o.days > 0)) return bad_input("--days must be > 0");
   GoodputConfig cfg;
-  cfg.gpus = o.gpus > 0 ? o.gpus : static_cast<int>(cluster.gpus());
-  if (cfg.gpus > cluster.gpus()) {
-    return bad_input("--gpus " + std::to_string(cfg.gpus) + " is more than cluster '" +
-                     lc->spec.name + "' has (" + std::to_string(cluster.gpus()) + ")");
-  }
-  auto& l = cfg.work.layout;
-  l.tp = o.tp;
-  l.pp = o.pp;
-  l.cp = o.cp;
-  l.ep = o.ep;
-  l.vpp = o.vpp;
-  l.micro_batch = o.micro_batch;
-  l.seq_len = o.seq_len;
-  auto mp_r = workload::model_parallel_size(l);
-  if (!mp_r) return bad_input(mp_r.error());
-  const int64_t mp = *mp_r;
-  if (cfg.gpus % mp != 0) {
-    return bad_input("--gpus " + std::to_string(cfg.gpus) +
-                     " is not a multiple of tp*pp*cp = " + std::to_string(mp));
-  }
-  l.dp = static_cast<int>(cfg.gpus / mp);
-  auto gb = o.global_batch > 0 ? base::Result<int64_t>(o.global_batch)
-                               : workload::default_global_batch(l);
-  if (!gb) return bad_input(gb.error());
-  l.global_batch = *gb;
-  auto dtype = compute::parse_dtype(o.precision);
-  if (!dtype) return bad_input("--precision: expected bf16, fp8 or fp4, got '" + o.precision + "'");
-  l.dtype = *dtype;
-  auto rc = models::parse_recompute(o.recompute);
-  if (!rc)
-    return bad_input("--recompute: expected none, selective or full, got '" + o.recompute + "'");
-  l.recompute = *rc;
-  cfg.work.model = o.model;
+  cfg.gpus = static_cast<int>((*job)->gpus);
+  cfg.work.layout = (*job)->layout;
+  cfg.work.model = o.t.model;
   cfg.horizon = engine::to_ticks(base::seconds(o.days * 86400));
   if (o.checkpoint != "auto") {
     // A plain number is seconds; a unit string ("15 min" is not a unit here: "900 s") works too.
@@ -112,22 +82,16 @@ int goodput(const Context& ctx, const GoodputOptions& o, bool html) {
   cfg.max_events = o.max_events;
   cfg.sweep = !o.no_sweep;
   SpeedModel speed(lc->catalog, lc->topo);
-  std::optional<calibration::TrainingCalibration> fitted;
-  if (!o.calibration.empty()) {
-    // The scheduler prices communication with closed forms (PlacementComm): of a profile it
-    // runs the training model's compute-time scale, and refuses one of collective lines alone.
-    auto tc = calibration::training_calibration_of(
-        o.calibration, (*lc->catalog.system(lc->spec.system))->gpu, "--calibration");
-    if (!tc) return bad_input(tc.error());
-    if (!*tc) {
-      return bad_input("--calibration: " + o.calibration +
-                       " has no training: mapping (the compute-time scale `calibrate` fits to "
-                       "step times); goodput prices communication with closed forms, so "
-                       "collective lines alone would change nothing");
-    }
-    fitted = *tc;
-    speed.set_framework_overhead(fitted->compute_scale - 1.0);
+  // The scheduler prices communication with closed forms (PlacementComm): of a profile it runs
+  // the training model's compute-time scale, and refuses one of collective lines alone.
+  if (!o.t.calibration.empty() && !(*job)->compute_scale) {
+    return bad_input("--calibration: " + o.t.calibration +
+                     " has no training: mapping (the compute-time scale `calibrate` fits to "
+                     "step times); goodput prices communication with closed forms, so "
+                     "collective lines alone would change nothing");
   }
+  const bool fitted = (*job)->compute_scale.has_value() && o.t.overhead < 0;
+  if (o.t.overhead >= 0 || fitted) speed.set_framework_overhead((*job)->setup.framework_overhead);
   auto g = run_goodput(cluster, speed, cfg);
   if (!g) return bad_input(g.error());
   if (!o.json.empty() || html) {
@@ -144,8 +108,9 @@ int goodput(const Context& ctx, const GoodputOptions& o, bool html) {
   if (o.json != "-") {
     std::cout << report::goodput_text(*g);
     if (fitted) {
-      std::cout << "  compute-time scale " << fitted->compute_scale
-                << " fitted to measured steps (calibration profile " << fitted->path << ")\n";
+      std::cout << "  compute-time scale " << *(*job)->compute_scale
+                << " fitted to measured steps (calibration profile " << (*job)->calibration_path
+                << ")\n";
     }
   }
   return kExitOk;
@@ -162,39 +127,7 @@ Verb add_goodput(CLI::App& app, const Context& ctx) {
       "(ETTR) and the Young/Daly checkpoint interval, with a sweep around it.\n"
       "Example: clustertwin goodput --cluster meta-llama3-h100 --gpus 16384 --model "
       "llama3.1-405b --tp 8 --pp 16 --days 54 --checkpoint auto");
-  cmd->add_option("--cluster", o->cluster, "catalog name, cluster file or SYSTEM*COUNT")
-      ->capture_default_str();
-  cmd->add_option("--gpus", o->gpus,
-                  "GPUs of the job (default: the whole cluster; the rest are spares)")
-      ->check(flags::positive(o->gpus, base::kMaxGpus));
-  cmd->add_option("--model", o->model, "catalog model, YAML file or HF config.json")
-      ->capture_default_str();
-  cmd->add_option("--tp", o->tp, "tensor parallel")
-      ->check(flags::positive(o->tp, base::kMaxGpus))
-      ->capture_default_str();
-  cmd->add_option("--pp", o->pp, "pipeline stages")
-      ->check(flags::positive(o->pp, base::kMaxGpus))
-      ->capture_default_str();
-  cmd->add_option("--cp", o->cp, "context parallel")
-      ->check(flags::positive(o->cp, base::kMaxGpus))
-      ->capture_default_str();
-  cmd->add_option("--ep", o->ep, "expert parallel")
-      ->check(flags::positive(o->ep, base::kMaxGpus))
-      ->capture_default_str();
-  cmd->add_option("--vpp", o->vpp, "virtual pipeline stages")
-      ->check(flags::positive(o->vpp, base::kMaxLayers))
-      ->capture_default_str();
-  cmd->add_option("--micro-batch", o->micro_batch, "sequences per micro-batch")
-      ->check(flags::positive(o->micro_batch, base::kMaxBatch))
-      ->capture_default_str();
-  cmd->add_option("--global-batch", o->global_batch,
-                  "sequences per step (default: micro_batch*dp*4*pp)")
-      ->check(flags::positive(o->global_batch, base::kMaxBatch));
-  cmd->add_option("--seq-len", o->seq_len, "sequence length")
-      ->check(flags::positive(o->seq_len, base::kMaxSequence))
-      ->capture_default_str();
-  cmd->add_option("--precision", o->precision, "bf16, fp8 or fp4")->capture_default_str();
-  cmd->add_option("--recompute", o->recompute, "none, selective or full")->capture_default_str();
+  add_fields(cmd, scenario::training_fields(), o->t, scenario::training_words());
   cmd->add_option("--days", o->days, "days of training")
       ->capture_default_str()
       ->check(flags::positive(o->days, base::kMaxSimSeconds / 86400));
@@ -229,9 +162,6 @@ Verb add_goodput(CLI::App& app, const Context& ctx) {
       ->capture_default_str()
       ->check(flags::non_negative(o->seed));
   cmd->add_flag("--no-sweep", o->no_sweep, "skip the interval sweep");
-  cmd->add_option("--calibration", o->calibration,
-                  "a calibration profile with a training: mapping (`clustertwin calibrate` on "
-                  "step times): its compute-time scale");
   cmd->add_option("--json", o->json, "write results JSON to FILE ('-' for stdout)");
   return {cmd, [&ctx, o, report_flag] { return goodput(ctx, *o, report_flag->count() > 0); }};
 }

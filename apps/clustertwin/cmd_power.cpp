@@ -13,7 +13,9 @@
 #include "clustertwin/power/training_power.h"
 #include "clustertwin/report/power.h"
 #include "clustertwin/report/training.h"
+#include "clustertwin/scenario/power_settings.h"
 #include "commands.h"
+#include "field_options.h"
 #include "flags.h"
 
 namespace clustertwin::app {
@@ -21,6 +23,7 @@ namespace {
 
 struct PowerOptions {
   TrainOptions t;
+  std::string json, trace;
   std::string cap, clock_lock, node_policy, smoothing;
   bool no_smoothing = false;
   double pue = 0, supply_temp = -1000, delta_t = 0, price = 0, grid_intensity = 0;
@@ -47,17 +50,17 @@ int power(const Context& ctx, const PowerOptions& po) {
 
   power::TrainingPowerOptions opt;
   opt.token_budget = job.token_budget;
-  auto g = gpu_settings(po.cap, po.clock_lock);
+  auto g = scenario::gpu_settings(po.cap, po.clock_lock);
   if (!g) return bad_input(g.error());
   opt.gpu = *g;
   opt.node_policy = po.node_policy;
   const auto sp = pcat->system(sys.name);
   if (!sp) return bad_input(sp.error());
   // Neither flag: the system's profile where it has one (with and without smoothing).
-  auto sr = smoothing_request(po.smoothing, po.no_smoothing, (*sp)->smoothing.supported);
+  auto sr = scenario::smoothing_request(po.smoothing, po.no_smoothing, (*sp)->smoothing.supported);
   if (!sr) return bad_input(sr.error());
   opt.smoothing = *sr;
-  opt.cooling = cooling_settings(po.pue, po.supply_temp, po.delta_t, po.coolant);
+  opt.cooling = scenario::cooling_settings(po.pue, po.supply_temp, po.delta_t, po.coolant);
   opt.price_per_kWh = po.price;
   opt.grid_gCO2_per_kWh = po.grid_intensity;
   opt.window = {.duration_s = po.duration,
@@ -91,17 +94,17 @@ int power(const Context& ctx, const PowerOptions& po) {
                              .gpu = gpu.name,
                              .gpus = gpus,
                              .token_budget = opt.token_budget};
-  if (!o.json.empty()) {
+  if (!po.json.empty()) {
     report::Json j = {{"training", report::training_json(r->training, l, tc)},
                       {"power", report::power_json(*r)}};
-    if (auto st = report::write_json(j, o.json); !st) return bad_input(st.error());
+    if (auto st = report::write_json(j, po.json); !st) return bad_input(st.error());
   }
-  if (!o.trace.empty()) {
+  if (!po.trace.empty()) {
     auto tw = report::training_trace(r->training, l);
     report::add_power_counters(tw, *r);
-    if (auto st = tw.write(o.trace); !st) return bad_input(st.error());
+    if (auto st = tw.write(po.trace); !st) return bad_input(st.error());
   }
-  if (o.json != "-") {
+  if (po.json != "-") {
     const auto& tr = r->training;
     std::cout << fmt::format(
         "{} on {} GPUs of {} ({}), TP{} PP{} DP{}: step {:.3f} s, MFU {:.1f}%\n", job.model.name,
@@ -116,8 +119,6 @@ int power(const Context& ctx, const PowerOptions& po) {
 Verb add_power(CLI::App& app, const Context& ctx) {
   auto po = std::make_shared<PowerOptions>();
   auto& o = po->t;
-  o.tp = 8;
-  o.pp = 16;
   CLI::App* cmd = app.add_subcommand(
       "power",
       "Power of a training job: GPU, rack, cluster and facility power, the waveform over a job "
@@ -128,78 +129,7 @@ Verb add_power(CLI::App& app, const Context& ctx) {
       "step.\n"
       "Example: clustertwin power --cluster azure-ndv6-gb300 --model llama3.1-405b --tp 8 --pp 16 "
       "--power-cap 1200W --smoothing floor=0.8,ramp-up=2000W/s --price 0.08 --tokens 15T");
-  cmd->add_option("--cluster", o.cluster, "catalog name, cluster file or SYSTEM*COUNT")
-      ->capture_default_str();
-  cmd->add_option("--gpus", o.gpus, "GPUs of the job (default: the whole cluster)")
-      ->check(flags::positive(o.gpus, base::kMaxGpus));
-  cmd->add_option(
-         "--model", o.model,
-         "catalog model, YAML file, HF config.json, or 'gpt' with --layers/--hidden/--heads")
-      ->capture_default_str();
-  cmd->add_option("--layers", o.layers, "custom GPT: layers")
-      ->check(flags::positive(o.layers, base::kMaxLayers));
-  cmd->add_option("--hidden", o.hidden, "custom GPT: hidden size")
-      ->check(flags::positive(o.hidden, base::kMaxModelDim));
-  cmd->add_option("--heads", o.heads, "custom GPT: attention heads")
-      ->check(flags::positive(o.heads, base::kMaxModelDim));
-  cmd->add_option("--kv-heads", o.kv_heads, "custom GPT: KV heads (default: heads)")
-      ->check(flags::positive(o.kv_heads, base::kMaxModelDim));
-  cmd->add_option("--ffn", o.ffn, "custom GPT: MLP width (default: 4 x hidden)")
-      ->check(flags::positive(o.ffn, base::kMaxModelDim));
-  cmd->add_option("--vocab", o.vocab, "custom GPT: vocabulary")
-      ->check(flags::positive(o.vocab, base::kMaxModelDim))
-      ->capture_default_str();
-  cmd->add_option("--tp", o.tp, "tensor parallel")
-      ->check(flags::positive(o.tp, base::kMaxGpus))
-      ->capture_default_str();
-  cmd->add_option("--pp", o.pp, "pipeline stages")
-      ->check(flags::positive(o.pp, base::kMaxGpus))
-      ->capture_default_str();
-  cmd->add_option("--dp", o.dp, "data parallel (default: gpus / (tp*pp*cp))")
-      ->check(flags::positive(o.dp, base::kMaxGpus));
-  cmd->add_option("--cp", o.cp, "context parallel")
-      ->check(flags::positive(o.cp, base::kMaxGpus))
-      ->capture_default_str();
-  cmd->add_option("--ep", o.ep, "expert parallel (carved from dp*cp)")
-      ->check(flags::positive(o.ep, base::kMaxGpus))
-      ->capture_default_str();
-  cmd->add_option("--vpp", o.vpp, "virtual pipeline stages per stage (interleaved 1F1B)")
-      ->check(flags::positive(o.vpp, base::kMaxLayers))
-      ->capture_default_str();
-  cmd->add_option("--micro-batch", o.micro_batch, "sequences per micro-batch")
-      ->check(flags::positive(o.micro_batch, base::kMaxBatch))
-      ->capture_default_str();
-  cmd->add_option("--global-batch", o.global_batch,
-                  "sequences per step (default: micro_batch*dp*4*pp)")
-      ->check(flags::positive(o.global_batch, base::kMaxBatch));
-  cmd->add_option("--seq-len", o.seq_len, "sequence length (default: the model's, at most 8192)")
-      ->check(flags::positive(o.seq_len, base::kMaxSequence));
-  cmd->add_option("--precision", o.precision, "bf16, fp8 or fp4")->capture_default_str();
-  cmd->add_option("--recompute", o.recompute, "none, selective or full")->capture_default_str();
-  cmd->add_option("--zero", o.zero, "0, 1 (distributed optimizer), 2 or 3 (FSDP)")
-      ->check(flags::range(o.zero, 0, 3))
-      ->capture_default_str();
-  cmd->add_flag("--no-sequence-parallel", o.no_sp,
-                "tensor parallelism without sequence parallelism");
-  cmd->add_flag("--tp-overlap", o.tp_overlap, "overlap TP collectives with GEMMs");
-  cmd->add_flag("--no-dp-overlap", o.no_dp_overlap, "do not overlap the DP gradient reduction");
-  cmd->add_flag("--ep-overlap", o.ep_overlap, "overlap EP all-to-all with compute (DualPipe)");
-  cmd->add_option("--attention", o.attention, "flash (fused) or unfused (2021-22 Megatron-LM)")
-      ->check(CLI::IsMember({"flash", "unfused"}))
-      ->capture_default_str();
-  cmd->add_option("--comm", o.comm,
-                  "communication model: analytical, collective or flow (as train)")
-      ->check(CLI::IsMember({"analytical", "collective", "flow"}))
-      ->capture_default_str();
-  cmd->add_option("--calibration", o.calibration,
-                  "a calibration profile or built-in name laid over the catalog's collective "
-                  "lines (as train)");
-  cmd->add_option("--framework-overhead", o.overhead,
-                  "fraction of compute lost to launch gaps and host overhead")
-      ->check(flags::range(o.overhead, 0.0, 10.0));
-  cmd->add_option(
-      "--tokens", o.tokens,
-      "token budget of the training run (e.g. 15T): energy, cost and carbon of the run");
+  add_fields(cmd, scenario::training_fields(), o, scenario::training_words());
   cmd->add_option("--power-cap", po->cap,
                   "GPU power limit (e.g. 1200W), within the GPU's settable range");
   cmd->add_option("--clock-lock", po->clock_lock, "lock the SM clock (e.g. 1500MHz)");
@@ -243,8 +173,8 @@ Verb add_power(CLI::App& app, const Context& ctx) {
       ->check(flags::non_negative(po->checkpoint_time, base::kMaxSimSeconds));
   cmd->add_flag("--no-feedback", po->no_feedback,
                 "do not re-simulate the step when a cap slows compute");
-  cmd->add_option("--json", o.json, "write results JSON to FILE ('-' for stdout)");
-  cmd->add_option("--trace", o.trace,
+  cmd->add_option("--json", po->json, "write results JSON to FILE ('-' for stdout)");
+  cmd->add_option("--trace", po->trace,
                   "write a Chrome trace of the step with power counters to FILE");
   return {cmd, [&ctx, po] { return power(ctx, *po); }};
 }

@@ -51,8 +51,14 @@ struct Scenario {
   std::string name;
   std::string cluster;  // a catalog name, a file or SYSTEM*COUNT; or the name of `inline_cluster`
   std::optional<hardware::ClusterSpec> inline_cluster;  // `cluster:` given as a mapping
-  std::optional<TrainOptions> training;
-  std::optional<ServeOptions> inference;
+  std::optional<scenario::TrainingRequest> training;
+  /// Where the training block and each of its keys are, for messages of its resolution.
+  std::string file;
+  int training_line = 0;
+  std::vector<std::pair<std::string, int>> training_keys;
+  std::optional<scenario::ServingRequest> inference;
+  int inference_line = 0;
+  std::vector<std::pair<std::string, int>> inference_keys;
 };
 
 /// A scenario's `calibration:` value: a built-in profile name as it is, a file (a value with a
@@ -69,6 +75,7 @@ base::Result<Scenario> parse_scenario(const config::Document& doc) {
   config::ReadContext ctx{.file = doc.file};
   Reader top(doc.root, ctx);
   Scenario s;
+  s.file = doc.file;
   s.name = top.string("name", Need::kOptional).value_or(doc.file);
   top.allow("description");
   // `calibration:` at the top applies to every workload that runs the collective model
@@ -105,60 +112,27 @@ base::Result<Scenario> parse_scenario(const config::Document& doc) {
   }
   if (auto w = top.child("workload")) {
     if (auto t = w->child("training", Need::kOptional)) {
-      TrainOptions o;
+      scenario::TrainingRequest o;
       o.cluster = s.cluster;
-      o.model = t->string("model").value_or(o.model);
-      o.gpus = t->integer("gpus", Need::kOptional, 1).value_or(0);
-      o.tp = static_cast<int>(t->integer("tp", Need::kOptional, 1, 4096).value_or(1));
-      o.pp = static_cast<int>(t->integer("pp", Need::kOptional, 1, 4096).value_or(1));
-      o.dp = static_cast<int>(t->integer("dp", Need::kOptional, 1, 10'000'000).value_or(0));
-      o.cp = static_cast<int>(t->integer("cp", Need::kOptional, 1, 4096).value_or(1));
-      o.ep = static_cast<int>(t->integer("ep", Need::kOptional, 1, 4096).value_or(1));
-      o.vpp = static_cast<int>(t->integer("vpp", Need::kOptional, 1, 1024).value_or(1));
-      o.zero = static_cast<int>(t->integer("zero", Need::kOptional, 0, 3).value_or(1));
-      o.micro_batch = t->integer("micro_batch", Need::kOptional, 1).value_or(1);
-      o.global_batch = t->integer("global_batch", Need::kOptional, 1).value_or(0);
-      o.seq_len = t->integer("seq_len", Need::kOptional, 1).value_or(0);
-      o.precision =
-          t->choice("precision", {"bf16", "fp8", "fp4"}, Need::kOptional).value_or("bf16");
-      o.recompute =
-          t->choice("recompute", {"none", "selective", "full"}, Need::kOptional).value_or("none");
-      o.comm = t->choice("comm", {"analytical", "collective", "flow"}, Need::kOptional)
-                   .value_or("collective");
-      o.tp_overlap = t->boolean("tp_comm_overlap", Need::kOptional).value_or(false);
-      o.ep_overlap = t->boolean("ep_overlap", Need::kOptional).value_or(false);
-      o.moe_dispatch = t->string("moe_dispatch", Need::kOptional).value_or("auto");
-      o.no_sp = !t->boolean("sequence_parallel", Need::kOptional).value_or(true);
-      o.no_dp_overlap = !t->boolean("dp_overlap", Need::kOptional).value_or(true);
-      o.tokens = t->string("tokens", Need::kOptional).value_or("");
-      o.power = t->boolean("power", Need::kOptional).value_or(false);
+      (void)t->string("model");  // required in a file: a scenario says what it trains
+      s.training_line = t->line();
+      s.training_keys = scenario::read_fields(*t, scenario::training_fields(), o);
+      for (auto& k : scenario::read_fields(*t, scenario::training_power_fields(), o)) {
+        s.training_keys.push_back(std::move(k));
+      }
       if (auto c = calibration_of(*t); c || top_calibration) {
         o.calibration = c ? c->value : top_calibration->value;
         o.calibration_where = c ? c->where : top_calibration->where;
       }
-      o.power_cap = t->string("power_cap", Need::kOptional).value_or("");
       t->finish();
       s.training = o;
     }
     if (auto i = w->child("inference", Need::kOptional)) {
-      ServeOptions o;
+      scenario::ServingRequest o;
       o.cluster = s.cluster;
-      o.model = i->string("model").value_or(o.model);
-      o.gpus = i->integer("gpus", Need::kOptional, 1).value_or(0);
-      o.scenario = i->choice("scenario", {"offline", "server", "interactive"}, Need::kOptional)
-                       .value_or("server");
-      o.precision =
-          i->choice("precision", {"bf16", "fp8", "fp4"}, Need::kOptional).value_or(o.precision);
-      o.serving = i->string("serving", Need::kOptional).value_or("");
-      o.tp = static_cast<int>(i->integer("tp", Need::kOptional, 1, 4096).value_or(0));
-      o.ep = static_cast<int>(i->integer("ep", Need::kOptional, 1, 4096).value_or(0));
-      o.pp = static_cast<int>(i->integer("pp", Need::kOptional, 1, 4096).value_or(0));
-      o.replicas = static_cast<int>(i->integer("replicas", Need::kOptional, 1, 100000).value_or(0));
-      o.dp_attention = i->boolean("dp_attention", Need::kOptional).value_or(false);
-      o.max_batch = i->integer("max_batch", Need::kOptional, 1).value_or(0);
-      o.requests = i->integer("requests", Need::kOptional, 1).value_or(0);
-      o.seed = static_cast<uint64_t>(i->integer("seed", Need::kOptional, 0).value_or(1));
-      o.power = i->boolean("power", Need::kOptional).value_or(false);
+      (void)i->string("model");  // required in a file: a scenario says what it serves
+      s.inference_line = i->line();
+      s.inference_keys = scenario::read_fields(*i, scenario::serving_fields(), o);
       if (i->has("calibration")) {
         i->error(
             "a calibration profile sets the collective model's lines, which serving does not "
@@ -167,7 +141,6 @@ base::Result<Scenario> parse_scenario(const config::Document& doc) {
             "calibration");
         i->allow("calibration");
       }
-      o.power_cap = i->string("power_cap", Need::kOptional).value_or("");
       i->finish();
       s.inference = o;
     }
@@ -176,6 +149,24 @@ base::Result<Scenario> parse_scenario(const config::Document& doc) {
   top.finish();
   if (!ctx.errors.empty()) return base::fail(ctx.errors.combined());
   return s;
+}
+
+/// A message of a workload's resolution in the file's words: its fields as keys, at the line of
+/// the key it is about (else of the workload's block).
+base::Error workload_error(const Scenario& s, base::Error e, int block_line,
+                           const std::vector<std::pair<std::string, int>>& keys,
+                           const std::vector<scenario::FieldWord>& words) {
+  // Messages that already say where (a top-level calibration's file:line) keep their place.
+  if (!e.file.empty() || e.message.starts_with(s.file + ":")) return e;
+  const std::string key = scenario::leading_key(e.message);
+  int line = block_line;
+  for (const auto& [k, l] : keys) {
+    if (k == key) line = l;
+  }
+  e.message = scenario::render(e.message, words, scenario::Door::kFile);
+  e.file = s.file;
+  e.line = line;
+  return e;
 }
 
 base::Result<ScenarioOutput> run_parsed(const Context& outer, const Scenario& sc) {
@@ -216,8 +207,11 @@ base::Result<ScenarioOutput> run_parsed(const Context& outer, const Scenario& sc
       c["counts"]["scale_out_switches"].get<int>(), num({"scale_out", "bisection_Bps"}) / 1e12,
       num({"power", "cluster_it_W"}) / 1e6);
   if (s->training) {
-    auto t = run_training(ctx, *s->training);
-    if (!t) return base::fail(t.error());
+    auto t = scenario::run_training(ctx, *s->training);
+    if (!t) {
+      return base::fail(workload_error(*s, t.error(), s->training_line, s->training_keys,
+                                       scenario::training_words()));
+    }
     results["training"] = t->json;
     summary += "  " + t->summary + "\n";
     if (t->json.contains("time_to_train_s")) {
@@ -231,12 +225,15 @@ base::Result<ScenarioOutput> run_parsed(const Context& outer, const Scenario& sc
     }
   }
   if (s->inference) {
-    auto r = run_serving(ctx, *s->inference);
-    if (!r) return base::fail(r.error());
+    auto r = scenario::run_serving(ctx, *s->inference, ctx.quiet);
+    if (!r) {
+      return base::fail(workload_error(*s, r.error(), s->inference_line, s->inference_keys,
+                                       scenario::serving_words()));
+    }
     results["inference"] = r->json;
-    if (!r->power.is_null()) results["inference"]["power"] = r->power;
+    if (r->power) results["inference"]["power"] = r->power->json;
     summary += "  " + r->summary + "\n";
-    if (!r->power_summary.empty()) summary += "  " + r->power_summary + "\n";
+    if (r->power) summary += "  " + r->power->summary + "\n";
   }
   return ScenarioOutput{std::move(results), std::move(summary)};
 }

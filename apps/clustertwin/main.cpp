@@ -13,35 +13,31 @@
 
 namespace clustertwin::app {
 
-base::Result<hardware::Catalog> Context::load_catalog() const {
-  if (catalog_dir.empty()) return hardware::Catalog::load_embedded();
-  return hardware::Catalog::load_directory(catalog_dir);
+std::string cli_words(const std::string& message) {
+  static const std::vector<scenario::FieldWord> kWords = [] {
+    auto w = scenario::training_words();
+    for (const auto& s : scenario::serving_words()) w.push_back(s);
+    return w;
+  }();
+  return scenario::render(message, kWords, scenario::Door::kCli);
 }
 
-base::Result<hardware::ClusterSpec> Context::resolve_cluster(const hardware::Catalog& catalog,
-                                                             const std::string& cluster) const {
-  if (auto it = inline_clusters.find(cluster); it != inline_clusters.end()) {
-    if (auto st = catalog.validate(it->second); !st) {
-      return base::fail("cluster '" + cluster + "': " + st.error().message);
-    }
-    return it->second;
+base::Result<std::unique_ptr<TrainingJob>> prepare_training(const Context& ctx,
+                                                            const TrainOptions& o) {
+  auto job = scenario::resolve_training(ctx, o);
+  if (!job) {
+    base::Error e = job.error();
+    e.message = cli_words(e.message);
+    return base::fail(std::move(e));
   }
-  return hardware::resolve_cluster(catalog, cluster);
-}
-
-base::Result<LoadedCluster> Context::load_cluster(const std::string& cluster) const {
-  auto cat = load_catalog();
-  if (!cat) return base::fail(cat.error());
-  auto spec = resolve_cluster(*cat, cluster);
-  if (!spec) return base::fail(spec.error());
-  auto topo = topology::Topology::build(*cat, *spec);
-  if (!topo) return base::fail(topo.error());
-  return LoadedCluster{std::move(*cat), std::move(*spec), std::move(*topo)};
+  return job;
 }
 
 int bad_input(const base::Error& e) {
   base::Errors all;
-  all.add(e);
+  base::Error worded = e;
+  worded.message = cli_words(e.message);
+  all.add(std::move(worded));
   std::cerr << all.to_string() << "\n";
   // A write that failed is the system's fault, not the input's (DESIGN.md §4).
   return e.kind == base::ErrorKind::kSystem ? kExitInternal : kExitBadInput;

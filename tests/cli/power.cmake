@@ -72,5 +72,5 @@ ct_cli_test(NAME power.serve_smoothing_and_no_smoothing RC 2
 # Done-when of issue 7: `clustertwin power` on the flagship cluster training a large model shows
 # the rack and cluster waveform with and without smoothing, energy per step and per token,
 # coolant flow per rack and PUE. Pinned whole (a reviewer reads the diff).
-ct_cli_test(NAME golden.power_flagship ARGS power --comm analytical --duration 60
+ct_cli_test(NAME golden.power_flagship ARGS power --tp 8 --pp 16 --comm analytical --duration 60
             GOLDEN scenarios/golden/power-flagship.txt LABELS golden)

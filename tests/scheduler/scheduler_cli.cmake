@@ -32,7 +32,7 @@ ct_cli_test(NAME sched.philly_week_fifo
             ARGS schedule --cluster hgx-h100*352 --trace ${SCHED}/data/philly_week.csv --vc-quotas ${SCHED}/data/philly_vc.csv --days 7 --policy fifo --placement tree --failures off -q
             STDOUT "jobs finished")
 ct_cli_test(NAME sched.goodput_llama3
-            ARGS goodput --cluster meta-llama3-h100 --gpus 16384 --model llama3.1-405b --tp 8 --pp 16 --vpp 4 --global-batch 2048 --days 54 --no-sweep
+            ARGS goodput --cluster meta-llama3-h100 --gpus 16384 --model llama3.1-405b --tp 8 --pp 16 --vpp 4 --global-batch 2048 --recompute full --days 54 --no-sweep
             GOLDEN scheduler/golden/goodput_llama3.txt LABELS golden)
 ct_cli_test(NAME sched.export_block ARGS export slurm --cluster azure-ndv6-gb300 --format block --spares 2
             STDOUT "BlockSizes=16,32,64,128,256,512,1024")

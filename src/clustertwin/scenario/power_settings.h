@@ -1,0 +1,32 @@
+#pragma once
+/// The power settings a request carries as text or plain numbers, turned into the power layer's
+/// types: a GPU power cap ("1200", "1200W", "1.2 kW"), an SM clock lock ("1500", "1500MHz",
+/// "1.5GHz"), a smoothing profile, cooling. Messages name fields ({power_cap}, {clock_lock},
+/// {smoothing}, {no_smoothing}); the door writes its word for them (fields.h).
+
+#include <optional>
+#include <string>
+
+#include "clustertwin/base/result.h"
+#include "clustertwin/power/cooling.h"
+#include "clustertwin/power/gpu_power.h"
+#include "clustertwin/power/smoothing.h"
+
+namespace clustertwin::scenario {
+
+/// Watts from "1200", "1200W" or "1.2 kW"; the message names the field `key`.
+base::Result<double> parse_watts(const std::string& s, const std::string& key);
+/// MHz from "1500", "1500MHz" or "1.5GHz".
+base::Result<double> parse_mhz(const std::string& s);
+/// A power cap and a clock lock ("" = not given) as GPU settings.
+base::Result<power::GpuSettings> gpu_settings(const std::string& cap,
+                                              const std::string& clock_lock);
+/// A smoothing profile spec or "off" (exclusive); neither: the system's profile where it has one
+/// (`supported`), else none.
+base::Result<std::optional<power::SmoothingRequest>> smoothing_request(const std::string& spec,
+                                                                       bool off, bool supported);
+/// PUE, supply temperature, delta-T and coolant (0, -1000, 0 and "" = the facility defaults).
+power::CoolingSettings cooling_settings(double pue, double supply_temp, double delta_t,
+                                        const std::string& coolant);
+
+}  // namespace clustertwin::scenario

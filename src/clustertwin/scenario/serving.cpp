@@ -1,0 +1,682 @@
+// The serving request, its field table and its run (docs/models/inference.md; DESIGN.md §2 for
+// the one-path-whatever-the-door rule). Moved from apps/clustertwin/cmd_serve.cpp.
+
+#include "clustertwin/scenario/serving.h"
+
+#include <fmt/format.h>
+
+#include <fstream>
+#include <mutex>
+#include <sstream>
+
+#include "clustertwin/base/units_parse.h"
+#include "clustertwin/execution/serving_sim.h"
+#include "clustertwin/models/model_catalog.h"
+#include "clustertwin/power/serving_power.h"
+#include "clustertwin/report/power.h"
+#include "clustertwin/report/progress.h"
+#include "clustertwin/report/serving.h"
+#include "clustertwin/scenario/power_settings.h"
+#include "clustertwin/search/serving_search.h"
+
+namespace clustertwin::scenario {
+namespace {
+
+using R = ServingRequest;
+using F = Field<R>;
+
+constexpr base::IntRange positive(int64_t max) { return {.min = 1, .max = max}; }
+
+FieldTable<R> make_serving_fields() {
+  const base::IntRange gpus = positive(base::kMaxGpus);
+  const base::IntRange tokens = positive(base::kMaxTokensPerStep);
+  const double dmax = std::numeric_limits<double>::max();
+  return {
+      F{.key = "cluster",
+        .flag = "cluster",
+        .name = "cluster",
+        .member = &R::cluster,
+        .help = "catalog name, cluster file or SYSTEM*COUNT",
+        .show_default = true,
+        .in_file = false},
+      F{.key = "gpus",
+        .flag = "gpus",
+        .name = "gpus",
+        .member = &R::gpus,
+        .help = "GPUs to serve on (default: the whole cluster)",
+        .ints = gpus},
+      F{.key = "model",
+        .flag = "model",
+        .name = "model",
+        .member = &R::model,
+        .help = "catalog model, YAML file or HF config.json",
+        .show_default = true},
+      F{.key = "dataset",
+        .flag = "dataset",
+        .name = "dataset",
+        .member = &R::dataset,
+        .help = "request lengths: a catalog dataset (default: the model's MLPerf set)"},
+      F{.key = "isl",
+        .flag = "isl",
+        .name = "input length",
+        .member = &R::isl,
+        .help = "fixed input tokens per request (with {osl})",
+        .ints = positive(base::kMaxSequence)},
+      F{.key = "osl",
+        .flag = "osl",
+        .name = "output length",
+        .member = &R::osl,
+        .help = "fixed output tokens per request (with {isl})",
+        .ints = positive(base::kMaxSequence)},
+      F{.key = "scenario",
+        .flag = "scenario",
+        .name = "scenario",
+        .member = &R::scenario,
+        .help = "offline, server or interactive (MLPerf LoadGen)",
+        .choices = {"offline", "server", "interactive"},
+        .show_default = true},
+      F{.key = "precision",
+        .flag = "precision",
+        .name = "precision",
+        .member = &R::precision,
+        .help = "weights: bf16, fp8 or fp4",
+        .choices = {"bf16", "fp8", "fp4"},
+        .show_default = true},
+      F{.key = "kv_precision",
+        .flag = "kv-precision",
+        .name = "KV precision",
+        .member = &R::kv,
+        .help = "KV cache: fp8 or bf16",
+        .choices = {"fp8", "bf16"},
+        .show_default = true},
+      F{.key = "serving",
+        .flag = "serving",
+        .name = "serving layout",
+        .member = &R::serving,
+        .help = "'auto' (search) or a serving layout FILE (default: auto unless layout fields "
+                "are given)"},
+      F{.key = "ttft_limit",
+        .flag = "ttft-limit",
+        .name = "TTFT limit",
+        .member = &R::ttft_limit,
+        .help = "p99 time to first token, e.g. '2 s' (default: the dataset's MLPerf limit)"},
+      F{.key = "tpot_limit",
+        .flag = "tpot-limit",
+        .name = "TPOT limit",
+        .member = &R::tpot_limit,
+        .help = "p99 time per output token, e.g. '80 ms'"},
+      F{.key = "tp",
+        .flag = "tp",
+        .name = "tensor parallel",
+        .member = &R::tp,
+        .help = "tensor parallel per instance",
+        .ints = gpus},
+      F{.key = "pp",
+        .flag = "pp",
+        .name = "pipeline stages",
+        .member = &R::pp,
+        .help = "pipeline stages per instance",
+        .ints = gpus},
+      F{.key = "ep",
+        .flag = "ep",
+        .name = "expert parallel",
+        .member = &R::ep,
+        .help = "expert parallel (divides tp)",
+        .ints = gpus},
+      F{.key = "dp_attention",
+        .flag = "dp-attention",
+        .name = "attention DP",
+        .member = &R::dp_attention,
+        .help = "attention data parallel over the tp GPUs, EP = tp (wide EP)"},
+      F{.key = "max_batch",
+        .flag = "max-batch",
+        .name = "max batch",
+        .member = &R::max_batch,
+        .help = "sequences per rank",
+        .ints = positive(base::kMaxBatch)},
+      F{.key = "max_tokens",
+        .flag = "max-tokens",
+        .name = "max tokens",
+        .member = &R::max_tokens,
+        .help = "tokens per rank per iteration",
+        .ints = tokens},
+      F{.key = "chunked_prefill",
+        .flag = "no-chunked-prefill",
+        .name = "chunked prefill",
+        .member = &R::no_chunked,
+        .help = "run each prompt in one iteration",
+        .inverted = true},
+      F{.key = "replicas",
+        .flag = "replicas",
+        .name = "replicas",
+        .member = &R::replicas,
+        .help = "instances (default: the GPUs / instance size)",
+        .ints = gpus},
+      F{.key = "disaggregated",
+        .flag = "disaggregated",
+        .name = "disaggregation",
+        .member = &R::disaggregated,
+        .help = "separate prefill and decode pools ({prefill_tp}, {prefill_ep}, "
+                "{prefill_replicas}, ...)"},
+      F{.key = "prefill_tp",
+        .flag = "prefill-tp",
+        .name = "prefill tensor parallel",
+        .member = &R::prefill_tp,
+        .help = "disaggregated: prefill instance tp",
+        .ints = gpus},
+      F{.key = "prefill_ep",
+        .flag = "prefill-ep",
+        .name = "prefill expert parallel",
+        .member = &R::prefill_ep,
+        .help = "disaggregated: prefill instance ep",
+        .ints = gpus},
+      F{.key = "prefill_dp_attention",
+        .flag = "prefill-dp-attention",
+        .name = "prefill attention DP",
+        .member = &R::prefill_dp_attention,
+        .help = "disaggregated: prefill attention DP"},
+      F{.key = "prefill_replicas",
+        .flag = "prefill-replicas",
+        .name = "prefill replicas",
+        .member = &R::prefill_replicas,
+        .help = "disaggregated: prefill instances",
+        .ints = gpus},
+      F{.key = "prefill_max_tokens",
+        .flag = "prefill-max-tokens",
+        .name = "prefill max tokens",
+        .member = &R::prefill_max_tokens,
+        .help = "disaggregated: prefill tokens per rank per iteration",
+        .ints = tokens,
+        .show_default = true},
+      F{.key = "mtp",
+        .flag = "mtp",
+        .name = "MTP draft tokens",
+        .member = &R::mtp,
+        .help = "speculative draft tokens per step from the MTP module",
+        .ints = {.min = 0, .max = 8}},
+      F{.key = "mtp_acceptance",
+        .flag = "mtp-acceptance",
+        .name = "MTP acceptance",
+        .member = &R::mtp_acceptance,
+        .help = "acceptance probability of each draft token",
+        .reals = {.min = 0, .max = 1},
+        .show_default = true},
+      F{.key = "kv_policy",
+        .flag = "kv-policy",
+        .name = "KV policy",
+        .member = &R::kv_policy,
+        .help = "preempt (admit by prompt, evict on overflow) or reserve",
+        .choices = {"preempt", "reserve"},
+        .show_default = true},
+      F{.key = "adp_assign",
+        .flag = "adp-assign",
+        .name = "attention-DP assignment",
+        .member = &R::adp_assign,
+        .help = "attention-DP request assignment: balanced (the rank with the fewest active "
+                "requests, TensorRT-LLM) or fill (rank 0 first)",
+        .choices = {"balanced", "fill"},
+        .show_default = true},
+      F{.key = "tp_overlap",
+        .flag = "tp-overlap",
+        .name = "TP overlap",
+        .member = &R::tp_overlap,
+        .help = "fraction of TP all-reduce hidden behind GEMMs (default 0.5)",
+        .reals = {.min = 0, .max = 1}},
+      F{.key = "rate",
+        .flag = "rate",
+        .name = "arrival rate",
+        .member = &R::rate,
+        .help = "server/interactive: simulate this arrival rate (requests/s) instead of "
+                "searching the highest compliant one",
+        .reals = {.min = 0, .max = dmax, .min_exclusive = true}},
+      F{.key = "requests",
+        .flag = "requests",
+        .name = "requests",
+        .member = &R::requests,
+        .help = "requests to simulate (default: LoadGen-like run length)",
+        .ints = positive(base::kMaxRequests)},
+      F{.key = "seed",
+        .flag = "seed",
+        .name = "seed",
+        .member = &R::seed,
+        .help = "random seed of request lengths and arrivals",
+        .ints = {.min = 0},
+        .show_default = true},
+      F{.key = "threads",
+        .flag = "threads",
+        .name = "threads",
+        .member = &R::threads,
+        .help = "search threads (default: all cores)",
+        .ints = {.min = 0, .max = base::kMaxThreads}},
+      F{.key = "compare",
+        .flag = "compare",
+        .name = "comparison cluster",
+        .member = &R::compare,
+        .help = "also break down the per-GPU ratio to this cluster (e.g. 'hgx-h200*1'): GPU, "
+                "memory, FP4, NVLink domain"},
+      F{.key = "power",
+        .flag = "power",
+        .name = "power view",
+        .member = &R::power,
+        .help = "add the power view of the run (GPU power of prompt and decode phases, racks, "
+                "facility, energy per output token)"},
+      F{.key = "power_cap",
+        .flag = "power-cap",
+        .name = "power cap",
+        .member = &R::power_cap,
+        .help = "with {power}: GPU power limit (e.g. 1000W); slowed kernels are fed back"},
+      F{.key = "clock_lock",
+        .flag = "clock-lock",
+        .name = "clock lock",
+        .member = &R::clock_lock,
+        .help = "with {power}: lock the SM clock (e.g. 1500MHz); slowed kernels are fed back"},
+      F{.key = "pue",
+        .flag = "pue",
+        .name = "PUE",
+        .member = &R::pue,
+        .help = "with {power}: use this PUE instead of the facility model (>= 1)"},
+      F{.key = "supply_temp",
+        .flag = "supply-temp",
+        .name = "supply temperature",
+        .member = &R::supply_temp,
+        .help = "with {power}: coolant supply temperature, C (default: 25)",
+        .reals = {.min = -50, .max = 150}},
+      F{.key = "delta_t",
+        .flag = "delta-t",
+        .name = "coolant temperature rise",
+        .member = &R::delta_t,
+        .help = "with {power}: coolant temperature rise across a rack, K (default: 10)",
+        .reals = {.min = 0, .max = 100, .min_exclusive = true}},
+      F{.key = "coolant",
+        .flag = "coolant",
+        .name = "coolant",
+        .member = &R::coolant,
+        .help = "with {power}: pg25 or water (default: pg25)"},
+      F{.key = "smoothing",
+        .flag = "smoothing",
+        .name = "smoothing",
+        .member = &R::smoothing,
+        .help = "with {power}: power smoothing of the racks, 'on' (the system's profile) or "
+                "floor=0.6,ramp-up=2000W/s,ramp-down=500W/s,hysteresis=2s,storage=65J,"
+                "efficiency=0.95,average=10s (default: on where the system has it)"},
+      F{.key = "no_smoothing",
+        .flag = "no-smoothing",
+        .name = "no smoothing",
+        .member = &R::no_smoothing,
+        .help = "with {power}: no smoothed rack waveform"},
+  };
+}
+
+base::Result<ServingPowerRun> serving_power(const ServingRequest& o,
+                                            const hardware::Catalog& catalog,
+                                            const hardware::ClusterSpec& cluster,
+                                            const execution::ServingSetup& setup,
+                                            const execution::ServingResult& result) {
+  auto pcat = power::PowerCatalog::load(catalog);
+  if (!pcat) return base::fail(pcat.error());
+  auto topo = topology::Topology::build(catalog, cluster);
+  if (!topo) return base::fail(topo.error());
+  power::ServingPowerOptions opt;
+  auto g = scenario::gpu_settings(o.power_cap, o.clock_lock);
+  if (!g) return base::fail(g.error());
+  opt.gpu = *g;
+  opt.cooling = scenario::cooling_settings(o.pue, o.supply_temp, o.delta_t, o.coolant);
+  auto sp = pcat->system(cluster.system);
+  if (!sp) return base::fail(sp.error());
+  auto sr = scenario::smoothing_request(o.smoothing, o.no_smoothing, (*sp)->smoothing.supported);
+  if (!sr) return base::fail(sr.error());
+  opt.smoothing = *sr;
+  power::ServingPowerInput in{.catalog = &catalog,
+                              .power = &*pcat,
+                              .cluster = &cluster,
+                              .topology = &*topo,
+                              .setup = &setup,
+                              .result = &result};
+  auto r = power::analyze_serving_power(in, opt);
+  if (!r) return base::fail(r.error());
+  ServingPowerRun out;
+  out.json = report::serving_power_json(*r);
+  out.text = report::serving_power_text(*r);
+  out.summary = fmt::format(
+      "power     GPU {:.0f} W avg (prompt kernels {:.0f} W, decode {:.0f} W); rack {:.0f} kW avg, "
+      "{:.0f} kW peak; {:.3g} J per output token (IT), PUE {:.2f}",
+      r->gpu_avg_W, r->gpu_prefill_W, r->gpu_decode_W, r->rack_avg_W / 1e3, r->rack_peak_W / 1e3,
+      r->energy_per_token_J, r->facility.pue);
+  return out;
+}
+
+bool layout_flags_given(const ServingRequest& o) {
+  return o.tp > 0 || o.pp > 0 || o.ep > 0 || o.dp_attention || o.max_batch > 0 ||
+         o.max_tokens > 0 || o.disaggregated || o.replicas > 0;
+}
+
+base::Result<std::string> read_text(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) return base::fail("cannot read serving file '" + path + "'");
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+// The explicit layout of the flags (or of a file); replicas default to what the GPUs hold.
+base::Result<workload::ServingLayout> explicit_layout(const ServingRequest& o, int64_t gpus,
+                                                      compute::DType weights, double kv_bytes) {
+  workload::ServingLayout l;
+  if (!o.serving.empty() && o.serving != "auto") {
+    auto text = read_text(o.serving);
+    if (!text) return base::fail(text.error());
+    auto f = workload::parse_serving_yaml(*text, o.serving);
+    if (!f) return f;
+    l = *f;
+  } else {
+    l.weights = weights;
+    l.kv_bytes = kv_bytes;
+    auto& i = l.instance;
+    i.tp = std::max(1, o.tp);
+    i.pp = std::max(1, o.pp);
+    i.dp_attention = o.dp_attention;
+    i.ep = o.ep > 0 ? o.ep : (o.dp_attention ? i.tp : 1);
+    i.max_batch = o.max_batch > 0 ? o.max_batch : 256;
+    i.max_tokens = o.max_tokens > 0 ? o.max_tokens : 8192;
+    i.chunked_prefill = !o.no_chunked;
+    l.replicas = o.replicas;
+    if (o.disaggregated) {
+      l.disaggregated = true;
+      l.prefill.tp = std::max(1, o.prefill_tp);
+      l.prefill.dp_attention = o.prefill_dp_attention;
+      l.prefill.ep = o.prefill_ep > 0 ? o.prefill_ep : (o.prefill_dp_attention ? l.prefill.tp : 1);
+      l.prefill.max_tokens = o.prefill_max_tokens;
+      l.prefill.max_batch = o.prefill_max_batch;
+      l.prefill_replicas = std::max(1, o.prefill_replicas);
+    }
+    l.mtp = o.mtp;
+    l.mtp_acceptance = o.mtp_acceptance;
+    l.kv_policy =
+        o.kv_policy == "reserve" ? workload::KvPolicy::kReserve : workload::KvPolicy::kPreempt;
+    if (o.tp_overlap >= 0) l.tp_overlap = o.tp_overlap;
+    l.adp_balance = o.adp_assign == "balanced";
+  }
+  if (l.replicas <= 0) {
+    const int64_t rest = gpus - (l.disaggregated ? l.prefill_replicas * l.prefill.gpus() : 0);
+    const int per = l.instance.gpus();
+    if (rest <= 0 || rest % per != 0) {
+      return base::fail(fmt::format(
+          "layout {} needs {} GPUs per instance, which does not divide the {} GPUs{} (give "
+          "{{replicas}}, change {{gpus}} or the layout)",
+          l.instance.label(), per, rest, l.disaggregated ? " left after the prefill pool" : ""));
+    }
+    l.replicas = static_cast<int>(rest / per);
+  }
+  return l;
+}
+
+base::Result<workload::LatencyLimits> limits_of(const ServingRequest& o, const workload::Dataset& d,
+                                                workload::ServingScenario sc) {
+  auto from_dataset = d.limits(sc);
+  workload::LatencyLimits l;
+  if (from_dataset) l = *from_dataset;
+  auto read = [](const std::string& text, const char* flag) -> base::Result<base::Seconds> {
+    auto v = base::parse<base::Seconds>(text);
+    if (!v) return base::fail(std::string(flag) + ": " + v.error().message);
+    if (v->base() <= 0) return base::fail(std::string(flag) + ": expected a time > 0");
+    return *v;
+  };
+  if (!o.ttft_limit.empty()) {
+    auto v = read(o.ttft_limit, "{ttft_limit}");
+    if (!v) return base::fail(v.error());
+    l.ttft = *v;
+  }
+  if (!o.tpot_limit.empty()) {
+    auto v = read(o.tpot_limit, "{tpot_limit}");
+    if (!v) return base::fail(v.error());
+    l.tpot = *v;
+  }
+  if (l.ttft.base() <= 0 || l.tpot.base() <= 0) {
+    return base::fail(std::string("the ") + workload::scenario_name(sc) + " scenario needs p99 " +
+                      "limits: dataset '" + d.name +
+                      "' has none, give {ttft_limit} and {tpot_limit}");
+  }
+  return l;
+}
+
+base::Status serve_impl(const Environment& ctx, const ServingRequest& o, bool quiet,
+                        const std::string& trace_path, ServingRun& out) {
+  if (auto st = check_serving(o); !st) return st;
+  if (!o.power) {
+    const std::pair<bool, const char*> given[] = {{!o.power_cap.empty(), "{power_cap}"},
+                                                  {!o.clock_lock.empty(), "{clock_lock}"},
+                                                  {o.pue != 0, "{pue}"},
+                                                  {o.supply_temp > -999, "{supply_temp}"},
+                                                  {o.delta_t != 0, "{delta_t}"},
+                                                  {!o.coolant.empty(), "{coolant}"},
+                                                  {!o.smoothing.empty(), "{smoothing}"},
+                                                  {o.no_smoothing, "{no_smoothing}"}};
+    for (const auto& [on, flag] : given) {
+      if (on) return base::fail(std::string(flag) + " goes with {power}");
+    }
+  }
+  auto cat = ctx.load_catalog();
+  if (!cat) return base::fail(cat.error());
+  auto spec = ctx.resolve_cluster(*cat, o.cluster);
+  if (!spec) return base::fail(spec.error());
+  const auto& sys = **cat->system(spec->system);
+  const auto& gpu = **cat->gpu(sys.gpu);
+  const int64_t total = static_cast<int64_t>(spec->count) * sys.gpus();
+  const int64_t gpus = o.gpus > 0 ? o.gpus : total;
+  if (gpus > total) {
+    return base::fail(
+        fmt::format("{{gpus}} {} is more than cluster '{}' has ({})", gpus, spec->name, total));
+  }
+  auto model = models::load_model(*cat, o.model);
+  if (!model) return base::fail(model.error());
+  auto sc = workload::parse_scenario(o.scenario);
+  if (!sc)
+    return base::fail("{scenario}: expected offline, server or interactive, got '" + o.scenario +
+                      "'");
+  base::Result<workload::Dataset> dataset = base::fail("");
+  if (o.isl > 0 || o.osl > 0) {
+    if (o.isl <= 0 || o.osl <= 0) return base::fail("{isl} and {osl} go together (both > 0)");
+    dataset = workload::fixed_dataset(o.isl, o.osl);
+  } else if (!o.dataset.empty()) {
+    dataset = workload::find_dataset(*cat, o.dataset);
+  } else {
+    dataset = workload::dataset_for_model(*cat, model->name);
+  }
+  if (!dataset) return base::fail(dataset.error());
+  auto cm = compute::ComputeModel::for_gpu(gpu, *cat);
+  if (!cm) return base::fail(cm.error());
+  auto dtype = compute::parse_dtype(o.precision);
+  if (!dtype)
+    return base::fail("{precision}: expected bf16, fp8 or fp4, got '" + o.precision + "'");
+  if (o.kv != "fp8" && o.kv != "bf16")
+    return base::fail("{kv_precision}: expected fp8 or bf16, got '" + o.kv + "'");
+  std::vector<std::string> notes;
+  const compute::DType weights = cm->effective(*dtype);
+  if (weights != *dtype) {
+    notes.push_back(fmt::format("{} has no {} GEMMs: weights run as {}", gpu.name,
+                                compute::dtype_name(*dtype), compute::dtype_name(weights)));
+  }
+  auto fabric = execution::serving_fabric(*cat, *spec);
+  if (!fabric) return base::fail(fabric.error());
+
+  execution::ServingSetup s;
+  s.model = &*model;
+  s.compute = &*cm;
+  s.fabric = *fabric;
+  s.memory_capacity = gpu.hbm_usable;
+  s.dataset = *dataset;
+  s.scenario = *sc;
+  s.seed = static_cast<uint64_t>(o.seed);
+  s.requests = o.requests;
+  s.layout.weights = weights;
+  s.layout.kv_bytes = o.kv == "fp8" ? 1.0 : 2.0;
+  s.layout.mtp = o.mtp;
+  s.layout.mtp_acceptance = o.mtp_acceptance;
+  if (o.tp_overlap >= 0) s.layout.tp_overlap = o.tp_overlap;
+  s.layout.adp_balance = o.adp_assign == "balanced";
+  if (*sc != workload::ServingScenario::kOffline) {
+    auto lim = limits_of(o, *dataset, *sc);
+    if (!lim) return base::fail(lim.error());
+    s.limits = *lim;
+  }
+
+  report::ServingReport rep;
+  rep.cluster = spec->name;
+  rep.model = model->name;
+  rep.gpu = gpu.name;
+  rep.gpus = gpus;
+  rep.dataset = dataset->name;
+  rep.scenario = *sc;
+  rep.limits = s.limits;
+  rep.notes = notes;
+  std::optional<search::ServingSearchResult> found;
+  const bool automatic = o.serving == "auto" || (o.serving.empty() && !layout_flags_given(o));
+  if (automatic) {
+    search::ServingSpace space{
+        .gpus = gpus, .domain_size = fabric->domain_size, .verify_requests = o.requests};
+    std::optional<report::Progress> bar;
+    std::once_flag once;
+    auto r = search::search_serving(s, space, o.threads, [&](int64_t done, int64_t all) {
+      std::call_once(
+          once, [&] { bar.emplace(report::Progress::to_stderr("serving search", all, quiet)); });
+      bar->set(done);
+    });
+    if (bar) bar->finish();
+    if (!r) return base::fail(r.error());
+    found = std::move(*r);
+    const auto& best = found->points[static_cast<size_t>(found->best)];
+    rep.layout = best.layout;
+    if (found->run) rep.result = *found->run;
+    rep.rate = found->rate;
+    rep.search = &*found;
+    if (!found->run) {
+      // Nothing verified (e.g. {requests} 0 with verify disabled): simulate the best once.
+      s.layout = rep.layout;
+      auto run = execution::simulate_serving(s);
+      if (!run) return base::fail(run.error());
+      rep.result = *run;
+    }
+  } else {
+    auto l = explicit_layout(o, gpus, weights, s.layout.kv_bytes);
+    if (!l) return base::fail(l.error());
+    if (auto st = workload::validate(*l, *model, gpus); !st) return base::fail(st.error());
+    s.layout = *l;
+    rep.layout = *l;
+    if (*sc == workload::ServingScenario::kOffline || o.rate > 0) {
+      s.rate_qps = o.rate;
+      auto r = execution::simulate_serving(s);
+      if (!r) return base::fail(r.error());
+      // A chosen request count must load the GPUs, or the figures describe the drain.
+      if (o.requests > 0 && !r->steady) return base::fail("{requests}: " + r->steady_note);
+      rep.result = *r;
+    } else {
+      auto r = execution::find_max_rate(s);
+      if (!r) return base::fail(r.error());
+      rep.result = r->result;
+      rep.rate = std::move(*r);
+    }
+  }
+  if (rep.rate && !rep.rate->found) {
+    rep.notes.push_back(
+        "no arrival rate meets the limits: the best achievable (lightest load "
+        "probed) is reported");
+  }
+  if (!trace_path.empty()) {
+    // Re-run the chosen configuration keeping its iterations for the timeline.
+    execution::ServingSetup t = s;
+    t.layout = rep.layout;
+    t.rate_qps = rep.result.rate_qps;
+    t.trace_iterations = 20000;
+    auto r = execution::simulate_serving(t);
+    if (!r) return base::fail(r.error());
+    rep.result.trace = std::move(r->trace);
+  }
+  if (!o.compare.empty()) {
+    auto other = hardware::resolve_cluster(*cat, o.compare);
+    if (!other) return base::fail(other.error());
+    const auto& osys = **cat->system(other->system);
+    const auto& ogpu = **cat->gpu(osys.gpu);
+    auto ocm = compute::ComputeModel::for_gpu(ogpu, *cat);
+    if (!ocm) return base::fail(ocm.error());
+    auto ofab = execution::serving_fabric(*cat, *other);
+    if (!ofab) return base::fail(ofab.error());
+    const int64_t ogpus = static_cast<int64_t>(other->count) * osys.gpus();
+    search::GenerationTarget from{.gpu = &ogpu,
+                                  .compute = &*ocm,
+                                  .fabric = *ofab,
+                                  .gpus = ogpus,
+                                  .weights = ocm->effective(*dtype)};
+    search::GenerationTarget to{.gpu = &gpu,
+                                .compute = &*cm,
+                                .fabric = *fabric,
+                                .gpus = std::min<int64_t>(gpus, fabric->domain_size),
+                                .weights = weights};
+    auto steps = search::generation_breakdown(s, from, to, o.threads);
+    if (!steps) return base::fail(steps.error());
+    rep.generation = *steps;
+    rep.generation_title = fmt::format(
+        "per-GPU {} {} throughput, {} ({} GPUs, {}) over {} ({} GPUs, {}), same software "
+        "assumptions (steady-state estimates, best layout at each step):",
+        model->name, workload::scenario_name(*sc), spec->name, to.gpus,
+        compute::dtype_name(to.weights), other->name, ogpus, compute::dtype_name(from.weights));
+  }
+
+  if (o.power) {
+    execution::ServingSetup ps = s;
+    ps.layout = rep.layout;
+    auto p = serving_power(o, *cat, *spec, ps, rep.result);
+    if (!p) return base::fail(p.error());
+    out.power = std::move(*p);
+  }
+  out.json = report::serving_json(rep);
+  out.text = report::serving_text(rep);
+  out.csv = report::serving_csv(rep);
+  if (!trace_path.empty()) {
+    if (auto st = report::serving_trace(rep).write(trace_path); !st) return base::fail(st.error());
+  }
+  return {};
+}
+
+}  // namespace
+
+const FieldTable<ServingRequest>& serving_fields() {
+  static const FieldTable<ServingRequest> kTable = make_serving_fields();
+  return kTable;
+}
+
+const std::vector<FieldWord>& serving_words() {
+  static const std::vector<FieldWord> kWords = words_of(serving_fields());
+  return kWords;
+}
+
+base::Status check_serving(const ServingRequest& r) {
+  // A field at its default is the default rule ("0: the whole cluster"), not a value.
+  const ServingRequest d;
+  for (const auto& f : serving_fields()) {
+    if (std::visit([&](auto m) { return r.*m == d.*m; }, f.member)) continue;
+    if (auto st = check_field(f, r); !st) return st;
+  }
+  return {};
+}
+
+base::Result<ServingRun> run_serving(const Environment& env, const ServingRequest& o, bool quiet,
+                                     const std::string& trace_path) {
+  ServingRun out;
+  if (auto st = serve_impl(env, o, quiet, trace_path, out); !st) return base::fail(st.error());
+  const auto& j = out.json;
+  auto num = [&](const char* k) {
+    return j.contains(k) && j[k].is_number() ? j[k].get<double>() : 0.0;
+  };
+  out.summary = fmt::format(
+      "serving   {} on {} GPUs ({}), MLPerf {}: {:.0f} tokens/s per GPU, TTFT p99 {:.2f} s, TPOT "
+      "p99 {:.0f} ms",
+      j.value("model", std::string("?")), j.value("gpus", 0),
+      j.contains("layout") && j["layout"].contains("summary")
+          ? j["layout"]["summary"].get<std::string>()
+          : std::string("?"),
+      j.value("scenario", std::string("?")), num("tokens_per_s_per_gpu"), num("ttft_p99_s"),
+      1e3 * num("tpot_p99_s"));
+  return out;
+}
+
+}  // namespace clustertwin::scenario
