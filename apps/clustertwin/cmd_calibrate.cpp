@@ -4,14 +4,17 @@
 // are the calibration layer's.
 
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 
 #include "clustertwin/calibration/collective_fit.h"
+#include "clustertwin/calibration/kernel_fit.h"
 #include "clustertwin/calibration/parse.h"
 #include "clustertwin/calibration/report.h"
 #include "clustertwin/calibration/step_fit.h"
 #include "clustertwin/collective/sweep.h"
+#include "clustertwin/compute/compute_model.h"
 #include "clustertwin/report/json_out.h"
 #include "commands.h"
 
@@ -27,6 +30,9 @@ struct CalibrateOptions {
   std::string train_model;  ///< catalog model of step-time runs that do not name one
   int folds = 5;
   bool list = false;
+  std::string builtin;    ///< "compute": regenerate the catalog's compute calibration
+  std::string reference;  ///< where the built-in calibration's measurements are
+  std::string out_dir = ".";
 };
 
 /// Writes `text` to `path` through a temporary file and a rename, so that a failed or
@@ -67,8 +73,96 @@ int list_profiles(const Context& ctx) {
   return kExitOk;
 }
 
+/// `--builtin compute`: the catalog's compute calibration, fitted from the recipe
+/// catalog/calibration/compute.yaml and the tables under --reference; every file is fitted and
+/// read back before any is written.
+int run_builtin(const Context& ctx, const CalibrateOptions& o) {
+  if (o.builtin != "compute")
+    return bad_input("--builtin: expected 'compute', got '" + o.builtin + "'");
+  if (o.reference.empty())
+    return bad_input("--builtin compute: give --reference DIR (the folder holding measured/)");
+  if (!o.files.empty() || !o.out.empty())
+    return bad_input(
+        "--builtin compute: takes no measurement FILEs and no --out (it writes "
+        "under --out-dir)");
+  auto cat = ctx.load_catalog();
+  if (!cat) return bad_input(cat.error());
+  auto built =
+      calibration::builtin_compute(*cat, o.reference, "clustertwin calibrate --builtin compute");
+  if (!built) return bad_input(built.error());
+  for (const auto& l : built->summary) std::cout << l << "\n";
+  for (const auto& f : built->files) {
+    const std::string path = o.out_dir + "/" + f.path;
+    std::error_code ec;
+    std::filesystem::create_directories(std::filesystem::path(path).parent_path(), ec);
+    if (auto st = write_atomically(path, f.text); !st) return bad_input(st.error());
+    if (!ctx.quiet) std::cerr << "wrote " << path << "\n";
+  }
+  return kExitOk;
+}
+
+/// Kernel tables: the compute model's efficiency grids for the cluster's GPU, against the peaks
+/// of an AIConfigurator system spec given with them, else the catalog GPU's own.
+int run_kernels(const Context& ctx, const CalibrateOptions& o, const calibration::Measurements& m) {
+  auto cluster = ctx.load_cluster(o.cluster);
+  if (!cluster) return bad_input(cluster.error());
+  const hardware::SystemSpec* system = *cluster->catalog.system(cluster->spec.system);
+  auto gpu = cluster->catalog.gpu(system->gpu);
+  if (!gpu) return bad_input(gpu.error());
+  if (m.kernel_specs.size() > 1)
+    return bad_input("calibrate: give at most one AIConfigurator system spec, got " +
+                     std::to_string(m.kernel_specs.size()));
+  calibration::KernelRoofline roof = calibration::roofline_of(**gpu);
+  std::string spec_source = "catalog/gpus/" + (*gpu)->name + ".yaml (dense peaks, HBM bandwidth)";
+  if (!m.kernel_specs.empty()) {
+    const auto& s = m.kernel_specs.front();
+    roof = {.bf16_flops = s.bf16_flops,
+            .fp8_flops = s.fp8_flops,
+            .fp4_flops = s.fp4_flops,
+            .hbm_Bps = s.hbm_Bps};
+    spec_source = "AIConfigurator system spec " + s.file;
+  }
+  auto catalog_model = compute::ComputeModel::reference(cluster->catalog, (*gpu)->name);
+  if (!catalog_model) return bad_input(catalog_model.error());
+  if (!ctx.quiet) {
+    std::cerr << "calibrate: fitting " << m.kernels.size() << " kernel table"
+              << (m.kernels.size() == 1 ? "" : "s") << " for " << (*gpu)->name << "\n";
+  }
+  auto fit = calibration::fit_kernels(m.kernels, roof);
+  if (!fit) return bad_input(fit.error());
+  std::cout << "kernel tables of " << (*gpu)->name << " (held out: shapes off the fitted grid "
+            << "lines; errors |predicted / measured - 1|):\n";
+  for (const auto& l : fit->summary) std::cout << l << "\n";
+  calibration::ComputeProfileMeta meta{
+      .gpu = (*gpu)->name,
+      .device = (*gpu)->display_name,
+      .tables_dir = "the tables cited under sources",
+      .tables_origin = "measured on " + o.cluster + (o.stack.empty() ? "" : ", stack " + o.stack),
+      .spec_source = spec_source,
+      .hbm_efficiency = catalog_model->hbm_efficiency(),
+      .hbm_source = "catalog/compute/" + (*gpu)->name +
+                    ".yaml hbm_efficiency (kernel tables do not measure streaming bandwidth)",
+      .generated_by = "clustertwin calibrate"};
+  for (const auto& in : m.inputs) meta.table_cite[in.path] = in.path + " sha256:" + in.sha256;
+  const std::string yaml = calibration::compute_profile_yaml(*fit, roof, meta);
+  if (auto back = compute::ComputeModel::parse(yaml, "compute/" + (*gpu)->name + ".yaml", nullptr);
+      !back) {
+    std::cerr << "internal error: the fitted compute file does not read back: "
+              << back.error().to_string() << "\n";
+    return kExitInternal;
+  }
+  if (o.out.empty()) {
+    if (!ctx.quiet) std::cerr << "calibrate: no --out given, the profile was not written\n";
+    return kExitOk;
+  }
+  if (auto st = write_atomically(o.out, yaml); !st) return bad_input(st.error());
+  if (!ctx.quiet) std::cerr << "wrote " << o.out << "\n";
+  return kExitOk;
+}
+
 int run(const Context& ctx, const CalibrateOptions& o) {
   if (o.list) return list_profiles(ctx);
+  if (!o.builtin.empty()) return run_builtin(ctx, o);
   if (o.cluster.empty())
     return bad_input("--cluster: required (the cluster the files were measured on)");
   if (o.files.empty()) return bad_input("calibrate: give at least one measurement FILE");
@@ -82,19 +176,29 @@ int run(const Context& ctx, const CalibrateOptions& o) {
     std::cerr << errors.to_string() << "\n";
     return kExitBadInput;
   }
-  const size_t others = m.kernels.size() + m.serving.size();
-  if (m.collectives.empty() && m.steps.empty()) {
-    return bad_input(
-        "calibrate: the files hold " + std::to_string(m.kernels.size()) + " kernel tables and " +
-        std::to_string(m.serving.size()) +
-        " serving results but no nccl-tests runs or training step times; fitting kernel "
-        "efficiency curves and serving results is not built yet (issue 16): nothing was fitted "
-        "or written");
+  if (!m.kernels.empty()) {
+    if (!m.collectives.empty() || !m.steps.empty() || !m.serving.empty()) {
+      return bad_input(
+          "calibrate: kernel tables make a compute calibration file of their own "
+          "(catalog/compute/<gpu>.yaml format); fit them in a calibrate run without nccl-tests, "
+          "step-time or serving files");
+    }
+    return run_kernels(ctx, o, m);
   }
-  if (others > 0 && !ctx.quiet) {
-    std::cerr << "warning: " << others
-              << " kernel tables or serving results were read but only nccl-tests runs and "
-                 "training step times are fitted today (issue 16)\n";
+  if (!m.kernel_specs.empty()) {
+    return bad_input(
+        "calibrate: an AIConfigurator system spec gives the peaks of kernel tables; "
+        "give the tables with it");
+  }
+  if (m.collectives.empty() && m.steps.empty()) {
+    return bad_input("calibrate: the files hold " + std::to_string(m.serving.size()) +
+                     " serving results but no nccl-tests runs, training step times or kernel "
+                     "tables; fitting serving results is not built yet (issue 16): nothing was "
+                     "fitted or written");
+  }
+  if (!m.serving.empty() && !ctx.quiet) {
+    std::cerr << "warning: " << m.serving.size()
+              << " serving results were read but not fitted (issue 16)\n";
   }
   auto cluster = ctx.load_cluster(o.cluster);
   if (!cluster) return bad_input(cluster.error());
@@ -232,8 +336,10 @@ Verb add_calibrate(CLI::App& app, const Context& ctx) {
       "--calibration. Reads nccl-tests output (all_reduce_perf, all_gather_perf, "
       "reduce_scatter_perf, alltoall_perf, sendrecv_perf; one or many nodes), AIConfigurator "
       "nccl.csv tables, Megatron-LM logs and step-time CSVs (the training model's compute-time "
-      "scale), format detected from content; also parses AIConfigurator kernel tables, MLPerf "
-      "LoadGen summaries and vLLM/SGLang benchmark JSON (their fits are not built yet). The "
+      "scale), AIConfigurator kernel tables (GEMM, attention, MLA, MoE: the compute model's "
+      "efficiency grids, written as a catalog/compute/<gpu>.yaml file), format detected from "
+      "content; also parses MLPerf LoadGen summaries and vLLM/SGLang benchmark JSON (their fit "
+      "is not built yet). The "
       "profile is written only when the fit succeeds.\n"
       "Example: clustertwin calibrate --cluster hgx-h100*2 all_reduce.log all_gather.log "
       "--out my-h100.yaml && clustertwin collective --cluster hgx-h100*2 --calibration "
@@ -258,6 +364,14 @@ Verb add_calibrate(CLI::App& app, const Context& ctx) {
       ->check(CLI::Range(0, 20))
       ->capture_default_str();
   cmd->add_flag("--list", o->list, "list the built-in profiles and exit");
+  cmd->add_option("--builtin", o->builtin,
+                  "regenerate a built-in calibration: 'compute' fits catalog/compute/<gpu>.yaml "
+                  "and the held-out tables from the recipe catalog/calibration/compute.yaml");
+  cmd->add_option("--reference", o->reference,
+                  "--builtin: the folder holding the measurements (shared/reference)");
+  cmd->add_option("--out-dir", o->out_dir,
+                  "--builtin: the repository root the files are written under")
+      ->capture_default_str();
   return {cmd, [&ctx, o] { return run(ctx, *o); }};
 }
 

@@ -37,9 +37,33 @@ ct_cli_test(NAME bad.calibrate_foreign_file RC 2
 ct_cli_test(NAME bad.calibrate_truncated_log RC 2
             ARGS calibrate --cluster hgx-h100*1 ${CAL_DATA}/a100_sendrecv_excerpt.txt
             STDERR "a100_sendrecv_excerpt.txt:9: nccl-tests output ends after the row for 1073741824 B")
-ct_cli_test(NAME bad.calibrate_only_kernel_tables RC 2
+ct_cli_test(NAME bad.calibrate_kernel_tables_without_bf16_gemm RC 2
             ARGS calibrate --cluster hgx-h100*1 ${CAL_DATA}/gemm_fp8.csv
-            STDERR "no nccl-tests runs or training step times; fitting kernel efficiency curves")
+            STDERR "no bf16 GEMM table (gemm_bfloat16.csv) was fitted")
+ct_cli_test(NAME bad.calibrate_kernel_tables_with_nccl_logs RC 2
+            ARGS calibrate --cluster hgx-h100*2 ${CAL_DATA}/aic_h100_gemm_bfloat16_excerpt.csv
+                 ${CAL_DATA}/h100_2x8_all_reduce.txt
+            STDERR "kernel tables make a compute calibration file of their own")
+ct_cli_test(NAME bad.calibrate_builtin_without_reference RC 2
+            ARGS calibrate --builtin compute
+            STDERR "--builtin compute: give --reference DIR")
+
+# Kernel tables -> a compute calibration file, byte-identical when rerun.
+add_test(NAME cli.calibrate_kernel_tables
+         COMMAND ${CMAKE_COMMAND} -DBIN=$<TARGET_FILE:clustertwin>
+                 -DTABLE=${CAL_DATA}/aic_h100_gemm_bfloat16_excerpt.csv
+                 -DSPEC=${CAL_DATA}/aic_h100_sxm_spec.yaml -DWORKDIR=${CMAKE_CURRENT_BINARY_DIR}
+                 -P ${CMAKE_CURRENT_SOURCE_DIR}/cli/calibrate_kernels.cmake)
+set_tests_properties(cli.calibrate_kernel_tables PROPERTIES LABELS cli)
+# The built-in compute calibration is what `calibrate --builtin compute` writes (skipped without
+# ../shared/reference, which holds the measured tables).
+add_test(NAME cli.calibrate_builtin_compute_reproduces_the_catalog
+         COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/cli/calibrate_builtin_compute.sh
+                 $<TARGET_FILE:clustertwin> ${PROJECT_SOURCE_DIR}
+                 ${PROJECT_SOURCE_DIR}/../shared/reference
+                 ${CMAKE_CURRENT_BINARY_DIR}/calibrate-builtin-compute)
+set_tests_properties(cli.calibrate_builtin_compute_reproduces_the_catalog PROPERTIES LABELS cli
+                     TIMEOUT 900 SKIP_RETURN_CODE 77)
 ct_cli_test(NAME bad.calibrate_missing_file RC 2
             ARGS calibrate --cluster hgx-h100*1 ${CAL_DATA}/nope.txt
             STDERR "nope.txt: cannot read file")

@@ -1,8 +1,8 @@
 // Validation of the compute model (docs/models/compute.md) against measured kernel times that
 // were NOT used to fit it: tests/validation/data/compute_*_holdout.csv, rows of
 // shared/reference/measured/<gpu>/*.csv (NVIDIA AIConfigurator, ai-dynamo/aiconfigurator commit
-// 095f58a5, Apache-2.0; converted and filtered by tools/fit_compute.py). What was fitted and what
-// is held out, per family:
+// 095f58a5, Apache-2.0; converted and filtered by clustertwin calibrate --builtin compute). What
+// was fitted and what is held out, per family:
 //   GEMM               fit: power-of-two n and k; held out: every row with another n or k (768,
 //                      1536, 3072, 5120, 7168, 12288, 51200, ...), the shapes real models use
 //   attention prefill  fit: power-of-two query-head counts; held out: 3, 5, 6, 10, 12, 20, ...

@@ -23,6 +23,7 @@ enum class Format {
   kStepCsv,         ///< a small CSV of layout and step time
   kLoadgenSummary,  ///< MLPerf LoadGen mlperf_log_summary.txt
   kServingJson,     ///< vLLM / SGLang benchmark_serving result JSON
+  kAicSystem,       ///< AIConfigurator system spec YAML (peaks and HBM bandwidth of the GPU)
 };
 const char* format_name(Format f);
 
@@ -72,6 +73,15 @@ struct KernelTable {
   std::vector<Row> rows;
 };
 
+/// The peaks and HBM bandwidth an AIConfigurator system spec (`h100_sxm.yaml`) gives for the GPU
+/// its kernel tables were measured on: the roofline the fitted efficiencies are fractions of.
+struct KernelSpec {
+  std::string file;
+  int line = 0;                                         ///< of `mem_bw`
+  double bf16_flops = 0, fp8_flops = 0, fp4_flops = 0;  ///< dense tensor-core FLOP/s; 0 = absent
+  double hbm_Bps = 0;                                   ///< `mem_bw` (bytes/s)
+};
+
 /// A training step time with the layout it ran under.
 struct StepTime {
   std::string file;
@@ -103,6 +113,7 @@ struct Measurements {
   std::vector<InputFile> inputs;
   std::vector<CollectiveRun> collectives;
   std::vector<KernelTable> kernels;
+  std::vector<KernelSpec> kernel_specs;
   std::vector<StepTime> steps;
   std::vector<ServingResult> serving;
 };

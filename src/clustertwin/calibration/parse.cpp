@@ -32,6 +32,8 @@ const char* format_name(Format f) {
       return "mlperf-loadgen-summary";
     case Format::kServingJson:
       return "serving-benchmark-json";
+    case Format::kAicSystem:
+      return "aiconfigurator-system";
   }
   return "?";
 }
@@ -104,6 +106,50 @@ std::vector<std::string> split_csv(std::string_view l) {
     start = c + 1;
   }
   return out;
+}
+
+/// AIConfigurator system spec (`aic-core/.../systems/h100_sxm.yaml`): flat `key: value # comment`
+/// lines; the GPU's `mem_bw` and dense tensor-core peaks are read, the rest is left alone.
+void parse_aic_system(std::string_view path, std::string_view text, base::Errors& errors,
+                      Measurements& into) {
+  const std::string file(path);
+  KernelSpec spec;
+  spec.file = file;
+  const auto lines = split_lines(text);
+  int records = 0;
+  for (size_t i = 0; i < lines.size(); ++i) {
+    const int ln = static_cast<int>(i + 1);
+    std::string_view l = lines[i];
+    if (auto hash = l.find('#'); hash != std::string_view::npos) l = l.substr(0, hash);
+    const auto colon = l.find(':');
+    if (colon == std::string_view::npos) continue;
+    const std::string key = trim(l.substr(0, colon));
+    const std::string value = trim(l.substr(colon + 1));
+    double* slot = key == "mem_bw"              ? &spec.hbm_Bps
+                   : key == "bfloat16_tc_flops" ? &spec.bf16_flops
+                   : key == "fp8_tc_flops"      ? &spec.fp8_flops
+                   : key == "fp4_tc_flops"      ? &spec.fp4_flops
+                                                : nullptr;
+    if (slot == nullptr || value.empty()) continue;
+    auto v = to_double(value);
+    if (!v || *v <= 0) {
+      errors.add({key + ": expected a positive number, got '" + value + "'", file, ln});
+      continue;
+    }
+    if (*slot != 0) {
+      errors.add({key + ": given twice", file, ln});
+      continue;
+    }
+    *slot = *v;
+    if (key == "mem_bw") spec.line = ln;
+    ++records;
+  }
+  if (spec.hbm_Bps == 0 || spec.bf16_flops == 0) {
+    errors.add({"an AIConfigurator system spec needs mem_bw and bfloat16_tc_flops", file, 1});
+    return;
+  }
+  into.inputs.back().records = records;
+  into.kernel_specs.push_back(std::move(spec));
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -960,6 +1006,9 @@ base::Result<Format> detect_format(std::string_view text, std::string_view path)
       return Format::kNcclTests;
   }
   if (text.find("MLPerf Results Summary") != std::string_view::npos) return Format::kLoadgenSummary;
+  if (text.find("bfloat16_tc_flops:") != std::string_view::npos &&
+      text.find("mem_bw:") != std::string_view::npos)
+    return Format::kAicSystem;
   if (text.find("elapsed time per iteration (ms)") != std::string_view::npos)
     return Format::kMegatronLog;
   const std::string first = [&] {
@@ -1016,6 +1065,9 @@ base::Status parse_text(std::string_view path, std::string_view text, Measuremen
       break;
     case Format::kServingJson:
       parse_serving_json(path, text, errors, into);
+      break;
+    case Format::kAicSystem:
+      parse_aic_system(path, text, errors, into);
       break;
   }
   if (!errors.empty()) return fail(errors.combined());

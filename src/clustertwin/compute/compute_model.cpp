@@ -1,6 +1,6 @@
 // Roofline-with-fitted-efficiency compute model; equations and sources in compute_model.h and
-// docs/models/compute.md. Keep the formulas here identical to tools/fit_compute.py, which fits
-// the grids with them.
+// docs/models/compute.md. Keep the formulas here identical to calibration/kernel_fit.cpp
+// (`clustertwin calibrate`), which fits the grids with them.
 
 #include "clustertwin/compute/compute_model.h"
 

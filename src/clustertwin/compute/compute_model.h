@@ -14,10 +14,11 @@
 /// FlashAttention-2's 2.5x forward FLOPs at 63/73 of the forward efficiency (Dao 2023,
 /// arXiv:2307.08691 §4.1); MoE backward is 2x the forward grouped-GEMM time.
 ///
-/// Sources: the grids are fitted by tools/fit_compute.py to NVIDIA AIConfigurator's measured
-/// TensorRT-LLM kernel tables (ai-dynamo/aiconfigurator commit 095f58a5, Apache-2.0) and stored
-/// in catalog/compute/<gpu>.yaml with their sources; A100 and H800 reuse H100's grids on their own
-/// peaks. Validation status: tests/validation/compute_validation_test.cpp (held-out points).
+/// Sources: the grids are fitted by `clustertwin calibrate` (calibration/kernel_fit.h) to NVIDIA
+/// AIConfigurator's measured TensorRT-LLM kernel tables (ai-dynamo/aiconfigurator commit 095f58a5,
+/// Apache-2.0) and stored in catalog/compute/<gpu>.yaml with their sources; A100 and H800 reuse
+/// H100's grids on their own peaks. Validation status: tests/validation/compute_validation_test.cpp
+/// (held-out points).
 
 #include <array>
 #include <string>

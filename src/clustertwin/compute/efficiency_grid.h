@@ -1,8 +1,9 @@
 #pragma once
 /// A roofline-efficiency table on a log-spaced grid of up to three axes (GEMM m, n, k; attention
 /// isl and batch x heads; ...), interpolated multilinearly in log(axis) space of log(efficiency)
-/// and held constant beyond the grid's edges. tools/fit_compute.py fits the grid points and uses
-/// the same interpolation, so that its error figures are the C++ model's (docs/models/compute.md).
+/// and held constant beyond the grid's edges. calibration/kernel_fit.h (`clustertwin calibrate`)
+/// fits the grid points and uses the same interpolation, so that its error figures are the C++
+/// model's (docs/models/compute.md).
 
 #include <array>
 #include <cstddef>

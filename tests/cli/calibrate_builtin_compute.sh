@@ -1,0 +1,27 @@
+#!/bin/sh
+# The built-in compute calibration is produced by `calibrate --builtin compute` and is
+# byte-identical when regenerated: catalog/compute/*.yaml and the held-out validation tables.
+# Needs the measured tables (../shared/reference/measured); without them the test is skipped
+# (exit 77), as the repository builds and tests without ../shared.
+# Usage: calibrate_builtin_compute.sh BIN REPO_ROOT REFERENCE WORKDIR
+set -eu
+bin=$1 root=$2 ref=$3 work=$4
+if [ ! -d "$ref/measured/h100" ]; then
+  echo "skipped: no $ref/measured (the reference tables are not in the repository)"
+  exit 77
+fi
+rm -rf "$work" && mkdir -p "$work"
+"$bin" -q calibrate --builtin compute --reference "$ref" --out-dir "$work" > "$work/summary.txt"
+status=0
+for f in "$root"/catalog/compute/*.yaml "$root"/tests/validation/data/compute_*_holdout.csv; do
+  rel=${f#"$root"/}
+  if ! cmp -s "$f" "$work/$rel"; then
+    echo "error: $rel differs from what calibrate --builtin compute writes:"
+    diff "$f" "$work/$rel" | head -20
+    status=1
+  fi
+done
+n=$(ls "$work"/catalog/compute/*.yaml | wc -l)
+[ "$n" -eq "$(ls "$root"/catalog/compute/*.yaml | wc -l)" ] || { echo "error: $n files written"; status=1; }
+[ $status -eq 0 ] && echo "catalog/compute: $n files and 6 held-out tables byte-identical"
+exit $status
