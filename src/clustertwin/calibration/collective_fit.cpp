@@ -12,6 +12,7 @@
 #include <set>
 #include <sstream>
 
+#include "clustertwin/calibration/profile_text.h"
 #include "clustertwin/collective/group.h"
 
 namespace clustertwin::calibration {
@@ -464,27 +465,13 @@ std::string profile_yaml(const CollectiveFit& fit, std::span<const InputFile> in
                          std::span<const CollectiveRun> runs, const FitOptions& options,
                          const ProfileMeta& meta) {
   std::ostringstream y;
-  auto quote = [](const std::string& s) {
-    std::string o = "\"";
-    for (char c : s) {
-      if (c == '"' || c == '\\') o += '\\';
-      o += c;
-    }
-    return o + "\"";
-  };
-  std::string files;
-  for (const auto& in : inputs)
-    files += (files.empty() ? "" : ", ") + in.path + " (sha256 " + in.sha256.substr(0, 12) + ")";
+  auto quote = [](const std::string& s) { return yaml_quote(s); };
   y << "# Calibration profile: the collective model fitted to measured nccl-tests runs by\n"
     << "# `clustertwin calibrate` (docs/models/calibration.md). GENERATED; rerunning the same\n"
     << "# command on the same files gives the same bytes. Use it with\n"
     << "# `clustertwin collective --calibration FILE` (or `calibration: FILE` in a scenario).\n"
     << "# Lines and fields not given here stay the catalog's (catalog/collectives/).\n";
-  y << "profile:\n";
-  y << "  kind: collectives\n";
-  y << "  gpu: " << fit.gpu << "\n";
-  y << "  cluster: " << quote(meta.cluster) << "\n";
-  y << "  stack: " << quote(meta.stack) << "\n";
+  write_profile_head(y, "collectives", fit.gpu, meta);
   y << "  network_model: "
     << (meta.network == collective::NetworkModelKind::kFlow ? "flow" : "analytical") << "\n";
   y << "  solver: "
@@ -494,11 +481,7 @@ std::string profile_yaml(const CollectiveFit& fit, std::span<const InputFile> in
            fmt(options.loss_scale) + "; rows weighted by ranks - 1; prior weight " +
            fmt(options.prior_weight) + " toward the catalog's values")
     << "\n";
-  y << "  inputs:\n";
-  for (const auto& in : inputs) {
-    y << "    - {file: " << quote(in.path) << ", sha256: " << in.sha256
-      << ", format: " << format_name(in.format) << ", records: " << in.records << "}\n";
-  }
+  write_profile_inputs(y, inputs);
   y << "  runs:\n";
   for (const auto& r : runs) {
     y << "    - {file: " << quote(r.file) << ", line: " << r.line
@@ -582,10 +565,7 @@ std::string profile_yaml(const CollectiveFit& fit, std::span<const InputFile> in
     }
   }
   y << "sources:\n";
-  y << "  fit: "
-    << quote("clustertwin calibrate on " + meta.cluster +
-             (meta.stack.empty() ? "" : " (stack " + meta.stack + ")") + " from " + files)
-    << "\n";
+  write_fit_source(y, meta, inputs);
   return y.str();
 }
 

@@ -15,6 +15,7 @@
 #include <sstream>
 
 #include "clustertwin/calibration/parse.h"
+#include "clustertwin/calibration/profile_text.h"
 #include "clustertwin/compute/compute_model.h"
 #include "clustertwin/config/reader.h"
 
@@ -987,7 +988,12 @@ std::string ylist(const std::vector<double>& xs) {
 }  // namespace
 
 std::string compute_profile_yaml(const KernelFit& fit, const KernelRoofline& roofline,
-                                 const ComputeProfileMeta& meta) {
+                                 const ComputeProfileMeta& meta_in) {
+  // Comment lines carry user text (cluster, stack): one line each, whatever it holds.
+  ComputeProfileMeta meta = meta_in;
+  for (auto* s : {&meta.tables_dir, &meta.tables_origin, &meta.derived_why, &meta.generated_by})
+    for (char& ch : *s)
+      if (static_cast<unsigned char>(ch) < 0x20) ch = ' ';
   const bool derived = !meta.derived_from.empty();
   const bool bf16_only = roofline.fp8_flops <= 0;
   std::ostringstream o;
@@ -1000,7 +1006,7 @@ std::string compute_profile_yaml(const KernelFit& fit, const KernelRoofline& roo
   if (derived) o << "# " << meta.derived_why << ".\n";
   o << "compute:\n";
   o << "  gpu: " << meta.gpu << "\n";
-  o << "  measured_device: \"" << meta.device << "\"\n";
+  o << "  measured_device: " << yaml_quote(meta.device) << "\n";
   if (derived) o << "  derived_from: " << meta.derived_from << "\n";
   o << "  reference_peak:\n";
   for (const auto& [key, v] : {std::pair<const char*, double>{"bf16", roofline.bf16_flops},
@@ -1047,18 +1053,20 @@ std::string compute_profile_yaml(const KernelFit& fit, const KernelRoofline& roo
     }
   }
   o << "sources:\n";
-  o << "  spec: \"" << meta.spec_source << "\"\n";
-  o << "  hbm: \"" << meta.hbm_source << "\"\n";
+  o << "  spec: " << yaml_quote(meta.spec_source) << "\n";
+  o << "  hbm: " << yaml_quote(meta.hbm_source) << "\n";
   const std::string extra = derived
                                 ? " Measured on " + meta.derived_from +
                                       ", applied to this GPU's own peaks: " + meta.derived_why + "."
                                 : "";
   for (const auto& c : cites) {
     const auto it = meta.table_cite.find(c.table);
-    o << "  " << c.tag << ": \""
-      << (it != meta.table_cite.end() ? it->second : meta.tables_dir + base_name(c.table)) << " ("
-      << meta.tables_origin << "), converted and fitted by clustertwin (" << meta.generated_by
-      << "): roofline efficiency of the " << c.what << "." << extra << "\"\n";
+    const std::string table =
+        it != meta.table_cite.end() ? it->second : meta.tables_dir + base_name(c.table);
+    o << "  " << c.tag << ": "
+      << yaml_quote(table + " (" + meta.tables_origin + "), converted and fitted by clustertwin (" +
+                    meta.generated_by + "): roofline efficiency of the " + c.what + "." + extra)
+      << "\n";
   }
   return o.str();
 }

@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "clustertwin/base/text.h"
+#include "clustertwin/calibration/profile_text.h"
 #include "clustertwin/config/reader.h"
 
 namespace clustertwin::calibration {
@@ -21,14 +22,7 @@ std::string g4(double v) {
   return b;
 }
 
-std::string quote(const std::string& s) {
-  std::string o = "\"";
-  for (char c : s) {
-    if (c == '"' || c == '\\') o += '\\';
-    o += c;
-  }
-  return o + "\"";
-}
+std::string quote(const std::string& s) { return yaml_quote(s); }
 
 std::string where(const StepTime& s) { return s.file + ":" + std::to_string(s.line); }
 
@@ -173,33 +167,19 @@ std::string training_profile_yaml(const StepFit& fit, std::span<const StepTime> 
 std::string step_profile_yaml(const StepFit& fit, std::span<const InputFile> inputs,
                               std::span<const StepTime> steps, const ProfileMeta& meta) {
   std::ostringstream y;
-  std::string files;
-  for (const auto& in : inputs)
-    files += (files.empty() ? "" : ", ") + in.path + " (sha256 " + in.sha256.substr(0, 12) + ")";
   y << "# Calibration profile: the training model's compute-time scale fitted to measured step\n"
     << "# times by `clustertwin calibrate` (docs/models/calibration.md). GENERATED; rerunning\n"
     << "# the same command on the same files gives the same bytes. Use it with\n"
     << "# `clustertwin train --calibration FILE` (or `calibration: FILE` in a scenario).\n"
     << "# The collective lines stay the catalog's (catalog/collectives/).\n";
-  y << "profile:\n";
-  y << "  kind: training\n";
-  y << "  gpu: " << fit.gpu << "\n";
-  y << "  cluster: " << quote(meta.cluster) << "\n";
-  y << "  stack: " << quote(meta.stack) << "\n";
-  y << "  inputs:\n";
-  for (const auto& in : inputs) {
-    y << "    - {file: " << quote(in.path) << ", sha256: " << in.sha256
-      << ", format: " << format_name(in.format) << ", records: " << in.records << "}\n";
-  }
+  write_profile_head(y, "training", fit.gpu, meta);
+  write_profile_inputs(y, inputs);
   y << "collectives:\n";
   y << "  name: " << quote(meta.name) << "\n";
   y << "  gpus: [" << fit.gpu << "]\n";
   y << training_profile_yaml(fit, steps);
   y << "sources:\n";
-  y << "  fit: "
-    << quote("clustertwin calibrate on " + meta.cluster +
-             (meta.stack.empty() ? "" : " (stack " + meta.stack + ")") + " from " + files)
-    << "\n";
+  write_fit_source(y, meta, inputs);
   return y.str();
 }
 
