@@ -307,21 +307,8 @@ ChunkCost chunk_cost(const Context& c, int first_layer, int layers, bool embed, 
   return k;
 }
 
-struct Prepared {
-  std::vector<ChunkCost> chunks;
-  std::vector<double> p2p;
-  workload::MemoryBreakdown memory;
-  std::vector<workload::MemoryBreakdown> stage_memory;
-  int64_t gpus = 0;
-};
-
-base::Result<Prepared> prepare(const TrainingSetup& s, bool explain) {
-  CT_CHECK(s.model && s.compute && s.comm, "training setup needs a model, compute and comm model");
-  const auto& m = *s.model;
-  const auto& l = s.layout;
-  Prepared p;
-  p.gpus = s.gpus > 0 ? s.gpus : l.gpus();
-  if (auto st = workload::validate(l, m, p.gpus); !st) return base::fail(st.error());
+// The pass one micro-batch makes through a stage's GPUs under the layout.
+models::PassSpec training_pass(const models::ModelSpec& m, const workload::TrainingLayout& l) {
   models::PassSpec pass{.phase = models::Phase::kTraining,
                         .batch = l.micro_batch,
                         .seq_len = l.seq_len,
@@ -338,6 +325,25 @@ base::Result<Prepared> prepare(const TrainingSetup& s, bool explain) {
     pass.moe_imbalance = workload::moe_imbalance_measured(l.ep);
     if (l.capacity_factor > 0) pass.moe_imbalance = std::min(pass.moe_imbalance, l.capacity_factor);
   }
+  return pass;
+}
+
+struct Prepared {
+  std::vector<ChunkCost> chunks;
+  std::vector<double> p2p;
+  workload::MemoryBreakdown memory;
+  std::vector<workload::MemoryBreakdown> stage_memory;
+  int64_t gpus = 0;
+};
+
+base::Result<Prepared> prepare(const TrainingSetup& s, bool explain) {
+  CT_CHECK(s.model && s.compute && s.comm, "training setup needs a model, compute and comm model");
+  const auto& m = *s.model;
+  const auto& l = s.layout;
+  Prepared p;
+  p.gpus = s.gpus > 0 ? s.gpus : l.gpus();
+  if (auto st = workload::validate(l, m, p.gpus); !st) return base::fail(st.error());
+  const models::PassSpec pass = training_pass(m, l);
   if (auto st = models::check_layout(m, pass); !st) return base::fail(st.error());
   auto mem = workload::check_memory(m, l, s.memory_capacity, s.host_memory, explain);
   if (!mem) return base::fail(mem.error());
@@ -678,6 +684,36 @@ base::Result<TrainingResult> estimate_training_step(const TrainingSetup& s) {
                        (l.pp - 1) * avg / l.vpp + 2.0 * (l.pp - 1) * send);
   }
   return finish(s, *p, last_end, busy, {});
+}
+
+base::Result<TrainingPartCosts> training_part_costs(const TrainingSetup& s) {
+  CT_CHECK(s.model && s.compute && s.comm, "training setup needs a model, compute and comm model");
+  const auto& m = *s.model;
+  const auto& l = s.layout;
+  const models::PassSpec pass = training_pass(m, l);
+  if (auto st = models::check_layout(m, pass); !st) return base::fail(st.error());
+  Context c{s, m, l, pass, s.gpus > 0 ? s.gpus : l.gpus()};
+  PartCache cache;
+  auto part = [](const ChunkCost& k) {
+    return TrainingPartCost{.fwd_compute = k.fwd_compute,
+                            .bwd_compute = k.bwd_compute,
+                            .recompute = k.recompute,
+                            .tp = k.tp,
+                            .ep = k.ep,
+                            .cp = k.cp};
+  };
+  TrainingPartCosts out;
+  out.embedding = part(chunk_cost(c, 0, 0, true, false, cache));
+  out.head = part(chunk_cost(c, 0, 0, false, true, cache));
+  out.layers.reserve(static_cast<size_t>(m.layers));
+  std::map<std::string, TrainingPartCost> kinds;
+  for (int i = 0; i < m.layers; ++i) {
+    const std::string kind = models::layer_kind(m, i);
+    auto it = kinds.find(kind);
+    if (it == kinds.end()) it = kinds.emplace(kind, part(chunk_cost(c, i, 1, false, false, cache))).first;
+    out.layers.push_back(it->second);
+  }
+  return out;
 }
 
 }  // namespace clustertwin::execution

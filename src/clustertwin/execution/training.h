@@ -106,4 +106,26 @@ base::Result<TrainingResult> simulate_training_step(const TrainingSetup& s);
 /// (M + pp - 1)/... of the schedule; microseconds, for layout search.
 base::Result<TrainingResult> estimate_training_step(const TrainingSetup& s);
 
+/// Per-micro-batch costs of one part of the model on one GPU, forward and backward together
+/// (seconds): what the pipeline chunks of simulate/estimate_training_step add up. A chunk's
+/// forward time is fwd_compute + (tp + ep + cp)/2, its backward bwd_compute + recompute + the
+/// other half.
+struct TrainingPartCost {
+  double fwd_compute = 0, bwd_compute = 0, recompute = 0, tp = 0, ep = 0, cp = 0;
+  [[nodiscard]] double fwd() const { return fwd_compute + (tp + ep + cp) / 2; }
+  [[nodiscard]] double bwd() const { return bwd_compute + recompute + (tp + ep + cp) / 2; }
+};
+struct TrainingPartCosts {
+  TrainingPartCost embedding;            ///< the first chunk's embedding
+  TrainingPartCost head;                 ///< the last chunk's output head and MTP modules
+  std::vector<TrainingPartCost> layers;  ///< decoder layer i (layers of one kind share costs)
+};
+
+/// The part costs under `s.layout`'s tensor, context and expert parallelism, micro-batch,
+/// precision and recomputation; its pipeline split, data parallelism and ZeRO stage play no part
+/// (layout search combines them over many of those without recomputing them). `s.gpus` must be
+/// set (the concurrent groups on the fabric). Errors: a layout the model's shapes refuse
+/// (models::check_layout); memory is not checked.
+base::Result<TrainingPartCosts> training_part_costs(const TrainingSetup& s);
+
 }  // namespace clustertwin::execution

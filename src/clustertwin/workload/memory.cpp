@@ -414,4 +414,12 @@ base::Result<MemoryBreakdown> check_memory(const models::ModelSpec& m, const Tra
   return worst;
 }
 
+double layer_activation_bytes_per_token(const models::ModelSpec& m, const TrainingLayout& l,
+                                        int layer) {
+  const bool full = l.recompute == Recompute::kFull;
+  return layer_activations(m, l, layer, full ? 0u : l.recompute_bits()).per_gpu(l);
+}
+
+double inflight_micro_batches(const TrainingLayout& l, int stage) { return inflight(l, stage); }
+
 }  // namespace clustertwin::workload

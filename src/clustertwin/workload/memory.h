@@ -111,4 +111,13 @@ LayerParams layer_params(const models::ModelSpec& m, int layer);
 /// attention projections: qkv and output; MLA's down, up and output projections).
 double lora_layer_params(const models::ModelSpec& m, int layer, int rank);
 
+/// Activation bytes per token that decoder layer `layer` stores on one GPU without full
+/// recomputation (the modules `l` recomputes excluded); under full recomputation, what the layer
+/// holds while it is recomputed. training_memory's per-layer term (for layout search).
+double layer_activation_bytes_per_token(const models::ModelSpec& m, const TrainingLayout& l,
+                                        int layer);
+/// Micro-batches of stage `stage`'s layers whose activations are held at the peak (the
+/// schedule's in-flight count, as training_memory uses it).
+double inflight_micro_batches(const TrainingLayout& l, int stage);
+
 }  // namespace clustertwin::workload
