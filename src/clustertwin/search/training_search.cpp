@@ -149,7 +149,7 @@ struct Group {
 };
 
 struct GroupOut {
-  int64_t enumerated = 0, valid = 0, fitting = 0, tables = 0;
+  int64_t enumerated = 0, valid = 0, fitting = 0, tables = 0, ahead = 0;
   std::priority_queue<Ranked, std::vector<Ranked>, Worse> top;  // worst on top
 };
 
@@ -434,6 +434,7 @@ struct Searcher {
                 step = std::max(step, last_end + dp + opt);
               }
               ++out.fitting;
+              if (step < space.rank_step_s) ++out.ahead;
               Ranked r;
               r.step = step;
               r.tuple = {l.tp, l.pp, l.dp, l.cp, l.ep, l.vpp, l.micro_batch, zero,
@@ -523,6 +524,7 @@ base::Result<TrainingSearchResult> search_training(const execution::TrainingSetu
     r.valid += o.valid;
     r.fitting += o.fitting;
     r.cost_tables += o.tables;
+    r.ahead_of += o.ahead;
     while (!o.top.empty()) {
       all.push_back(o.top.top());
       o.top.pop();

@@ -60,6 +60,9 @@ struct TrainingSpace {
   std::vector<int> zeros = {0, 1, 2, 3};
   std::vector<PrecisionChoice> precisions;  ///< empty: the base setup's precision and peak
   std::vector<RecomputeChoice> recomputes;  ///< empty: recompute_choices(model)
+  /// When > 0: TrainingSearchResult::ahead_of counts the fitting layouts faster than this step
+  /// time (where a given layout ranks, without keeping every layout).
+  double rank_step_s = 0;
 };
 
 struct TrainingCandidate {
@@ -76,6 +79,7 @@ struct TrainingSearchResult {
   int64_t valid = 0;        ///< obeying the layout rules: each had its memory evaluated
   int64_t fitting = 0;      ///< fitting in memory: each was timed
   int64_t cost_tables = 0;  ///< (tp, cp, ep, micro-batch, precision, recompute) part-cost sets
+  int64_t ahead_of = 0;     ///< fitting layouts faster than space.rank_step_s
   double wall_s = 0;
   double cpu_s = 0;  ///< CPU time of the calling process over the search (all threads)
 };
