@@ -49,14 +49,13 @@ int main() {
       return 2;
     }
     execution::AnalyticalComm comm(*topo);
-    execution::TrainingSetup base{.model = &*model,
-                                  .layout = {.global_batch = c.global_batch,
-                                             .seq_len = c.seq_len,
-                                             .tp_comm_overlap = true},
-                                  .compute = &*cm,
-                                  .comm = &comm,
-                                  .memory_capacity = gpu.hbm_usable,
-                                  .peak = gpu.peak_for(hardware::Precision::kBf16)->dense};
+    execution::TrainingSetup base{
+        .model = &*model,
+        .layout = {.global_batch = c.global_batch, .seq_len = c.seq_len, .tp_comm_overlap = true},
+        .compute = &*cm,
+        .comm = &comm,
+        .memory_capacity = gpu.hbm_usable,
+        .peak = gpu.peak_for(hardware::Precision::kBf16)->dense};
     search::TrainingSpace space{
         .gpus = c.gpus,
         .domain_size = topo->domain_size(),

@@ -80,8 +80,9 @@ std::string layout_text(const workload::TrainingLayout& l) {
 
 TEST(TrainingSearchMlperf, FindsTheSubmittersLayoutOrOneItPredictsFaster) {
   const auto cat = *hardware::Catalog::load_embedded();
-  std::printf("| case | submitters' layout | event s | search's best (event model) | event s | "
-              "faster by | submitters' analytical rank |\n|---|---|---|---|---|---|---|\n");
+  std::printf(
+      "| case | submitters' layout | event s | search's best (event model) | event s | "
+      "faster by | submitters' analytical rank |\n|---|---|---|---|---|---|---|\n");
   for (const auto& c : cases()) {
     SCOPED_TRACE(c.id);
     auto spec = hardware::resolve_cluster(cat, c.cluster);
@@ -101,12 +102,13 @@ TEST(TrainingSearchMlperf, FindsTheSubmittersLayoutOrOneItPredictsFaster) {
                                   .comm = &comm,
                                   .memory_capacity = gpu.hbm_usable,
                                   .peak = peak(c.layout.dtype)};
-    search::TrainingSpace space{.gpus = c.gpus,
-                                .domain_size = topo->domain_size(),
-                                .precisions = {{DType::kBf16, peak(DType::kBf16)},
-                                               {DType::kFp8, peak(DType::kFp8)}}};
+    search::TrainingSpace space{
+        .gpus = c.gpus,
+        .domain_size = topo->domain_size(),
+        .precisions = {{DType::kBf16, peak(DType::kBf16)}, {DType::kFp8, peak(DType::kFp8)}}};
     auto theirs = c.layout;
-    theirs.dp = static_cast<int>(c.gpus / (static_cast<int64_t>(theirs.tp) * theirs.pp * theirs.cp));
+    theirs.dp =
+        static_cast<int>(c.gpus / (static_cast<int64_t>(theirs.tp) * theirs.pp * theirs.cp));
     // Their layout is in the space and fits: the search scored it.
     auto their_est = execution::estimate_training_step(search::setup_for(base, space, theirs));
     ASSERT_TRUE(their_est) << their_est.error().message;

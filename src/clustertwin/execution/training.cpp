@@ -710,7 +710,8 @@ base::Result<TrainingPartCosts> training_part_costs(const TrainingSetup& s) {
   for (int i = 0; i < m.layers; ++i) {
     const std::string kind = models::layer_kind(m, i);
     auto it = kinds.find(kind);
-    if (it == kinds.end()) it = kinds.emplace(kind, part(chunk_cost(c, i, 1, false, false, cache))).first;
+    if (it == kinds.end())
+      it = kinds.emplace(kind, part(chunk_cost(c, i, 1, false, false, cache))).first;
     out.layers.push_back(it->second);
   }
   return out;

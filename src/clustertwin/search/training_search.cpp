@@ -22,7 +22,8 @@ namespace rm = workload::recompute_module;
 using models::Recompute;
 
 std::vector<RecomputeChoice> recompute_choices(const models::ModelSpec& m) {
-  std::vector<RecomputeChoice> out = {{Recompute::kNone, 0}, {Recompute::kSelective, rm::kCoreAttn}};
+  std::vector<RecomputeChoice> out = {{Recompute::kNone, 0},
+                                      {Recompute::kSelective, rm::kCoreAttn}};
   std::vector<uint32_t> steps = {rm::kLayernorm};
   if (m.moe) steps.push_back(rm::kMoeAct);
   if (m.mla) steps.push_back(rm::kMlaUpProj);
@@ -79,17 +80,17 @@ struct StageShape {
 
 // What one stage holds and pays outside the micro-batches, per (tp, cp, ep, pp, vpp).
 struct StageStatic {
-  double dense = 0, expert = 0, lora = 0;   // parameters per GPU
-  double reduce_ar = 0, reduce_rs = 0;      // gradient all-reduce (ZeRO 0) / reduce-scatter
-  double gather = 0;                        // parameter all-gather (ZeRO >= 1)
-  double opt_full = 0, opt_sharded = 0;     // Adam over all / the DP shard of the parameters
+  double dense = 0, expert = 0, lora = 0;  // parameters per GPU
+  double reduce_ar = 0, reduce_rs = 0;     // gradient all-reduce (ZeRO 0) / reduce-scatter
+  double gather = 0;                       // parameter all-gather (ZeRO >= 1)
+  double opt_full = 0, opt_sharded = 0;    // Adam over all / the DP shard of the parameters
 };
 
 struct Model {
   const models::ModelSpec* m = nullptr;
   models::ParamCounts pc;
-  std::vector<int> kind_of;        // layer -> kind index
-  std::vector<int> rep;            // kind -> a layer of that kind
+  std::vector<int> kind_of;  // layer -> kind index
+  std::vector<int> rep;      // kind -> a layer of that kind
   std::vector<workload::LayerParams> kind_params;
   workload::LayerParams mtp_params;
 };
@@ -121,7 +122,8 @@ std::vector<StageShape> stage_shapes(const Model& d, int pp, int vpp) {
   for (int c = 0; c < chunks; ++c) {
     auto& st = out[static_cast<size_t>(c % pp)];
     const int n = split[static_cast<size_t>(c)];
-    for (int i = 0; i < n; ++i) ++st.count[static_cast<size_t>(d.kind_of[static_cast<size_t>(first + i)])];
+    for (int i = 0; i < n; ++i)
+      ++st.count[static_cast<size_t>(d.kind_of[static_cast<size_t>(first + i)])];
     st.layers += n;
     if (c == 0) st.embed = true;
     if (c == chunks - 1) st.head = true;
@@ -308,15 +310,15 @@ struct Searcher {
               tokens * (8.0 + (m.mlp == models::MlpKind::kGelu ? h / a.tp : 0.0));
           const double head_act =
               m.mtp_layers *
-              (tokens * (workload::layer_activation_bytes_per_token(m, a, m.layers - 1) +
-                         6.0 * h / a.tp));
+              (tokens *
+               (workload::layer_activation_bytes_per_token(m, a, m.layers - 1) + 6.0 * h / a.tp));
           const double logits =
               tokens * static_cast<double>(m.vocab) * 6.0 / a.tp * (1 + m.mtp_layers);
           std::optional<execution::TrainingPartCosts> costs;
           bool refused = false;
           std::array<double, kMaxKinds> kf{}, kb{};
-          const double send_bytes = static_cast<double>(mb * ((a.seq_len + a.cp - 1) / a.cp)) *
-                                    h * 2.0 / (a.sequence_parallel ? a.tp : 1);
+          const double send_bytes = static_cast<double>(mb * ((a.seq_len + a.cp - 1) / a.cp)) * h *
+                                    2.0 / (a.sequence_parallel ? a.tp : 1);
           for (const auto& sp : splits) {
             if (std::find(sp.mbs.begin(), sp.mbs.end(), mb) == sp.mbs.end()) continue;
             if (refused) break;
@@ -342,8 +344,7 @@ struct Searcher {
               max_layer[s] = mx;
             }
             const double dense_shard = static_cast<double>(sp.dp) * a.cp;
-            const double expert_shard =
-                dense_shard * a.tp / (static_cast<double>(a.ep) * a.etp);
+            const double expert_shard = dense_shard * a.tp / (static_cast<double>(a.ep) * a.etp);
             std::vector<double> act_mem(np);
             for (size_t s = 0; s < np; ++s) {
               double x = per_micro[s] * workload::inflight_micro_batches(l, static_cast<int>(s));
@@ -365,8 +366,9 @@ struct Searcher {
                 };
                 double w = shard(st.dense, st.expert, weight_bytes, 3) + st.lora * 2.0;
                 if (zero >= 3) {
-                  w += 2.0 * ((st.dense + st.expert) /
-                              static_cast<double>(std::max(1, sp.shapes[s].layers))) *
+                  w += 2.0 *
+                       ((st.dense + st.expert) /
+                        static_cast<double>(std::max(1, sp.shapes[s].layers))) *
                        weight_bytes;
                 }
                 const double total = w + shard(td, tx, static_cast<double>(a.grad_bytes), 2) +
@@ -414,10 +416,9 @@ struct Searcher {
                   sum += f + bw;
                 }
                 const int stride = static_cast<int>(gpus / sp.pp);
-                const double send =
-                    sp.pp > 1
-                        ? comm(execution::CommOp::kSendRecv, send_bytes, 2, stride, stride, true)
-                        : 0.0;
+                const double send = sp.pp > 1 ? comm(execution::CommOp::kSendRecv, send_bytes, 2,
+                                                     stride, stride, true)
+                                              : 0.0;
                 const double M = static_cast<double>(l.micro_batches());
                 last_end = M * mx + (sp.pp - 1) * (sum / sp.pp) / sp.vpp + 2.0 * (sp.pp - 1) * send;
                 timed_split = true;
@@ -437,8 +438,16 @@ struct Searcher {
               if (step < space.rank_step_s) ++out.ahead;
               Ranked r;
               r.step = step;
-              r.tuple = {l.tp, l.pp, l.dp, l.cp, l.ep, l.vpp, l.micro_batch, zero,
-                         static_cast<int64_t>(pi), static_cast<int64_t>(ri)};
+              r.tuple = {l.tp,
+                         l.pp,
+                         l.dp,
+                         l.cp,
+                         l.ep,
+                         l.vpp,
+                         l.micro_batch,
+                         zero,
+                         static_cast<int64_t>(pi),
+                         static_cast<int64_t>(ri)};
               if (out.top.size() >= keep && !Worse{}(r, out.top.top())) continue;
               r.cand.layout = l;
               r.cand.layout.zero = zero;
@@ -468,7 +477,8 @@ base::Result<TrainingSearchResult> search_training(const execution::TrainingSetu
                                                    const TrainingSpace& space, int top,
                                                    int threads) {
   CT_CHECK(base.model && base.compute && base.comm, "search needs a model, compute and comm model");
-  if (space.gpus < 1) return base::fail("search: gpus must be >= 1, got " + std::to_string(space.gpus));
+  if (space.gpus < 1)
+    return base::fail("search: gpus must be >= 1, got " + std::to_string(space.gpus));
   if (space.cps.empty() || space.vpps.empty() || space.micro_batches.empty() ||
       space.zeros.empty()) {
     return base::fail("search: every axis needs at least one value");

@@ -75,9 +75,9 @@ struct TrainingCandidate {
 
 struct TrainingSearchResult {
   std::vector<TrainingCandidate> best;  ///< analytical step time, fastest first
-  int64_t enumerated = 0;   ///< combinations of the axes
-  int64_t valid = 0;        ///< obeying the layout rules: each had its memory evaluated
-  int64_t fitting = 0;      ///< fitting in memory: each was timed
+  int64_t enumerated = 0;               ///< combinations of the axes
+  int64_t valid = 0;                    ///< obeying the layout rules: each had its memory evaluated
+  int64_t fitting = 0;                  ///< fitting in memory: each was timed
   int64_t cost_tables = 0;  ///< (tp, cp, ep, micro-batch, precision, recompute) part-cost sets
   int64_t ahead_of = 0;     ///< fitting layouts faster than space.rank_step_s
   double wall_s = 0;

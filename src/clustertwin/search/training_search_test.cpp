@@ -135,11 +135,8 @@ TEST(TrainingSearch, DenseModelEqualsTheEstimateLayoutByLayout) {
 
 TEST(TrainingSearch, MoeModelEqualsTheEstimateLayoutByLayout) {
   Fixture f("hgx-h100*4", "h100", "mixtral-8x7b");
-  TrainingSpace space{.gpus = 32,
-                      .cps = {1},
-                      .vpps = {1, 2},
-                      .micro_batches = {1},
-                      .precisions = f.precisions()};
+  TrainingSpace space{
+      .gpus = 32, .cps = {1}, .vpps = {1, 2}, .micro_batches = {1}, .precisions = f.precisions()};
   expect_same_as_brute_force(f, f.setup(64, 4096), space);
 }
 
@@ -149,7 +146,7 @@ TEST(TrainingSearch, MemoryPrunesBeforeTimingAndNothingFitsIsEmpty) {
   auto r = search_training(f.setup(8, 8192), space, 5, 1);
   ASSERT_TRUE(r) << r.error().message;
   EXPECT_GT(r->valid, 0);
-  EXPECT_EQ(r->fitting, 0);  // 405B on 8 H100s fits no layout
+  EXPECT_EQ(r->fitting, 0);      // 405B on 8 H100s fits no layout
   EXPECT_EQ(r->cost_tables, 0);  // so no part cost was ever computed
   EXPECT_TRUE(r->best.empty());
 }
