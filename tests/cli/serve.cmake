@@ -54,3 +54,14 @@ ct_cli_test(NAME bad.serve_unknown_scenario RC 2
 ct_cli_test(NAME bad.serve_bad_limit_unit RC 2
             ARGS serve --cluster hgx-h200*1 --model llama2-70b --tp 1 --ttft-limit 2GB
             STDERR "--ttft-limit")
+# EPLB redundant experts and two-batch overlap as flags: they reach the layout (its label), and
+# an expert count ep does not divide says how many redundant experts would make it divide.
+ct_cli_test(NAME cli.serve_redundant_experts_and_two_batch_overlap
+            ARGS serve --cluster hgx-h100*9 --model deepseek-r1 --precision fp8 --tp 72
+                 --dp-attention --redundant-experts 32 --two-batch-overlap --max-batch 256
+                 --scenario offline --isl 2000 --osl 100
+            STDOUT "DEP72 +32r TBO x1")
+ct_cli_test(NAME bad.serve_experts_not_divisible_by_ep RC 2
+            ARGS serve --cluster hgx-h100*9 --model deepseek-r1 --precision fp8 --tp 72
+                 --dp-attention --scenario offline
+            STDERR "32 redundant experts would make them divisible")

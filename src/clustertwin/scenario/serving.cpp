@@ -146,6 +146,18 @@ FieldTable<R> make_serving_fields() {
         .member = &R::no_chunked,
         .help = "run each prompt in one iteration",
         .inverted = true},
+      F{.key = "redundant_experts",
+        .flag = "redundant-experts",
+        .name = "redundant experts",
+        .member = &R::redundant_experts,
+        .help = "expert copies placed by the EP load balancer (EPLB): {ep} divides experts + "
+                "these",
+        .ints = {.min = 0, .max = 1 << 16}},
+      F{.key = "two_batch_overlap",
+        .flag = "two-batch-overlap",
+        .name = "two-batch overlap",
+        .member = &R::two_batch_overlap,
+        .help = "attention DP: overlap one micro-batch's MoE exchange with the other's compute"},
       F{.key = "replicas",
         .flag = "replicas",
         .name = "replicas",
@@ -347,7 +359,8 @@ base::Result<ServingPowerRun> serving_power(const ServingRequest& o,
 
 bool layout_flags_given(const ServingRequest& o) {
   return o.tp > 0 || o.pp > 0 || o.ep > 0 || o.dp_attention || o.max_batch > 0 ||
-         o.max_tokens > 0 || o.disaggregated || o.replicas > 0;
+         o.max_tokens > 0 || o.disaggregated || o.replicas > 0 || o.redundant_experts > 0 ||
+         o.two_batch_overlap;
 }
 
 base::Result<std::string> read_text(const std::string& path) {
@@ -379,6 +392,8 @@ base::Result<workload::ServingLayout> explicit_layout(const ServingRequest& o, i
     i.max_batch = o.max_batch > 0 ? o.max_batch : 256;
     i.max_tokens = o.max_tokens > 0 ? o.max_tokens : 8192;
     i.chunked_prefill = !o.no_chunked;
+    i.redundant_experts = o.redundant_experts;
+    i.two_batch_overlap = o.two_batch_overlap;
     l.replicas = o.replicas;
     if (o.disaggregated) {
       l.disaggregated = true;
@@ -387,6 +402,7 @@ base::Result<workload::ServingLayout> explicit_layout(const ServingRequest& o, i
       l.prefill.ep = o.prefill_ep > 0 ? o.prefill_ep : (o.prefill_dp_attention ? l.prefill.tp : 1);
       l.prefill.max_tokens = o.prefill_max_tokens;
       l.prefill.max_batch = o.prefill_max_batch;
+      l.prefill.two_batch_overlap = o.two_batch_overlap;
       l.prefill_replicas = std::max(1, o.prefill_replicas);
     }
     l.mtp = o.mtp;

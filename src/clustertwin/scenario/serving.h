@@ -27,6 +27,8 @@ struct ServingRequest {
   int tp = 0, pp = 0, ep = 0, replicas = 0;
   bool dp_attention = false, no_chunked = false, disaggregated = false;
   int64_t max_batch = 0, max_tokens = 0;
+  int redundant_experts = 0;       ///< EPLB expert copies of the aggregated / decode instance
+  bool two_batch_overlap = false;  ///< attention DP: overlap two micro-batches
   int prefill_tp = 0, prefill_ep = 0, prefill_replicas = 0;
   bool prefill_dp_attention = false;
   int64_t prefill_max_tokens = 8192, prefill_max_batch = 16;
