@@ -1,16 +1,16 @@
-// Training validation against published measurements (shared/reference/calibration-cases.csv and
-// mlperf-training-configs.csv; the figures are copied here with their case ids and sources so the
-// project builds and tests without shared/).
+// Training validation against published measurements (shared/reference/calibration-cases.csv,
+// mlperf-training-configs.csv and the training rows of calibration-at-scale.csv; the figures are
+// copied here with their case ids and sources so the project builds and tests without shared/).
 //
-// Nothing in the training model was fitted to these cases: kernel efficiencies come from the
-// compute layer's fits to measured forward kernels (catalog/compute/), communication from the
-// analytical collective model, and framework_overhead is 0. Every case below is test-only.
-// Era settings follow what each source ran: Megatron-LM 2021-22 used unfused attention, a
-// replicated optimizer and a DP all-reduce after the backward pass (--zero 0, no overlap);
-// MegaScale's Megatron-LM baseline, Llama 3 and MLPerf use the distributed optimizer with
-// overlapped reductions; MLPerf runs FP8 with TP communication overlap.
-// Tolerance: +-15% per case (software stacks we do not model: kernel fusion, CUDA graphs, host
-// overhead, placement on the real racks) and a median absolute error under 10%.
+// One number of the training model is fitted on these cases, kFp8TrainingOverhead (leave-one-
+// source-out in docs/models/training.md); kernel efficiencies come from the compute layer's fits
+// to measured forward kernels (catalog/compute/), communication from the collective layer, and
+// framework_overhead is 0. Era settings follow what each source ran: Megatron-LM 2021-22 used
+// unfused attention, a replicated optimizer and a DP all-reduce after the backward pass (--zero 0,
+// no overlap); MegaScale's Megatron-LM baseline, Llama 3 and MLPerf use the distributed optimizer
+// with overlapped reductions; MLPerf runs FP8 with TP communication overlap.
+// Tolerance: +-20% per case (the issue's bound; wider only with a reason next to the case) and a
+// median absolute error under 8%.
 
 #include <gtest/gtest.h>
 
@@ -159,11 +159,15 @@ std::vector<Case> cases() {
   ds.moment_bytes = 2;
   ds.fp8_activation_store = true;
   // Megatron-MoE-ModelZoo Qwen3-235B-A22B on 256 H100: cross-node EP32 with DeepEP, recompute of
-  // norms and activations; forced balance.
+  // norms and activations.
   // ModelZoo recipes: ETP 1 (folding), DeepEP (deduplicated dispatch) unless the row names the
-  // NCCL all-to-all dispatcher.
+  // NCCL all-to-all dispatcher. Routing: the ModelZoo runs train the router as it is (dropless,
+  // auxiliary load-balancing loss); forced balance is opt-in there (the readme: "Add
+  // --moe-router-force-load-balancing to test forced load balancing") and its long-context table
+  // gives both (S0183: 389 forced, 357 dropless). Rows that do not say "forced" run dropless with
+  // the measured routing skew (`--routing measured`, moe_imbalance_measured).
   auto zoo = [](int tp, int pp, int vpp, int ep, int cp, int64_t gbs, int64_t seq, bool overlap,
-                bool deepep = true) {
+                bool deepep = true, bool forced = false) {
     workload::TrainingLayout l{.tp = tp,
                                .pp = pp,
                                .cp = cp,
@@ -177,6 +181,7 @@ std::vector<Case> cases() {
                                .ep_overlap = overlap};
     l.recompute_modules = rm::kLayernorm | rm::kMoeAct;
     l.moe_dispatch = deepep ? workload::MoeDispatch::kDedup : workload::MoeDispatch::kAllToAll;
+    l.routing = forced ? workload::MoeRouting::kBalanced : workload::MoeRouting::kMeasured;
     return l;
   };
   // GPT-OSS 120B on 64 H100 (S0170): the row reads "GBS 512 MBS 4 GA2", which does not add up
@@ -191,8 +196,10 @@ std::vector<Case> cases() {
   gpt_oss.moe_dispatch = workload::MoeDispatch::kAllToAll;
   // Qwen3-235B 131k context (S0183): the source's command recomputes layernorm and moe
   // (--recompute-granularity selective --recompute-modules layernorm moe).
-  auto long_ctx = zoo(4, 8, 4, 8, 8, 256, 131072, false);
+  auto long_ctx = zoo(4, 8, 4, 8, 8, 256, 131072, false, true, /*forced=*/true);
   long_ctx.recompute_modules = rm::kLayernorm | rm::kMoe;
+  auto long_ctx_dropless = long_ctx;
+  long_ctx_dropless.routing = workload::MoeRouting::kMeasured;
   auto qwen_h100_fp8 = bridge(2, 8, 1, 4, 32, 1, 2048, 4096, DType::kFp8);
   qwen_h100_fp8.ep_overlap = true;
   qwen_h100_fp8.moe_dispatch = workload::MoeDispatch::kAllToAll;
@@ -324,18 +331,22 @@ std::vector<Case> cases() {
       // Megatron-MoE-ModelZoo Qwen3-235B-A22B on 256 H100 (step times from the source's text).
       {"S0180 Qwen3-235B EP32 DeepEP", kZoo, "hgx-h100*32", 256, "qwen3-235b-a22b", 0, 0, 0,
        zoo(2, 8, 4, 32, 1, 2048, 4096, false), Metric::kStepTime, 19.7,
-       "TP2 PP8 VPP4 EP32 DP16, DeepEP"},
+       "TP2 PP8 VPP4 EP32 DP16, DeepEP, dropless"},
       {"S0181 Qwen3-235B EP32 + A2A overlap", kZoo, "hgx-h100*32", 256, "qwen3-235b-a22b", 0, 0, 0,
        zoo(2, 8, 4, 32, 1, 2048, 4096, true), Metric::kStepTime, 17.6,
-       "TP2 PP8 VPP4 EP32 DP16, 1F1B A2A overlap", 0.20,
-       "predicted 21% fast: the A2A overlap hides more than the run did"},
+       "TP2 PP8 VPP4 EP32 DP16, 1F1B A2A overlap, dropless"},
       {"S0182 Qwen3-235B EP8 NCCL A2A", kZoo, "hgx-h100*32", 256, "qwen3-235b-a22b", 0, 0, 0,
        zoo(2, 32, 3, 8, 1, 2048, 4096, false, false), Metric::kStepTime, 24.2,
-       "TP2 PP32 VPP3 EP8 DP4, NCCL A2A", 0.20,
-       "predicted 40% fast: EP8 with NCCL all-to-all and PP32 measured slower than EP32 DeepEP"},
+       "TP2 PP32 VPP3 EP8 DP4, NCCL A2A, dropless", 0.20,
+       "predicted 36% fast: EP8 with NCCL all-to-all and PP32 measured slower than EP32 DeepEP"},
       {"S0183 Qwen3-235B 131k context", kZoo, "hgx-h100*32", 256, "qwen3-235b-a22b", 0, 0, 0,
        long_ctx, Metric::kModelTflopsCausal, 389,
-       "TP4 CP8 PP8 VPP4 EP8, seq 131072, norm+moe recompute"},
+       "TP4 CP8 PP8 VPP4 EP8, seq 131072, norm+moe recompute, forced balance"},
+      // The same run dropless (the S0183 row: "forced balance (dropless gives 357)"): checks the
+      // measured routing skew at EP8.
+      {"S0183 Qwen3-235B 131k context, dropless", kZoo, "hgx-h100*32", 256, "qwen3-235b-a22b", 0, 0,
+       0, long_ctx_dropless, Metric::kModelTflopsCausal, 357,
+       "TP4 CP8 PP8 VPP4 EP8, seq 131072, norm+moe recompute, dropless"},
       // DeepSeek-V3 on 2,048 H800 with its own layout.
       {"DeepSeek-V3 2048 H800", kDS, "deepseek-h800", 2048, "deepseek-v3", 0, 0, 0, ds,
        Metric::kTokensPerGpu, 1e12 / (180e3 * 3600) * 1.0,
