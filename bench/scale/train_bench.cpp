@@ -2,23 +2,16 @@
 // (TP8 PP16 DP128) and of DeepSeek-V3 on 2,048 H800 (DeepSeek's layout: DualPipe PP16 EP64): < 1 s
 // each; the same on 131,072 GPUs: < 10 s; the analytical estimate (no event run): < 1 ms. Prints
 // wall time per case.
-#include <sys/resource.h>
-
 #include <chrono>
 #include <cstdio>
 
-#include "clustertwin/execution/training.h"
-#include "clustertwin/models/model_catalog.h"
+#include "clustertwin/execution/training_rig.h"
+#include "peak_rss.h"
 
 using namespace clustertwin;
+using bench::peak_rss_mib;
 
 namespace {
-
-double peak_rss_mib() {
-  rusage u{};
-  getrusage(RUSAGE_SELF, &u);
-  return static_cast<double>(u.ru_maxrss) / 1024.0;
-}
 
 struct Case {
   const char* name;
@@ -87,29 +80,13 @@ int main() {
               "events", "peak_MiB");
   for (const auto& c : cases) {
     auto t0 = std::chrono::steady_clock::now();
-    auto spec_r = hardware::resolve_cluster(cat, c.cluster);
-    if (!spec_r) {
-      std::printf("%s: %s\n", c.name, spec_r.error().to_string().c_str());
+    // Topology, compute model, model and the analytical CommModel, as `train` builds them.
+    auto rig = execution::make_training_rig(cat, c.cluster, c.model);
+    if (!rig) {
+      std::printf("%s: %s\n", c.name, rig.error().to_string().c_str());
       continue;
     }
-    const auto& spec = *spec_r;
-    auto topo_r = topology::Topology::build(cat, spec);
-    if (!topo_r) {
-      std::printf("%s: %s\n", c.name, topo_r.error().to_string().c_str());
-      continue;
-    }
-    const auto& topo = *topo_r;
-    const auto& gpu = **cat.gpu((*cat.system(spec.system))->gpu);
-    auto cm = *compute::ComputeModel::for_gpu(gpu, cat);
-    auto model = *models::load_model(cat, c.model);
-    execution::AnalyticalComm comm(topo);
-    execution::TrainingSetup s{
-        .model = &model,
-        .layout = c.layout,
-        .compute = &cm,
-        .comm = &comm,
-        .memory_capacity = gpu.hbm_usable,
-        .peak = gpu.peak_for(compute::peak_precision(cm.effective(c.layout.dtype)))->dense};
+    const execution::TrainingSetup s = (*rig)->setup(c.layout);
     auto r = execution::simulate_training_step(s);
     const double wall =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();

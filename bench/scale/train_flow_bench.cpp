@@ -7,25 +7,18 @@
 //
 //   build/release/bench/train_flow_bench            # 1, 8, 64, 512 and 1,821 racks
 //   build/release/bench/train_flow_bench 64         # up to 64 racks
-#include <sys/resource.h>
-
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 
 #include "clustertwin/execution/collective_comm.h"
-#include "clustertwin/execution/training.h"
-#include "clustertwin/models/model_catalog.h"
+#include "clustertwin/execution/training_rig.h"
+#include "peak_rss.h"
 
 using namespace clustertwin;
+using bench::peak_rss_mib;
 
 namespace {
-
-double peak_rss_mib() {
-  rusage u{};
-  getrusage(RUSAGE_SELF, &u);
-  return static_cast<double>(u.ru_maxrss) / 1024.0;
-}
 
 struct Case {
   int racks;
@@ -62,19 +55,11 @@ int main(int argc, char** argv) {
     if (c.racks > max_racks) continue;
     const auto t0 = std::chrono::steady_clock::now();
     const std::string cluster = "gb300-nvl72*" + std::to_string(c.racks);
-    auto spec = hardware::resolve_cluster(cat, cluster);
-    if (!spec) {
-      std::printf("%s: %s\n", cluster.c_str(), spec.error().to_string().c_str());
+    auto rig = execution::make_training_rig(cat, cluster, c.model);
+    if (!rig) {
+      std::printf("%s: %s\n", cluster.c_str(), rig.error().to_string().c_str());
       return 1;
     }
-    auto topo = topology::Topology::build(cat, *spec);
-    if (!topo) {
-      std::printf("%s: %s\n", cluster.c_str(), topo.error().to_string().c_str());
-      return 1;
-    }
-    const auto& gpu = **cat.gpu((*cat.system(spec->system))->gpu);
-    auto cm = *compute::ComputeModel::for_gpu(gpu, cat);
-    auto model = *models::load_model(cat, c.model);
     auto calib = collective::Calibration::load(cat);
     if (!calib) {
       std::printf("calibration: %s\n", calib.error().to_string().c_str());
@@ -82,14 +67,8 @@ int main(int argc, char** argv) {
     }
     collective::ModelOptions mo;
     mo.network = collective::NetworkModelKind::kFlow;
-    execution::CollectiveComm comm(cat, *topo, std::move(*calib), mo);
-    execution::TrainingSetup s{
-        .model = &model,
-        .layout = c.layout,
-        .compute = &cm,
-        .comm = &comm,
-        .memory_capacity = gpu.hbm_usable,
-        .peak = gpu.peak_for(compute::peak_precision(cm.effective(c.layout.dtype)))->dense};
+    execution::CollectiveComm comm(cat, (*rig)->topo, std::move(*calib), mo);
+    execution::TrainingSetup s = (*rig)->setup(c.layout, &comm);
     s.gpus = c.gpus;
     auto r = execution::simulate_training_step(s);
     const double wall =

@@ -21,7 +21,9 @@
 #include <string>
 
 #include "clustertwin/execution/training.h"
+#include "clustertwin/execution/training_rig.h"
 #include "clustertwin/models/model_catalog.h"
+#include "clustertwin/workload/catalog_test_support.h"
 
 namespace clustertwin {
 namespace {
@@ -200,6 +202,12 @@ std::vector<Case> cases() {
   long_ctx.recompute_modules = rm::kLayernorm | rm::kMoe;
   auto long_ctx_dropless = long_ctx;
   long_ctx_dropless.routing = workload::MoeRouting::kMeasured;
+  // DeepSeek-V3 on 256 B200 (S0160): the recipe (Megatron-Bridge deepseek_workload_base_configs.py,
+  // DEEPSEEK_V3_PRETRAIN_CONFIG_B200_V1, which FP8_MX_V1 aliases: PP16 EP8 GBS 2048) recomputes
+  // the MLA up-projections (recompute_modules ["mla_up_proj"]); the row omits it.
+  auto ds_b200 = bridge(1, 16, 1, 1, 8, 1, 2048, 4096, DType::kFp8);
+  ds_b200.recompute = Recompute::kSelective;
+  ds_b200.recompute_modules = rm::kMlaUpProj;
   auto qwen_h100_fp8 = bridge(2, 8, 1, 4, 32, 1, 2048, 4096, DType::kFp8);
   qwen_h100_fp8.ep_overlap = true;
   qwen_h100_fp8.moe_dispatch = workload::MoeDispatch::kAllToAll;
@@ -300,12 +308,8 @@ std::vector<Case> cases() {
       {"mlperf-v5.0-lora-tyche_8 (2 systems)", kMLP, "tyche-gb200", 8, "llama2-70b", 0, 0, 0,
        lora(1, 1, 8, true), Metric::kStepTime, 1.4866, "LoRA r16, DP8"},
       // Megatron-Bridge pretraining (NeMo 25.11), tokens/s per GPU.
-      {"S0160 DeepSeek-V3 256 B200", kBridge, "hgx-b200*32", 256, "deepseek-v3", 0, 0, 0,
-       bridge(1, 16, 1, 1, 8, 1, 2048, 4096, DType::kFp8), Metric::kTokensPerGpu, 2139,
-       "TP1 PP16 EP8, MXFP8, GBS 2048",
-       // Predicted ~20% fast: the recipe's recomputation, pipeline layout (embedding, MTP) and
-       // MoE kernels are not in the row; known outlier, tracked in docs/models/training.md.
-       0.25},
+      {"S0160 DeepSeek-V3 256 B200", kBridge, "hgx-b200*32", 256, "deepseek-v3", 0, 0, 0, ds_b200,
+       Metric::kTokensPerGpu, 2139, "TP1 PP16 EP8, MXFP8, GBS 2048, mla_up_proj recompute"},
       {"S0162 Qwen3-235B-A22B 64 B200", kBridge, "hgx-b200*8", 64, "qwen3-235b-a22b", 0, 0, 0,
        bridge(1, 8, 1, 2, 8, 1, 1024, 4096, DType::kFp8), Metric::kTokensPerGpu, 3269,
        "TP1 PP8 VPP2 EP8, MXFP8, GBS 1024", 0.20,
@@ -362,38 +366,27 @@ struct Prediction {
 
 Prediction predict(const hardware::Catalog& cat, const Case& c) {
   Prediction out;
-  auto spec = hardware::resolve_cluster(cat, c.cluster);
-  if (!spec) {
-    out.why = spec.error().to_string();
+  // A catalog model, or a Megatron-style GPT of the case's shape.
+  auto rig = [&]() -> base::Result<std::unique_ptr<execution::TrainingRig>> {
+    if (c.model) return execution::make_training_rig(cat, c.cluster, c.model);
+    auto gpt = models::gpt_model({.layers = c.layers,
+                                  .hidden = c.hidden,
+                                  .heads = c.heads,
+                                  .vocab = 51200,
+                                  .seq_len = 2048});
+    if (!gpt) return base::fail(gpt.error());
+    return execution::make_training_rig(cat, c.cluster, std::move(*gpt));
+  }();
+  if (!rig) {
+    out.why = rig.error().to_string();
     return out;
   }
-  auto topo = topology::Topology::build(cat, *spec);
-  const auto& sys = **cat.system(spec->system);
-  const auto& gpu = **cat.gpu(sys.gpu);
-  auto cm = *compute::ComputeModel::for_gpu(gpu, cat);
-  auto model_r = c.model ? models::load_model(cat, c.model)
-                         : models::gpt_model({.layers = c.layers,
-                                              .hidden = c.hidden,
-                                              .heads = c.heads,
-                                              .vocab = 51200,
-                                              .seq_len = 2048});
-  if (!model_r) {
-    out.why = model_r.error().to_string();
-    return out;
-  }
-  auto& model = *model_r;
+  const auto& model = (*rig)->model;
   auto l = c.layout;
   l.dp = static_cast<int>(c.gpus / (static_cast<int64_t>(l.tp) * l.pp * l.cp));
-  execution::AnalyticalComm comm(*topo);
-  execution::TrainingSetup s{
-      .model = &model,
-      .layout = l,
-      .compute = &cm,
-      .comm = &comm,
-      .memory_capacity = gpu.hbm_usable,
-      .peak = gpu.peak_for(compute::peak_precision(cm.effective(l.dtype)))->dense};
+  auto s = (*rig)->setup(l);
   s.gpus = c.gpus;
-  auto fabric = execution::serving_fabric(cat, *spec);
+  auto fabric = execution::serving_fabric(cat, (*rig)->topo.spec());
   if (fabric) s.moe_fabric = &*fabric;
   // Refitting kFp8TrainingOverhead (docs/models/training.md): rerun with other values.
   if (const char* f = std::getenv("CT_FP8_OVERHEAD")) s.fp8_overhead = std::atof(f);
@@ -435,7 +428,7 @@ std::string fmt_error(double e) {
 // model is not in the catalog yet are listed as pending and fail once the model exists and the
 // case does not run.
 TEST(TrainingValidation, PublishedRunsWithin20PercentAndMedianUnder8) {
-  const auto cat = *hardware::Catalog::load_embedded();
+  const auto& cat = workload::test_support::catalog();
   std::vector<double> errors;
   for (const auto& c : cases()) {
     if (c.model && !models::load_model(cat, c.model)) {

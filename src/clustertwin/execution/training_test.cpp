@@ -3,30 +3,28 @@
 #include <gtest/gtest.h>
 
 #include "clustertwin/execution/collective_comm.h"
+#include "clustertwin/execution/training_rig.h"
 #include "clustertwin/models/model_catalog.h"
+#include "clustertwin/workload/catalog_test_support.h"
 
 namespace clustertwin::execution {
 namespace {
 
+// A rig (training_rig.h) for one cluster and model of the embedded catalog.
 struct Fixture {
-  hardware::Catalog cat = *hardware::Catalog::load_embedded();
-  topology::Topology topo;
-  compute::ComputeModel cm;
-  models::ModelSpec model;
-  std::unique_ptr<AnalyticalComm> comm;
+  const hardware::Catalog& cat = workload::test_support::catalog();
+  std::unique_ptr<TrainingRig> rig;
+  const topology::Topology& topo;
+  const models::ModelSpec& model;
   Fixture(const std::string& cluster, const std::string& m)
-      : topo(*topology::Topology::build(cat, *hardware::resolve_cluster(cat, cluster))),
-        cm(*compute::ComputeModel::for_gpu(**cat.gpu((*cat.system(topo.spec().system))->gpu), cat)),
-        model(*models::load_model(cat, m)),
-        comm(std::make_unique<AnalyticalComm>(topo)) {}
-  TrainingSetup setup(workload::TrainingLayout l) const {
-    const auto& gpu = **cat.gpu((*cat.system(topo.spec().system))->gpu);
-    return TrainingSetup{.model = &model,
-                         .layout = l,
-                         .compute = &cm,
-                         .comm = comm.get(),
-                         .memory_capacity = gpu.hbm_usable,
-                         .peak = gpu.peak_for(hardware::Precision::kBf16)->dense};
+      : rig([&] {
+          auto r = make_training_rig(cat, cluster, m);
+          return std::move(*r);
+        }()),
+        topo(rig->topo),
+        model(rig->model) {}
+  [[nodiscard]] TrainingSetup setup(const workload::TrainingLayout& l) const {
+    return rig->setup(l);
   }
 };
 

@@ -2,14 +2,13 @@
 
 #include <gtest/gtest.h>
 
-#include "clustertwin/models/model_catalog.h"
+#include "clustertwin/workload/catalog_test_support.h"
 
 namespace clustertwin::workload {
 namespace {
 
 const models::ModelSpec& llama405b() {
-  static const hardware::Catalog cat = *hardware::Catalog::load_embedded();
-  static const models::ModelSpec m = *models::load_model(cat, "llama3.1-405b");
+  static const models::ModelSpec m = test_support::model("llama3.1-405b");
   return m;
 }
 
@@ -51,8 +50,7 @@ TEST(Layout, ValidatesAgainstGpusAndModel) {
 }
 
 TEST(Layout, MoeParallelFoldingLetsExpertsSpanTensorParallelRanks) {
-  static const hardware::Catalog cat = *hardware::Catalog::load_embedded();
-  const auto qwen = *models::load_model(cat, "qwen3-235b-a22b");  // 94 layers, 128 experts
+  const auto qwen = test_support::model("qwen3-235b-a22b");  // 94 layers, 128 experts
   // Megatron-MoE-ModelZoo Qwen3-235B on 256 H100: TP2 PP8 VPP4 EP32 DP16, ETP 1: ep*etp = 32
   // divides tp*cp*dp = 32 although ep does not divide dp*cp = 16.
   TrainingLayout l{.tp = 2,

@@ -2,20 +2,15 @@
 
 #include <gtest/gtest.h>
 
-#include "clustertwin/models/model_catalog.h"
+#include "clustertwin/workload/catalog_test_support.h"
 
 namespace clustertwin::workload {
 namespace {
 
-const hardware::Catalog& cat() {
-  static const hardware::Catalog c = *hardware::Catalog::load_embedded();
-  return c;
-}
-
 // Korthikanti et al. 2022, Table 2 / eq. (1): with tensor and sequence parallelism and no
 // recomputation a GPT layer stores s*b*h*34/t bytes (plus the softmax term FlashAttention drops).
 TEST(Memory, GptLayerActivationsMatchKorthikanti) {
-  auto m = *models::load_model(cat(), "gpt3-175b");
+  auto m = test_support::model("gpt3-175b");
   TrainingLayout l{
       .tp = 8, .pp = 96, .dp = 1, .micro_batch = 1, .global_batch = 96, .seq_len = 2048};
   auto stages = training_memory(m, l);
@@ -26,7 +21,7 @@ TEST(Memory, GptLayerActivationsMatchKorthikanti) {
 }
 
 TEST(Memory, OptimizerShardsWithZero) {
-  auto m = *models::load_model(cat(), "llama3.1-70b");
+  auto m = test_support::model("llama3.1-70b");
   TrainingLayout z0{
       .tp = 8, .pp = 1, .dp = 8, .micro_batch = 1, .global_batch = 64, .seq_len = 4096, .zero = 0};
   TrainingLayout z1 = z0;
@@ -38,7 +33,7 @@ TEST(Memory, OptimizerShardsWithZero) {
 }
 
 TEST(Memory, DoesNotFitNamesTotalCapacityAndBiggestTerm) {
-  auto m = *models::load_model(cat(), "llama3.1-405b");
+  auto m = test_support::model("llama3.1-405b");
   TrainingLayout l{.tp = 1, .pp = 1, .dp = 8, .micro_batch = 1, .global_batch = 8, .seq_len = 8192};
   auto r = check_memory(m, l, base::gigabytes(80));
   ASSERT_FALSE(r);
@@ -52,7 +47,7 @@ TEST(Memory, DoesNotFitNamesTotalCapacityAndBiggestTerm) {
 // sequence parallelism and selective recomputation, which for a GPT MLP (f = 4h, GELU, dropout)
 // is the 34h of Korthikanti's Table 2 that this model also reaches (FlashAttention, bf16).
 TEST(Memory, MatchesMegatronTheoreticalReportForGpt) {
-  auto m = *models::load_model(cat(), "gpt3-175b");
+  auto m = test_support::model("gpt3-175b");
   TrainingLayout l{.tp = 8,
                    .pp = 8,
                    .dp = 16,
@@ -76,7 +71,7 @@ TEST(Memory, MatchesMegatronTheoreticalReportForGpt) {
 // it must not, and the error must say by how much and what fits.
 TEST(Memory, DeepSeekV3LayoutFitsOnH800) {
   namespace rm = recompute_module;
-  auto m = *models::load_model(cat(), "deepseek-v3");
+  auto m = test_support::model("deepseek-v3");
   TrainingLayout l{.tp = 1,
                    .pp = 16,
                    .dp = 128,
@@ -110,7 +105,7 @@ TEST(Memory, DeepSeekV3LayoutFitsOnH800) {
 
 TEST(Memory, RecomputeModulesDropWhatTheyRecompute) {
   namespace rm = recompute_module;
-  auto m = *models::load_model(cat(), "deepseek-v3");
+  auto m = test_support::model("deepseek-v3");
   TrainingLayout l{.tp = 1,
                    .pp = 16,
                    .dp = 8,
@@ -144,7 +139,7 @@ TEST(Memory, RecomputeModulesDropWhatTheyRecompute) {
 }
 
 TEST(Memory, DualPipeHoldsTwoStagesAndPpPlusOneMicroBatches) {
-  auto m = *models::load_model(cat(), "llama3.1-70b");
+  auto m = test_support::model("llama3.1-70b");
   TrainingLayout l{
       .tp = 8, .pp = 8, .dp = 2, .micro_batch = 1, .global_batch = 64, .seq_len = 4096};
   auto d = l;
@@ -156,7 +151,7 @@ TEST(Memory, DualPipeHoldsTwoStagesAndPpPlusOneMicroBatches) {
 }
 
 TEST(Memory, OffloadMovesActivationsToTheHost) {
-  auto m = *models::load_model(cat(), "llama3.1-70b");
+  auto m = test_support::model("llama3.1-70b");
   TrainingLayout l{
       .tp = 8, .pp = 8, .dp = 2, .micro_batch = 1, .global_batch = 64, .seq_len = 8192};
   auto o = l;
@@ -171,7 +166,7 @@ TEST(Memory, OffloadMovesActivationsToTheHost) {
 }
 
 TEST(Memory, LoraTrainsOnlyTheAdapters) {
-  auto m = *models::load_model(cat(), "llama2-70b");
+  auto m = test_support::model("llama2-70b");
   TrainingLayout l{.tp = 1,
                    .pp = 1,
                    .dp = 8,
