@@ -110,6 +110,9 @@ struct Group {
   int64_t iter = 0;
   double started = 0;
   StepTime step;
+  // Attention-DP balance counters (InstanceLayout::adp_timeout_iters; TensorRT-LLM's
+  // adp_ctx_waiting_iters_count / adp_ctx_batching_wait_iters_count).
+  int adp_waiting = 0, adp_batching = 0;
 };
 
 struct Instance {
@@ -423,6 +426,16 @@ class Sim {
         }
       }
     }
+    if (il.dp_attention && n_ranks > 1 && il.adp_timeout_iters > 0 && !hold_ok(in, g, il)) {
+      // Balance says wait: the prompts stay assigned to their ranks (and hold their KV) but
+      // run no chunk this iteration.
+      for (size_t k = 0; k < n_ranks; ++k) {
+        Rank& r = in.ranks[static_cast<size_t>(g.ranks[k])];
+        r.chunks.clear();
+        batch_[k] = RankBatch{};
+      }
+      adp_held_++;
+    }
     bool any = false;
     for (size_t k = 0; k < n_ranks; ++k) {
       const Rank& r = in.ranks[static_cast<size_t>(g.ranks[k])];
@@ -443,6 +456,41 @@ class Sim {
     record(in, inst_idx, group_idx, g);
     sim_.schedule_in(
         dt, [this, inst_idx, group_idx](Simulator&) { end_iteration(inst_idx, group_idx); });
+  }
+
+  // TensorRT-LLM's attention-DP balance (PyExecutor._balance_adp_requests; blog 10), on the
+  // prompt chunks this iteration scheduled on the group's ranks: true lets them run.
+  static bool hold_ok_counts(Group& g, const workload::InstanceLayout& il, bool all_ctx,
+                             bool all_free, bool all_gen) {
+    // The counters advance in every iteration, with or without prompts, as TensorRT-LLM's do:
+    // a prompt arriving after a run of decode-only iterations waits for the rest of the cycle.
+    if (all_free && all_ctx) {
+      g.adp_waiting = 0;
+      if (all_gen) {
+        if (g.adp_batching < il.adp_batching_wait_iters) {
+          g.adp_batching++;
+          return false;
+        }
+        g.adp_batching = 0;
+      }
+      return true;
+    }
+    g.adp_waiting++;
+    if (g.adp_waiting >= il.adp_timeout_iters || !all_gen) {
+      g.adp_waiting = 0;
+      return true;
+    }
+    return false;
+  }
+  bool hold_ok(const Instance& in, Group& g, const workload::InstanceLayout& il) const {
+    bool all_ctx = true, all_free = true, all_gen = true;
+    for (int rank_id : g.ranks) {
+      const Rank& r = in.ranks[static_cast<size_t>(rank_id)];
+      all_ctx = all_ctx && !r.chunks.empty();
+      all_free = all_free && r.decoding < il.max_batch;
+      all_gen = all_gen && r.decoding > 0;
+    }
+    return hold_ok_counts(g, il, all_ctx, all_free, all_gen);
   }
 
   void record(Instance& in, int inst_idx, int group_idx, const Group& g) {
@@ -474,6 +522,7 @@ class Sim {
       decode_iters_++;
     }
     iterations_++;
+    if (pre > 0) prompt_iters_++;
     if (in.traced < s_.trace_iterations) {
       in.traced++;
       trace_.push_back({.instance = inst_idx,
@@ -644,6 +693,8 @@ class Sim {
     out.duration_s = last_done_;
     out.iterations = iterations_;
     out.preemptions = preemptions_;
+    out.prompt_iterations = prompt_iters_;
+    out.adp_held_iterations = adp_held_;
     out.events = sim_.events_run();
     out.stopped_early = stopped_;
     CT_CHECK(stopped_ || completed_ == static_cast<int64_t>(n), "every request must complete");
@@ -761,7 +812,8 @@ class Sim {
   std::vector<AdmitState> admit_;
   std::vector<double> ttft_, tpot_, e2e_;
   double output_tokens_ = 0, input_tokens_ = 0, last_done_ = 0;
-  int64_t completed_ = 0, iterations_ = 0, preemptions_ = 0;
+  int64_t completed_ = 0, iterations_ = 0, preemptions_ = 0, adp_held_ = 0;
+  int64_t prompt_iters_ = 0;
   double kv_time_ = 0, busy_time_ = 0, kv_peak_ = 0, decode_sum_ = 0;
   int64_t rank_iters_ = 0, decode_iters_ = 0;
   StepTime step_sum_;
@@ -1045,6 +1097,12 @@ base::Result<ServingResult> simulate_serving(const ServingSetup& s) {
   if (r.preemptions > 0) {
     r.notes.push_back(std::to_string(r.preemptions) +
                       " preemptions: the KV cache filled and sequences were recomputed");
+  }
+  if (r.adp_held_iterations > 0) {
+    r.notes.push_back("attention-DP balance held the prompts of " +
+                      std::to_string(r.adp_held_iterations) + " of " +
+                      std::to_string(r.iterations) + " iterations; " +
+                      std::to_string(r.prompt_iterations) + " carried prompts");
   }
   if (r.stopped_early) {
     r.notes.push_back("stopped early: the p99 limits were provably missed (figures are partial)");

@@ -98,8 +98,10 @@ struct ServingResult {
   double kv_utilization_mean = 0, kv_utilization_peak = 0;  ///< of the decode ranks
   double mean_decode_batch = 0;  ///< decoding sequences per rank per iteration (decode ranks)
   int64_t iterations = 0, preemptions = 0, events = 0;
-  int64_t requests = 0;            ///< the deployment's request count
-  int64_t simulated_requests = 0;  ///< what the representative instances ran
+  int64_t prompt_iterations = 0;    ///< iterations that carried prompt tokens
+  int64_t adp_held_iterations = 0;  ///< iterations whose prompts attention-DP balance held back
+  int64_t requests = 0;             ///< the deployment's request count
+  int64_t simulated_requests = 0;   ///< what the representative instances ran
   int simulated_instances = 0;
   int symmetry = 1;  ///< deployment = symmetry x simulated
   double rate_qps = 0;

@@ -220,6 +220,48 @@ TEST(ServingSim, AttentionDpAssignmentBalancesTheRanks) {
   EXPECT_LT(balanced->tpot_s.p50, fill->tpot_s.p50);
 }
 
+// TensorRT-LLM's attention-DP balance (attention_dp_config timeout_iters / batching_wait_iters,
+// blog 10): prompts wait until every rank has one, so fewer iterations carry prompts and each
+// prompt waits longer for its first token. The counters cycle as TensorRT-LLM's do.
+TEST(ServingSim, AttentionDpBalanceHoldsPromptsUntilEveryRankHasOne) {
+  auto spec = *hardware::resolve_cluster(cat(), "gb300-nvl72*1");
+  const auto& gpu = **cat().gpu("gb300");
+  Fixture f{
+      *models::load_model(cat(), "deepseek-r1"), *compute::ComputeModel::for_gpu(gpu, cat()), {}};
+  auto& s = f.setup;
+  s.fabric = *serving_fabric(cat(), spec);
+  s.memory_capacity = gpu.hbm_usable;
+  s.dataset = *workload::dataset_for_model(cat(), "deepseek-r1");
+  s.layout.instance = {.tp = 8,
+                       .ep = 8,
+                       .dp_attention = true,
+                       .max_batch = 256,
+                       .max_tokens = 4096,
+                       .chunked_prefill = false};
+  s.layout.replicas = 1;
+  s.scenario = workload::ServingScenario::kServer;
+  s.rate_qps = 2;
+  s.requests = 600;
+  bind(f);
+  auto off = simulate_serving(s);
+  ASSERT_TRUE(off) << off.error().to_string();
+  EXPECT_EQ(off->adp_held_iterations, 0);
+  s.layout.instance.adp_timeout_iters = 9;
+  s.layout.instance.adp_batching_wait_iters = 3;
+  auto on = simulate_serving(s);
+  ASSERT_TRUE(on) << on.error().to_string();
+  EXPECT_GT(on->adp_held_iterations, 0);
+  EXPECT_LT(on->prompt_iterations, off->prompt_iterations);
+  EXPECT_GT(on->ttft_s.p50, off->ttft_s.p50);
+  EXPECT_EQ(on->requests, off->requests);
+  // Without attention DP the balance is a layout error, not ignored.
+  s.layout.instance.dp_attention = false;
+  auto bad = simulate_serving(s);
+  ASSERT_FALSE(bad);
+  EXPECT_NE(bad.error().message.find("needs dp_attention"), std::string::npos)
+      << bad.error().message;
+}
+
 TEST(ServingSim, OfflineCompletesEveryRequestDeterministically) {
   Fixture f = llama2_h200(8000);
   bind(f);

@@ -158,6 +158,20 @@ FieldTable<R> make_serving_fields() {
         .name = "two-batch overlap",
         .member = &R::two_batch_overlap,
         .help = "attention DP: overlap one micro-batch's MoE exchange with the other's compute"},
+      F{.key = "adp_timeout_iters",
+        .flag = "adp-timeout-iters",
+        .name = "attention-DP balance timeout",
+        .member = &R::adp_timeout_iters,
+        .help = "attention DP: hold prompts until every rank has one, at most this many "
+                "iterations (TensorRT-LLM attention_dp_config timeout_iters; 0: off)",
+        .ints = {.min = 0, .max = 1 << 20}},
+      F{.key = "adp_batching_wait_iters",
+        .flag = "adp-batching-wait-iters",
+        .name = "attention-DP batching wait",
+        .member = &R::adp_batching_wait_iters,
+        .help = "attention DP with {adp_timeout_iters}: once every rank has prompts, wait this "
+                "many iterations more to batch them (batching_wait_iters)",
+        .ints = {.min = 0, .max = 1 << 20}},
       F{.key = "replicas",
         .flag = "replicas",
         .name = "replicas",
@@ -360,7 +374,7 @@ base::Result<ServingPowerRun> serving_power(const ServingRequest& o,
 bool layout_flags_given(const ServingRequest& o) {
   return o.tp > 0 || o.pp > 0 || o.ep > 0 || o.dp_attention || o.max_batch > 0 ||
          o.max_tokens > 0 || o.disaggregated || o.replicas > 0 || o.redundant_experts > 0 ||
-         o.two_batch_overlap;
+         o.two_batch_overlap || o.adp_timeout_iters > 0 || o.adp_batching_wait_iters > 0;
 }
 
 base::Result<std::string> read_text(const std::string& path) {
@@ -394,6 +408,8 @@ base::Result<workload::ServingLayout> explicit_layout(const ServingRequest& o, i
     i.chunked_prefill = !o.no_chunked;
     i.redundant_experts = o.redundant_experts;
     i.two_batch_overlap = o.two_batch_overlap;
+    i.adp_timeout_iters = o.adp_timeout_iters;
+    i.adp_batching_wait_iters = o.adp_batching_wait_iters;
     l.replicas = o.replicas;
     if (o.disaggregated) {
       l.disaggregated = true;

@@ -70,6 +70,21 @@ base::Status validate_instance(const InstanceLayout& i, const models::ModelSpec&
           " is not divisible by the expert tensor parallelism tp/ep = " + std::to_string(etp));
     }
   }
+  if (i.adp_timeout_iters < 0 || i.adp_batching_wait_iters < 0) {
+    return err("attention-DP balance iterations must be >= 0, got timeout " +
+               std::to_string(i.adp_timeout_iters) + ", batching wait " +
+               std::to_string(i.adp_batching_wait_iters));
+  }
+  if ((i.adp_timeout_iters > 0 || i.adp_batching_wait_iters > 0) && !i.dp_attention) {
+    return err(
+        "attention-DP balance (adp_timeout_iters, adp_batching_wait_iters) holds prompts until "
+        "every attention-DP rank has one: it needs dp_attention");
+  }
+  if (i.adp_batching_wait_iters > 0 && i.adp_timeout_iters == 0) {
+    return err("adp_batching_wait_iters = " + std::to_string(i.adp_batching_wait_iters) +
+               " needs the balance on: give adp_timeout_iters > 0 (TensorRT-LLM "
+               "attention_dp_config.timeout_iters)");
+  }
   if (i.two_batch_overlap && !i.dp_attention) {
     return err(
         "two-batch overlap splits an attention-DP rank's batch around the MoE exchange: "
@@ -109,6 +124,10 @@ std::string InstanceLayout::label() const {
   if (pp > 1) s += " PP" + std::to_string(pp);
   if (redundant_experts > 0) s += " +" + std::to_string(redundant_experts) + "r";
   if (two_batch_overlap) s += " TBO";
+  if (adp_timeout_iters > 0) {
+    s +=
+        " bal " + std::to_string(adp_batching_wait_iters) + "/" + std::to_string(adp_timeout_iters);
+  }
   return s;
 }
 
@@ -294,6 +313,10 @@ std::optional<InstanceLayout> read_instance(config::Reader& r) {
   l.redundant_experts =
       static_cast<int>(r.integer("redundant_experts", Need::kOptional, 0, 1 << 16).value_or(0));
   l.two_batch_overlap = r.boolean("two_batch_overlap", Need::kOptional).value_or(false);
+  l.adp_timeout_iters =
+      static_cast<int>(r.integer("adp_timeout_iters", Need::kOptional, 0, 1 << 20).value_or(0));
+  l.adp_batching_wait_iters = static_cast<int>(
+      r.integer("adp_batching_wait_iters", Need::kOptional, 0, 1 << 20).value_or(0));
   r.finish();
   return l;
 }

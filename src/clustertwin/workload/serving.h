@@ -61,6 +61,16 @@ struct InstanceLayout {
   /// overlap): the batch of an attention-DP rank runs as two micro-batches whose MoE dispatch /
   /// combine overlaps the other micro-batch's computation (StepModel::time).
   bool two_batch_overlap = false;
+  /// Attention-DP balance (TensorRT-LLM attention_dp_config, enable_balance; blog 10 "ADP Balance
+  /// Strategy"; PyExecutor._balance_adp_requests): the ranks step together, so prompt work is held
+  /// back until every rank has some. An iteration's prompt chunks run only when every rank has
+  /// one and a free batch slot; otherwise they wait, up to `adp_timeout_iters` iterations (or
+  /// until some rank has nothing to decode); once every rank has prompts and every rank is also
+  /// decoding, they wait `adp_batching_wait_iters` more iterations to gather larger prompt
+  /// batches. Trades TTFT for balanced iterations. 0 timeout = balance off. MLPerf v5.1 DeepSeek-R1
+  /// configs: wait / timeout 10 / 500 (B200 Offline), 3 / 9 or 2 / 6 (Server), setups §1.3-1.4.
+  int adp_timeout_iters = 0;
+  int adp_batching_wait_iters = 0;
 
   [[nodiscard]] int gpus() const { return tp * pp; }
   /// Scheduling ranks: tp with attention DP, pp slots with pipelining, else 1.
@@ -143,7 +153,8 @@ base::Result<ServingMemory> check_serving_memory(const models::ModelSpec& m,
 ///     precision: fp4            # bf16 | fp8 | fp4 (weights)
 ///     kv_cache: fp8             # fp8 | bf16
 ///     instance: {tp: 8, ep: 8, dp_attention: true, pp: 1, max_batch: 512, max_tokens: 4608,
-///                chunked_prefill: false, redundant_experts: 0, two_batch_overlap: false}
+///                chunked_prefill: false, redundant_experts: 0, two_batch_overlap: false,
+///                adp_timeout_iters: 9, adp_batching_wait_iters: 3}
 ///     replicas: 9               # optional: the GPUs / instance size
 ///     prefill: {tp: 4, ...}     # optional: disaggregated, with prefill_replicas
 ///     prefill_replicas: 14
