@@ -224,6 +224,26 @@ TEST(ServingFile, ReadsALayoutAndRejectsUnknownKeys) {
   ASSERT_TRUE(dis) << dis.error().to_string();
   EXPECT_TRUE(dis->disaggregated);
   EXPECT_EQ(dis->prefill_replicas, 14);
+  // Attention-DP balance keys (TensorRT-LLM attention_dp_config): read, labelled, and refused
+  // without attention DP or with a negative count.
+  auto bal = parse_serving_yaml(
+      "serving:\n  instance: {tp: 8, ep: 8, dp_attention: true, adp_timeout_iters: 9, "
+      "adp_batching_wait_iters: 3}\n",
+      "bal.yaml");
+  ASSERT_TRUE(bal) << bal.error().to_string();
+  EXPECT_EQ(bal->instance.adp_timeout_iters, 9);
+  EXPECT_EQ(bal->instance.label(), "DEP8 bal 3/9");
+  auto neg = parse_serving_yaml(
+      "serving:\n  instance: {tp: 8, dp_attention: true, adp_timeout_iters: -1}\n", "n.yaml");
+  ASSERT_FALSE(neg);
+  EXPECT_NE(neg.error().to_string().find("adp_timeout_iters"), std::string::npos)
+      << neg.error().to_string();
+  const auto m = model("deepseek-r1");
+  InstanceLayout tp8{.tp = 8, .ep = 8, .adp_timeout_iters = 9};
+  ServingLayout l2{.instance = tp8, .replicas = 1};
+  auto st = validate(l2, m, 8);
+  ASSERT_FALSE(st);
+  EXPECT_NE(st.error().message.find("needs dp_attention"), std::string::npos) << st.error().message;
 }
 
 }  // namespace
