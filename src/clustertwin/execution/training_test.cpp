@@ -183,6 +183,31 @@ TEST(Training, AJobOnEveryGpuWithoutPipelineSendsNothing) {
   EXPECT_GT(r->breakdown.dp_comm + r->breakdown.optimizer, 0.0);
 }
 
+// The rig's errors name what is missing; its setup takes the usable HBM, the rig's analytical
+// CommModel unless given another, and the dense peak at the precision the layout's GEMMs run at.
+TEST(TrainingRig, ErrorsAndSetup) {
+  const auto& cat = workload::test_support::catalog();
+  auto no_cluster = make_training_rig(cat, "no-such-cluster", "llama3.1-70b");
+  ASSERT_FALSE(no_cluster);
+  EXPECT_NE(no_cluster.error().to_string().find("no-such-cluster"), std::string::npos);
+  auto no_model = make_training_rig(cat, "hgx-h100*8", "no-such-model");
+  ASSERT_FALSE(no_model);
+  EXPECT_NE(no_model.error().to_string().find("no-such-model"), std::string::npos);
+  auto rig = make_training_rig(cat, "hgx-h100*8", "llama3.1-70b");
+  ASSERT_TRUE(rig) << rig.error().to_string();
+  const auto& r = **rig;
+  workload::TrainingLayout l{.tp = 8, .pp = 1, .dp = 1, .global_batch = 8, .seq_len = 4096};
+  const auto bf16 = r.setup(l);
+  EXPECT_EQ(bf16.comm, &r.analytical);
+  EXPECT_EQ(bf16.model, &r.model);
+  EXPECT_EQ(bf16.memory_capacity.base(), r.gpu->hbm_usable.base());
+  l.dtype = compute::DType::kFp8;
+  const AnalyticalComm other(r.topo);
+  const auto fp8 = r.setup(l, &other);
+  EXPECT_EQ(fp8.comm, &other);
+  EXPECT_NEAR(fp8.peak.base(), 2.0 * bf16.peak.base(), 0.01 * bf16.peak.base());  // H100
+}
+
 TEST(Training, BadLayoutsAreErrors) {
   Fixture f("hgx-h100*64", "llama3.1-70b");
   workload::TrainingLayout l{
