@@ -8,6 +8,7 @@
 #include <fstream>
 #include <iostream>
 
+#include "clustertwin/calibration/builtin_collectives.h"
 #include "clustertwin/calibration/collective_fit.h"
 #include "clustertwin/calibration/kernel_fit.h"
 #include "clustertwin/calibration/parse.h"
@@ -30,8 +31,9 @@ struct CalibrateOptions {
   std::string train_model;  ///< catalog model of step-time runs that do not name one
   int folds = 5;
   bool list = false;
-  std::string builtin;    ///< "compute": regenerate the catalog's compute calibration
-  std::string reference;  ///< where the built-in calibration's measurements are
+  std::string builtin;            ///< "compute" / "collectives": regenerate a built-in calibration
+  std::vector<std::string> only;  ///< --builtin collectives: just these files
+  std::string reference;          ///< where the built-in calibration's measurements are
   std::string out_dir = ".";
 };
 
@@ -73,25 +75,39 @@ int list_profiles(const Context& ctx) {
   return kExitOk;
 }
 
-/// `--builtin compute`: the catalog's compute calibration, fitted from the recipe
-/// catalog/calibration/compute.yaml and the tables under --reference; every file is fitted and
-/// read back before any is written.
+/// `--builtin compute|collectives`: the catalog's compute calibration, fitted from the recipe
+/// catalog/calibration/compute.yaml, or its collective lines, fitted from the recipe
+/// catalog/calibration/collectives.yaml, on the tables under --reference; every file is fitted
+/// and read back before any is written.
 int run_builtin(const Context& ctx, const CalibrateOptions& o) {
-  if (o.builtin != "compute")
-    return bad_input("--builtin: expected 'compute', got '" + o.builtin + "'");
+  if (o.builtin != "compute" && o.builtin != "collectives")
+    return bad_input("--builtin: expected 'compute' or 'collectives', got '" + o.builtin + "'");
+  const std::string what = "--builtin " + o.builtin;
   if (o.reference.empty())
-    return bad_input("--builtin compute: give --reference DIR (the folder holding measured/)");
+    return bad_input(what + ": give --reference DIR (the folder holding measured/)");
   if (!o.files.empty() || !o.out.empty())
-    return bad_input(
-        "--builtin compute: takes no measurement FILEs and no --out (it writes "
-        "under --out-dir)");
+    return bad_input(what +
+                     ": takes no measurement FILEs and no --out (it writes "
+                     "under --out-dir)");
+  if (!o.only.empty() && o.builtin != "collectives")
+    return bad_input("--only: only with --builtin collectives");
   auto cat = ctx.load_catalog();
   if (!cat) return bad_input(cat.error());
-  auto built =
-      calibration::builtin_compute(*cat, o.reference, "clustertwin calibrate --builtin compute");
-  if (!built) return bad_input(built.error());
-  for (const auto& l : built->summary) std::cout << l << "\n";
-  for (const auto& f : built->files) {
+  std::vector<calibration::GeneratedFile> files;
+  if (o.builtin == "compute") {
+    auto built =
+        calibration::builtin_compute(*cat, o.reference, "clustertwin calibrate --builtin compute");
+    if (!built) return bad_input(built.error());
+    for (const auto& l : built->summary) std::cout << l << "\n";
+    files = std::move(built->files);
+  } else {
+    if (!ctx.quiet) std::cerr << "calibrate: fitting the built-in collective lines\n";
+    auto built = calibration::builtin_collectives(*cat, o.reference, o.only);
+    if (!built) return bad_input(built.error());
+    for (const auto& l : built->summary) std::cout << l << "\n";
+    files = std::move(built->files);
+  }
+  for (const auto& f : files) {
     const std::string path = o.out_dir + "/" + f.path;
     std::error_code ec;
     std::filesystem::create_directories(std::filesystem::path(path).parent_path(), ec);
@@ -366,7 +382,12 @@ Verb add_calibrate(CLI::App& app, const Context& ctx) {
   cmd->add_flag("--list", o->list, "list the built-in profiles and exit");
   cmd->add_option("--builtin", o->builtin,
                   "regenerate a built-in calibration: 'compute' fits catalog/compute/<gpu>.yaml "
-                  "and the held-out tables from the recipe catalog/calibration/compute.yaml");
+                  "and the held-out tables from the recipe catalog/calibration/compute.yaml; "
+                  "'collectives' fits catalog/collectives/<gpu>.yaml and the measured rows "
+                  "tests/validation/data/collective/<gpu>_nccl.csv from the recipe "
+                  "catalog/calibration/collectives.yaml");
+  cmd->add_option("--only", o->only,
+                  "--builtin collectives: fit only these files of the recipe (e.g. h100)");
   cmd->add_option("--reference", o->reference,
                   "--builtin: the folder holding the measurements (shared/reference)");
   cmd->add_option("--out-dir", o->out_dir,

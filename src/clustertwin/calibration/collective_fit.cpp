@@ -50,7 +50,7 @@ const char* field_name(Field f) {
 
 /// Where a parameter goes: one line's field, or (line empty) a field of every line.
 struct Slot {
-  std::string line;  ///< "all_reduce/ring/simple"; empty for the net.* parameters
+  std::vector<std::string> lines;  ///< {"all_reduce/ring/simple"}; empty for the net.* ones
   Field field;
 };
 
@@ -161,6 +161,13 @@ std::string fmt(double v) {
 }
 
 }  // namespace
+
+bool parameter_matches(std::string_view pattern, std::string_view name) {
+  if (pattern == name) return true;
+  if (pattern.substr(0, 2) != "*/") return false;
+  const auto s = name.find('/');
+  return s != std::string_view::npos && name.substr(s + 1) == pattern.substr(2);
+}
 
 base::Result<CollectiveFit> fit_collectives(const hardware::Catalog& catalog,
                                             const hardware::ClusterSpec& cluster,
@@ -273,13 +280,28 @@ base::Result<CollectiveFit> fit_collectives(const hardware::Catalog& catalog,
     auto [lo, hi] = bounds(f, p);
     Parameter par;
     par.name = key.empty() ? std::string("net.") + field_name(f) : key + "." + field_name(f);
+    for (const auto& h : o.held)
+      if (parameter_matches(h, par.name)) return;
+    for (const auto& sh : o.shared) {
+      if (!parameter_matches(sh, par.name)) continue;
+      // One parameter for every op family's line: the first line met starts it.
+      for (size_t j = 0; j < out.parameters.size(); ++j) {
+        if (out.parameters[j].name == sh) {
+          slots[j].lines.push_back(key);
+          return;
+        }
+      }
+      par.name = sh;
+    }
     par.start = start_value(field_value(l, f), f, p);
+    for (const auto& [pattern, v] : o.starts)
+      if (parameter_matches(pattern, par.name)) par.start = std::clamp(v, lo * 1.01, hi / 1.01);
     par.lower = lo;
     par.upper = hi;
     par.source = src;
     par.rescale = rescale;
     out.parameters.push_back(par);
-    slots.push_back({key, f});
+    slots.push_back({key.empty() ? std::vector<std::string>{} : std::vector<std::string>{key}, f});
   };
   if (multi) {
     // Across domains, one factor on every line's NIC/fabric efficiency and one on its network
@@ -347,8 +369,8 @@ base::Result<CollectiveFit> fit_collectives(const hardware::Catalog& catalog,
     f.gpus = {out.gpu};
     for (size_t j = 0; j < slots.size(); ++j) {
       if (keep && !(*keep)[j]) continue;
-      if (!slots[j].line.empty()) {
-        set_field(f.lines[slots[j].line], slots[j].field, v[j]);
+      if (!slots[j].lines.empty()) {
+        for (const auto& line : slots[j].lines) set_field(f.lines[line], slots[j].field, v[j]);
         continue;
       }
       for (const auto& kl : known) {
@@ -383,7 +405,9 @@ base::Result<CollectiveFit> fit_collectives(const hardware::Catalog& catalog,
       if (!ok || (u.a == Algorithm::kTree && groups[i].domains() == 1)) continue;
       Candidate c{u.a, u.p, {}};
       for (size_t j = 0; j < slots.size(); ++j)
-        if (slots[j].line == key || slots[j].line.empty()) c.slots.push_back(j);
+        if (slots[j].lines.empty() ||
+            std::find(slots[j].lines.begin(), slots[j].lines.end(), key) != slots[j].lines.end())
+          c.slots.push_back(j);
       cands[i].push_back(c);
     }
   }

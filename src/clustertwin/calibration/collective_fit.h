@@ -17,6 +17,8 @@
 
 #include <span>
 #include <string>
+#include <string_view>
+#include <utility>
 #include <vector>
 
 #include "clustertwin/calibration/fitter.h"
@@ -31,7 +33,19 @@ namespace clustertwin::calibration {
 struct CollectiveFitOptions {
   collective::NetworkModelKind network = collective::NetworkModelKind::kFlow;
   FitOptions fit;
+  /// Parameters not offered to the fit: held at the start calibration's value. Names as the
+  /// fit names them ("all_reduce/nvls/simple.base"); an op of "*" matches every op family
+  /// ("*/ring/ll.small_n").
+  std::vector<std::string> held;
+  /// Line fields fitted as one parameter across op families ("*/ring/simple.efficiency": one
+  /// large-ring asymptote for all_reduce, all_gather and reduce_scatter), named by the pattern.
+  std::vector<std::string> shared;
+  /// Start (and prior) values other than the start calibration's, by the same patterns.
+  std::vector<std::pair<std::string, double>> starts;
 };
+
+/// Whether a parameter name matches a held / shared pattern (exact, or "*/" for any op).
+bool parameter_matches(std::string_view pattern, std::string_view name);
 
 struct CollectiveFit {
   std::string gpu;     ///< catalog GPU the fit applies to

@@ -173,5 +173,58 @@ TEST(CollectiveFit, ProfileRoundTripsThroughTheCollectiveLayer) {
   }
 }
 
+TEST(CollectiveFit, PatternsMatchOneOpOrEvery) {
+  EXPECT_TRUE(parameter_matches("all_reduce/nvls/simple.base", "all_reduce/nvls/simple.base"));
+  EXPECT_TRUE(parameter_matches("*/ring/ll.small_n", "all_gather/ring/ll.small_n"));
+  EXPECT_FALSE(parameter_matches("*/ring/ll.small_n", "all_gather/ring/ll128.small_n"));
+  EXPECT_FALSE(parameter_matches("all_reduce/nvls/simple.base", "all_gather/nvls/simple.base"));
+  EXPECT_FALSE(parameter_matches("*/ring/ll.small_n", "net.hop_scale"));
+}
+
+// Held parameters are not offered (their line keeps the start calibration's value), a shared
+// one is one parameter that every op family's line takes, and starts replace the catalog's.
+TEST(CollectiveFit, HeldSharedAndStartedParameters) {
+  auto s = setup("hgx-h100*1");
+  std::mt19937_64 g(5);
+  std::vector<CollectiveRun> runs;
+  for (Op op : {Op::kAllReduce, Op::kReduceScatter})
+    for (int n : {4, 8}) runs.push_back(synthetic(s, s.cal, op, n, n, 0.01, g));
+  CollectiveFitOptions o;
+  o.network = collective::NetworkModelKind::kAnalytical;
+  o.fit.folds = 0;
+  o.held = {"all_reduce/nvls/simple.base", "*/ring/ll.small_n"};
+  o.shared = {"*/ring/simple.efficiency"};
+  o.starts = {{"*/ring/ll128.small_n", 0.1}};
+  auto fit = fit_collectives(s.catalog, s.cluster, s.topo, s.cal, runs, o);
+  ASSERT_TRUE(fit) << fit.error().to_string();
+  int shared = 0;
+  for (const auto& p : fit->parameters) {
+    EXPECT_NE(p.name, "all_reduce/nvls/simple.base");
+    EXPECT_EQ(p.name.find("/ring/ll.small_n"), std::string::npos) << p.name;
+    EXPECT_EQ(p.name.find("/ring/simple.efficiency"),
+              p.name.rfind("*/", 0) == 0 ? 1 : std::string::npos)
+        << p.name;
+    if (p.name == "*/ring/simple.efficiency") ++shared;
+    if (p.name.find("/ring/ll128.small_n") != std::string::npos) {
+      EXPECT_DOUBLE_EQ(p.start, 0.1);
+    }
+  }
+  EXPECT_EQ(shared, 1);
+  // The shared value is every op family's line's, and the held field stays the catalog's.
+  double eff = 0;
+  for (const auto& p : fit->result.parameters)
+    if (p.name == "*/ring/simple.efficiency") eff = p.value;
+  for (const char* op : {"all_reduce", "reduce_scatter"}) {
+    const auto it = fit->profile.lines.find(std::string(op) + "/ring/simple");
+    ASSERT_NE(it, fit->profile.lines.end()) << op;
+    EXPECT_DOUBLE_EQ(it->second.efficiency.value_or(0), eff) << op;
+  }
+  const auto nvls = fit->profile.lines.find("all_reduce/nvls/simple");
+  ASSERT_NE(nvls, fit->profile.lines.end());
+  EXPECT_FALSE(nvls->second.base_us.has_value());
+  // The runs are the catalog's own lines with +-1% noise: fitted back within a few times it.
+  EXPECT_LT(fit->result.rms_after, 0.03);
+}
+
 }  // namespace
 }  // namespace clustertwin::calibration
