@@ -74,6 +74,42 @@ TEST(StepModel, NeverBeatsTheWeightRoofline) {
   EXPECT_LT(sm->uniform(16, 1000, 0, 0).total, sm->uniform(16, 1000, 512, 512).total);
 }
 
+// CUDA-graph padding (TensorRT-LLM cuda_graph_config, enable_padding): a decode-only iteration
+// runs the smallest captured graph that holds its largest rank batch, every rank padded to it;
+// an iteration with a prompt, or beyond the largest graph, runs as it is.
+TEST(StepModel, DecodeIterationsPadToTheCapturedGraphBatch) {
+  Fixture f = llama2_h200();
+  bind(f);
+  StepSetup st{.model = &f.model,
+               .instance = f.setup.layout.instance,
+               .weights = compute::DType::kFp8,
+               .compute = &f.compute,
+               .fabric = f.setup.fabric};
+  auto plain = StepModel::build(st);
+  ASSERT_TRUE(plain) << plain.error().to_string();
+  st.instance.cuda_graph_batches = {64, 128};
+  auto graphs = StepModel::build(st);
+  ASSERT_TRUE(graphs) << graphs.error().to_string();
+  auto batch = [](int64_t b, int64_t prompt) {
+    RankBatch r{.decode = b, .decode_context = 1000.0 * static_cast<double>(b), .logits = b};
+    if (prompt > 0) {
+      r.prefill_tokens = prompt;
+      r.prefill_seqs = 1;
+      r.prefill_pairs = causal_pairs(prompt, 0);
+      r.logits++;
+    }
+    return std::vector<RankBatch>{r};
+  };
+  // 100 sequences replay the 128 graph: 28 dummy sequences of one token of context each.
+  auto padded = batch(128, 0);
+  padded[0].decode_context = 100 * 1000.0 + 28;
+  EXPECT_DOUBLE_EQ(graphs->time(batch(100, 0)).total, plain->time(padded).total);
+  EXPECT_GT(graphs->time(batch(100, 0)).total, plain->time(batch(100, 0)).total);
+  EXPECT_DOUBLE_EQ(graphs->time(batch(128, 0)).total, plain->time(batch(128, 0)).total);
+  EXPECT_DOUBLE_EQ(graphs->time(batch(100, 512)).total, plain->time(batch(100, 512)).total);
+  EXPECT_DOUBLE_EQ(graphs->time(batch(200, 0)).total, plain->time(batch(200, 0)).total);
+}
+
 TEST(StepModel, WideExpertParallelMeetsInTheAllToAll) {
   auto spec = *hardware::resolve_cluster(cat(), "gb300-nvl72*1");
   const auto& gpu = **cat().gpu("gb300");

@@ -627,6 +627,32 @@ double StepModel::send_s(double bytes) const {
 }
 
 StepTime StepModel::time(std::span<const RankBatch> ranks) const {
+  const auto& graphs = s_.instance.cuda_graph_batches;
+  if (!graphs.empty()) {
+    // CUDA-graph padding (InstanceLayout::cuda_graph_batches): a decode-only iteration replays
+    // the smallest captured graph that holds its largest rank batch, every rank padded to it.
+    int64_t largest = 0;
+    bool prompts = false;
+    for (const RankBatch& r : ranks) {
+      largest = std::max(largest, r.decode);
+      prompts = prompts || r.prefill_tokens > 0;
+    }
+    auto g = std::lower_bound(graphs.begin(), graphs.end(), largest);
+    if (!prompts && largest > 0 && g != graphs.end() && *g > largest) {
+      std::vector<RankBatch> padded(ranks.begin(), ranks.end());
+      for (RankBatch& r : padded) {
+        // Dummy sequences: one token of context each, a token of GEMM / MoE work and a logit.
+        r.decode_context += static_cast<double>(*g - r.decode);
+        r.logits += *g - r.decode;
+        r.decode = *g;
+      }
+      return time_unpadded(padded);
+    }
+  }
+  return time_unpadded(ranks);
+}
+
+StepTime StepModel::time_unpadded(std::span<const RankBatch> ranks) const {
   StepTime out = kernel_time(ranks);
   if (s_.instance.two_batch_overlap && s_.instance.dp_attention && out.comm > 0 &&
       moe_layers_ > 0) {

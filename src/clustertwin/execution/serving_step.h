@@ -183,6 +183,8 @@ class StepModel {
   [[nodiscard]] double lookup(const std::vector<int64_t>& grid, const std::vector<double>& v,
                               double t) const;
   [[nodiscard]] double rank_time(const RankBatch& r, StepTime* parts) const;
+  /// time() without CUDA-graph padding.
+  [[nodiscard]] StepTime time_unpadded(std::span<const RankBatch> ranks) const;
   /// time() without two-batch overlap.
   [[nodiscard]] StepTime kernel_time(std::span<const RankBatch> ranks) const;
   [[nodiscard]] double allreduce_s(double bytes) const;

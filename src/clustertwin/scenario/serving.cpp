@@ -172,6 +172,13 @@ FieldTable<R> make_serving_fields() {
         .help = "attention DP with {adp_timeout_iters}: once every rank has prompts, wait this "
                 "many iterations more to batch them (batching_wait_iters)",
         .ints = {.min = 0, .max = 1 << 20}},
+      F{.key = "cuda_graph_batches",
+        .flag = "cuda-graph-batches",
+        .name = "CUDA-graph batch sizes",
+        .member = &R::cuda_graph_batches,
+        .help = "decode batch sizes captured as CUDA graphs, e.g. 128,256,384,512: decode-only "
+                "iterations pad every rank to the next one (TensorRT-LLM cuda_graph_config with "
+                "padding; default: none)"},
       F{.key = "replicas",
         .flag = "replicas",
         .name = "replicas",
@@ -374,7 +381,8 @@ base::Result<ServingPowerRun> serving_power(const ServingRequest& o,
 bool layout_flags_given(const ServingRequest& o) {
   return o.tp > 0 || o.pp > 0 || o.ep > 0 || o.dp_attention || o.max_batch > 0 ||
          o.max_tokens > 0 || o.disaggregated || o.replicas > 0 || o.redundant_experts > 0 ||
-         o.two_batch_overlap || o.adp_timeout_iters > 0 || o.adp_batching_wait_iters > 0;
+         o.two_batch_overlap || o.adp_timeout_iters > 0 || o.adp_batching_wait_iters > 0 ||
+         !o.cuda_graph_batches.empty();
 }
 
 base::Result<std::string> read_text(const std::string& path) {
@@ -410,6 +418,11 @@ base::Result<workload::ServingLayout> explicit_layout(const ServingRequest& o, i
     i.two_batch_overlap = o.two_batch_overlap;
     i.adp_timeout_iters = o.adp_timeout_iters;
     i.adp_batching_wait_iters = o.adp_batching_wait_iters;
+    if (!o.cuda_graph_batches.empty()) {
+      auto g = workload::parse_graph_batches(o.cuda_graph_batches);
+      if (!g) return base::fail("{cuda_graph_batches}: " + g.error().message);
+      i.cuda_graph_batches = *g;
+    }
     l.replicas = o.replicas;
     if (o.disaggregated) {
       l.disaggregated = true;

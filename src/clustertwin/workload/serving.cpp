@@ -3,6 +3,7 @@
 #include "clustertwin/workload/serving.h"
 
 #include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <cstdio>
 
@@ -85,6 +86,13 @@ base::Status validate_instance(const InstanceLayout& i, const models::ModelSpec&
                " needs the balance on: give adp_timeout_iters > 0 (TensorRT-LLM "
                "attention_dp_config.timeout_iters)");
   }
+  for (size_t k = 0; k < i.cuda_graph_batches.size(); ++k) {
+    const int64_t b = i.cuda_graph_batches[k];
+    if (b < 1 || (k > 0 && b <= i.cuda_graph_batches[k - 1])) {
+      return err("CUDA-graph batch sizes must be positive and ascending, got " + std::to_string(b) +
+                 " at position " + std::to_string(k + 1));
+    }
+  }
   if (i.two_batch_overlap && !i.dp_attention) {
     return err(
         "two-batch overlap splits an attention-DP rank's batch around the MoE exchange: "
@@ -117,6 +125,29 @@ base::Status validate_instance(const InstanceLayout& i, const models::ModelSpec&
 }
 
 }  // namespace
+
+base::Result<std::vector<int64_t>> parse_graph_batches(std::string_view text) {
+  std::vector<int64_t> out;
+  size_t pos = 0;
+  while (pos <= text.size()) {
+    const size_t end = std::min(text.find(',', pos), text.size());
+    std::string_view item = text.substr(pos, end - pos);
+    while (!item.empty() && item.front() == ' ') item.remove_prefix(1);
+    while (!item.empty() && item.back() == ' ') item.remove_suffix(1);
+    int64_t v = 0;
+    const auto [p, ec] = std::from_chars(item.data(), item.data() + item.size(), v);
+    if (item.empty() || ec != std::errc{} || p != item.data() + item.size() || v < 1 ||
+        v > (int64_t{1} << 30) || (!out.empty() && v <= out.back())) {
+      return base::fail(
+          "CUDA-graph batch sizes: expected ascending integers in [1, 2^30] "
+          "separated by commas, got '" +
+          std::string(item) + "' in '" + std::string(text) + "'");
+    }
+    out.push_back(v);
+    pos = end + 1;
+  }
+  return out;
+}
 
 std::string InstanceLayout::label() const {
   std::string s = dp_attention ? "DEP" + std::to_string(tp) : "TP" + std::to_string(tp);
@@ -317,6 +348,16 @@ std::optional<InstanceLayout> read_instance(config::Reader& r) {
       static_cast<int>(r.integer("adp_timeout_iters", Need::kOptional, 0, 1 << 20).value_or(0));
   l.adp_batching_wait_iters = static_cast<int>(
       r.integer("adp_batching_wait_iters", Need::kOptional, 0, 1 << 20).value_or(0));
+  if (auto g = r.strings("cuda_graph_batches", Need::kOptional)) {
+    std::string joined;
+    for (const auto& item : *g) joined += (joined.empty() ? "" : ",") + item;
+    auto v = parse_graph_batches(joined);
+    if (v) {
+      l.cuda_graph_batches = *v;
+    } else {
+      r.error(v.error().message, "cuda_graph_batches");
+    }
+  }
   r.finish();
   return l;
 }

@@ -71,6 +71,13 @@ struct InstanceLayout {
   /// configs: wait / timeout 10 / 500 (B200 Offline), 3 / 9 or 2 / 6 (Server), setups §1.3-1.4.
   int adp_timeout_iters = 0;
   int adp_batching_wait_iters = 0;
+  /// CUDA-graph batch sizes captured per rank, ascending (TensorRT-LLM cuda_graph_config
+  /// batch_sizes with enable_padding; NVIDIA's MLPerf harness default: powers of 2 up to the
+  /// batch limit). A decode-only iteration whose largest rank batch fits one runs that graph,
+  /// every rank padded to its size with dummy sequences (the graph holds the MoE exchange, so the
+  /// ranks replay the same one); iterations with prompts, or beyond the largest, run eagerly
+  /// without padding. Empty: no padding. Setups §1.3: 128, 256, 384, 512 (B200 DeepSeek-R1).
+  std::vector<int64_t> cuda_graph_batches;
 
   [[nodiscard]] int gpus() const { return tp * pp; }
   /// Scheduling ranks: tp with attention DP, pp slots with pipelining, else 1.
@@ -147,6 +154,10 @@ base::Result<ServingMemory> check_serving_memory(const models::ModelSpec& m,
                                                  const InstanceLayout& inst, const ServingLayout& l,
                                                  Bytes usable, int64_t max_sequence_tokens);
 
+/// CUDA-graph batch sizes from text: positive integers, ascending, separated by commas
+/// ("128,256,384,512"); an error names the bad item.
+base::Result<std::vector<int64_t>> parse_graph_batches(std::string_view text);
+
 /// A serving layout file (`--serving FILE`, YAML or JSON), read strictly (unknown keys, bad
 /// values: errors with file:line):
 ///   serving:
@@ -154,7 +165,8 @@ base::Result<ServingMemory> check_serving_memory(const models::ModelSpec& m,
 ///     kv_cache: fp8             # fp8 | bf16
 ///     instance: {tp: 8, ep: 8, dp_attention: true, pp: 1, max_batch: 512, max_tokens: 4608,
 ///                chunked_prefill: false, redundant_experts: 0, two_batch_overlap: false,
-///                adp_timeout_iters: 9, adp_batching_wait_iters: 3}
+///                adp_timeout_iters: 9, adp_batching_wait_iters: 3,
+///                cuda_graph_batches: [128, 256, 384, 512]}
 ///     replicas: 9               # optional: the GPUs / instance size
 ///     prefill: {tp: 4, ...}     # optional: disaggregated, with prefill_replicas
 ///     prefill_replicas: 14

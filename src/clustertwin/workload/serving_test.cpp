@@ -238,6 +238,20 @@ TEST(ServingFile, ReadsALayoutAndRejectsUnknownKeys) {
   ASSERT_FALSE(neg);
   EXPECT_NE(neg.error().to_string().find("adp_timeout_iters"), std::string::npos)
       << neg.error().to_string();
+  // CUDA-graph batch sizes: a list in the file, ascending positive integers.
+  auto graphs = parse_serving_yaml(
+      "serving:\n  instance: {tp: 8, ep: 8, dp_attention: true, cuda_graph_batches: [128, 256, "
+      "384, 512]}\n",
+      "g.yaml");
+  ASSERT_TRUE(graphs) << graphs.error().to_string();
+  EXPECT_EQ(graphs->instance.cuda_graph_batches, (std::vector<int64_t>{128, 256, 384, 512}));
+  auto down = parse_serving_yaml("serving:\n  instance: {tp: 8, cuda_graph_batches: [256, 128]}\n",
+                                 "down.yaml");
+  ASSERT_FALSE(down);
+  EXPECT_NE(down.error().to_string().find("'128'"), std::string::npos) << down.error().to_string();
+  EXPECT_FALSE(parse_graph_batches("128,,256"));
+  EXPECT_FALSE(parse_graph_batches("0"));
+  EXPECT_EQ(parse_graph_batches(" 1, 2,4 ")->size(), 3U);
   const auto m = model("deepseek-r1");
   InstanceLayout tp8{.tp = 8, .ep = 8, .adp_timeout_iters = 9};
   ServingLayout l2{.instance = tp8, .replicas = 1};
