@@ -1,0 +1,231 @@
+// The training layout search's settings, their field table and the search's run (docs/models/
+// training.md §layout search for the search; DESIGN.md §2 for the field tables).
+
+#include "clustertwin/scenario/search.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <sstream>
+
+#include "clustertwin/base/number.h"
+#include "clustertwin/report/json_out.h"
+#include "clustertwin/report/table.h"
+#include "clustertwin/search/training_search.h"
+
+namespace clustertwin::scenario {
+namespace {
+
+using S = SearchSettings;
+using F = Field<S>;
+
+FieldTable<S> make_search_fields() {
+  return {
+      F{.key = "precisions",
+        .flag = "precisions",
+        .name = "precisions searched",
+        .member = &S::precisions,
+        .help = "precisions to search, comma-separated (bf16,fp8); default: {precision}"},
+      F{.key = "zero_stages",
+        .flag = "zero-stages",
+        .name = "ZeRO stages searched",
+        .member = &S::zero_stages,
+        .help = "ZeRO stages to search, comma-separated; 3 is left out by default: the step "
+                "model times it as stage 1 (no per-layer weight gathers), so it would win on "
+                "memory alone",
+        .show_default = true},
+      F{.key = "confirm",
+        .flag = "confirm",
+        .name = "layouts confirmed",
+        .member = &S::confirm,
+        .help = "run the K best layouts by the closed form through the event model and rank "
+                "them by its step (0: the closed form only)",
+        .ints = {.min = 0, .max = 1000},
+        .show_default = true},
+      F{.key = "top",
+        .flag = "top",
+        .name = "layouts shown",
+        .member = &S::top,
+        .help = "layouts to show",
+        .ints = {.min = 1, .max = 1000},
+        .show_default = true},
+      F{.key = "threads",
+        .flag = "threads",
+        .name = "threads",
+        .member = &S::threads,
+        .help = "worker threads (default: all cores)",
+        .ints = {.min = 0, .max = 1024}},
+  };
+}
+
+/// The items of a comma-separated list ("bf16,fp8"); an empty item is kept (and refused).
+std::vector<std::string> items_of(const std::string& list) {
+  std::vector<std::string> out;
+  std::stringstream in(list);
+  std::string item;
+  while (std::getline(in, item, ',')) out.push_back(item);
+  if (!list.empty() && list.back() == ',') out.emplace_back();
+  return out;
+}
+
+/// The search space of the settings around a resolved job.
+base::Result<search::TrainingSpace> space_of(const TrainingJob& job, const TrainingRequest& r,
+                                             const SearchSettings& s) {
+  const auto& gpu = job.cluster->gpu();
+  search::TrainingSpace space{.gpus = job.gpus, .domain_size = job.cluster->topo.domain_size()};
+  for (const auto& item : items_of(s.precisions.empty() ? r.precision : s.precisions)) {
+    auto d = compute::parse_dtype(item);
+    if (!d) {
+      return base::fail("{precisions}: expected a comma-separated list of bf16, fp8, fp4, got '" +
+                        item + "'");
+    }
+    auto peak = gpu.peak_for(compute::peak_precision(job.compute->effective(*d)));
+    if (!peak) {
+      return base::fail("{precisions}: " + item + ": the GPU " + gpu.name +
+                        " has no dense peak at this precision in the catalog");
+    }
+    if (std::none_of(space.precisions.begin(), space.precisions.end(),
+                     [&](const auto& p) { return p.dtype == *d; })) {
+      space.precisions.push_back({*d, peak->dense});
+    }
+  }
+  space.zeros.clear();
+  for (const auto& item : items_of(s.zero_stages)) {
+    if (item != "0" && item != "1" && item != "2" && item != "3") {
+      return base::fail("{zero_stages}: expected a comma-separated list of 0, 1, 2, 3, got '" +
+                        item + "'");
+    }
+    const int z = item[0] - '0';
+    if (std::find(space.zeros.begin(), space.zeros.end(), z) == space.zeros.end()) {
+      space.zeros.push_back(z);
+    }
+  }
+  if (space.zeros.empty()) return base::fail("{zero_stages}: expected at least one stage");
+  return space;
+}
+
+}  // namespace
+
+const FieldTable<SearchSettings>& search_fields() {
+  static const FieldTable<SearchSettings> kTable = make_search_fields();
+  return kTable;
+}
+
+const std::vector<FieldWord>& search_words() {
+  static const std::vector<FieldWord> kWords = [] {
+    auto w = training_words();
+    for (auto& p : words_of(search_fields())) w.push_back(std::move(p));
+    return w;
+  }();
+  return kWords;
+}
+
+base::Result<SearchRun> run_search(const Environment& env, const TrainingRequest& r,
+                                   const SearchSettings& s) {
+  for (const auto& f : search_fields()) {
+    if (auto st = check_field(f, s); !st) return base::fail(st.error());
+  }
+  auto job_r = resolve_training_search(env, r);
+  if (!job_r) return base::fail(job_r.error());
+  const TrainingJob& job = **job_r;
+  const auto& spec = job.cluster->spec;
+  const auto& gpu = job.cluster->gpu();
+  const auto& model = job.model;
+  const int64_t gpus = job.gpus;
+  const auto& base = job.layout;
+  const auto& setup = job.setup;
+  const bool fitted = job.compute_scale.has_value() && r.overhead < 0;
+  auto space = space_of(job, r, s);
+  if (!space) return base::fail(space.error());
+  auto searched = search::search_training(setup, *space, std::max(s.top, s.confirm), s.threads);
+  if (!searched) return base::fail(searched.error());
+  const auto& res = *searched;
+  if (res.best.empty()) {
+    return base::fail(
+        fmt::format("no layout of {} on {} GPUs fits in {} of HBM with global batch {} "
+                    "({} layouts valid of {} tried)",
+                    model.name, gpus, base::format(gpu.hbm_usable), base.global_batch, res.valid,
+                    res.enumerated));
+  }
+  // The leaders: with confirm K, the K best by the closed form run through the event model and
+  // ranked by its step time; else the closed form's own ranking (its full result for the table).
+  struct Row {
+    std::string layout;
+    double analytical_s;
+    execution::TrainingResult result;
+  };
+  std::vector<Row> rows;
+  if (s.confirm > 0) {
+    std::vector<search::TrainingCandidate> leaders(
+        res.best.begin(), res.best.begin() + std::min<ptrdiff_t>(s.confirm, std::ssize(res.best)));
+    for (auto& x : search::confirm_with_event_model(setup, leaders, *space)) {
+      rows.push_back({x.analytical.key(), x.analytical.step_time_s, std::move(x.simulated)});
+    }
+  } else {
+    for (const auto& x : res.best) {
+      auto e = execution::estimate_training_step(search::setup_for(setup, *space, x.layout));
+      if (e) rows.push_back({x.key(), x.step_time_s, std::move(*e)});
+    }
+  }
+  if (static_cast<int>(rows.size()) > s.top) rows.resize(static_cast<size_t>(s.top));
+  SearchRun out;
+  auto& j = out.json;
+  j = {{"cluster", spec.name},
+       {"model", model.name},
+       {"gpus", gpus},
+       {"global_batch", base.global_batch},
+       {"seq_len", base.seq_len},
+       {"candidates", res.enumerated},
+       {"valid", res.valid},
+       {"feasible", res.fitting},
+       {"confirmed_with_event_model", s.confirm}};
+  if (fitted) {
+    j["compute_scale"] = report::round_sig(*job.compute_scale);
+    j["calibration_profile"] = job.calibration_path;
+  }
+  nlohmann::json best = nlohmann::json::array();
+  report::Table t({"rank", "layout", "step s", "closed form s", "tokens/s/GPU", "MFU", "memory GB"},
+                  {false, true});
+  int rank = 1;
+  const auto per_gpu = static_cast<double>(gpus);
+  for (const auto& row : rows) {
+    const auto& x = row.result;
+    best.push_back({{"layout", row.layout},
+                    {"step_time_s", report::round_sig(x.step_time_s)},
+                    {"analytical_step_time_s", report::round_sig(row.analytical_s)},
+                    {"tokens_per_s_per_gpu", report::round_sig(x.tokens_per_s / per_gpu)},
+                    {"mfu", report::round_sig(x.mfu)},
+                    {"memory_B", report::round_sig(x.memory.total().base())}});
+    t.add({std::to_string(rank++), row.layout, fmt::format("{:.3f}", x.step_time_s),
+           fmt::format("{:.3f}", row.analytical_s), fmt::format("{:.0f}", x.tokens_per_s / per_gpu),
+           fmt::format("{:.1f}%", 100 * x.mfu),
+           fmt::format("{:.1f}", x.memory.total().base() / 1e9)});
+  }
+  j["best"] = best;
+  out.timing = fmt::format(
+      "searched {} layouts ({} valid, memory of each evaluated) in {:.3f} s CPU, {:.3f} s wall "
+      "({:.0f} valid layouts per CPU second)",
+      res.enumerated, res.valid, res.cpu_s, res.wall_s,
+      static_cast<double>(res.valid) / std::max(res.cpu_s, 1e-9));
+  out.text = fmt::format("{} on {} GPUs of {}: {} layouts, {} valid, {} fitting in memory\n\n",
+                         model.name, gpus, spec.name, res.enumerated, res.valid, res.fitting);
+  out.text += t.render(2);
+  if (fitted) {
+    out.text += fmt::format(
+        "\n  compute-time scale {:.4g} fitted to measured steps (calibration profile {})\n",
+        *job.compute_scale, job.calibration_path);
+  }
+  if (s.confirm > 0) {
+    out.text += fmt::format(
+        "\n  step s: the event-driven step of the {} best by the closed form, ranked by it; "
+        "`clustertwin train` with a layout gives its trace and breakdown\n",
+        s.confirm);
+  } else {
+    out.text +=
+        "\n  (closed-form estimates; run `clustertwin train` with the chosen layout for the "
+        "event-driven step, trace and breakdown)\n";
+  }
+  return out;
+}
+
+}  // namespace clustertwin::scenario
