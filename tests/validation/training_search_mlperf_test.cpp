@@ -102,13 +102,10 @@ TEST(TrainingSearchMlperf, FindsTheSubmittersLayoutOrOneItPredictsFaster) {
                                   .comm = &comm,
                                   .memory_capacity = gpu.hbm_usable,
                                   .peak = peak(c.layout.dtype)};
-    // ZeRO 3 left out: the step model times it as ZeRO 1 (one parameter all-gather per step,
-    // none of FSDP's per-layer gathers in the forward and again in the backward), so it would
-    // win on memory alone.
+    // Every ZeRO stage, 3 with FSDP's per-part gathers and reduce-scatters in each micro-batch.
     search::TrainingSpace space{
         .gpus = c.gpus,
         .domain_size = topo->domain_size(),
-        .zeros = {0, 1, 2},
         .precisions = {{DType::kBf16, peak(DType::kBf16)}, {DType::kFp8, peak(DType::kFp8)}}};
     auto theirs = c.layout;
     theirs.dp =

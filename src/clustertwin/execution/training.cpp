@@ -133,11 +133,67 @@ std::vector<compute::Op> recomputed_ops(const Context& c, Part part, int index) 
   return out;
 }
 
+// ZeRO 3 / FSDP (Rajbhandari et al., ZeRO, SC20 §5.3; Zhao et al., PyTorch FSDP, VLDB 2023):
+// every part's parameters stay sharded over the data-parallel group and are all-gathered before
+// its forward and again before its backward (freed in between: FSDP reshard_after_forward,
+// DeepSpeed's stage 3), and its gradients are reduce-scattered right after its backward, in every
+// micro-batch (FSDP2's and DeepSpeed's default under gradient accumulation: sharded gradients are
+// the point of the stage). The collectives run on their own stream, prefetched a part ahead
+// (PyTorch FSDP notes, "FSDP Prefetch Nuances"), so a part's gather hides behind the compute of
+// the part next to it; parts of one kind cost the same, so what shows is the excess of the
+// part's communication over its compute: forward max(0, AG - F), backward max(0, AG + RS - B),
+// all of it without DP overlap. The group and bytes are the step-end DP collectives' (stage_tail:
+// dp x cp ranks, tp apart; bf16 parameters, gradients in grad_bytes).
+struct Zero3Exposed {
+  double fwd = 0, bwd = 0;
+};
+
+Zero3Exposed zero3_exposed(const Context& c, Part part, int index, double fwd_compute,
+                           double bwd_compute) {
+  const auto& l = c.l;
+  const auto& m = c.m;
+  const double tp = l.tp;
+  const double ep_etp = static_cast<double>(l.ep) * l.etp;
+  double params = 0, trainable = 0;
+  auto layer = [&](const workload::LayerParams& lp) {
+    return (lp.attention + lp.mlp_dense + lp.shared + lp.norms) / tp + lp.router +
+           lp.routed / ep_etp;
+  };
+  if (part == Part::kLayer) {
+    params = layer(workload::layer_params(m, index));
+    trainable = l.lora_rank > 0 ? workload::lora_layer_params(m, index, l.lora_rank) / tp : params;
+  } else {
+    const auto pc = models::count_params(m);
+    if (part == Part::kEmbedding) params = pc.embedding / tp;
+    if (part == Part::kHead) params = pc.output / tp;
+    if (part == Part::kMtp) {
+      const double h = static_cast<double>(m.hidden);
+      params = layer(workload::layer_params(m, m.layers - 1)) + 2.0 * h * h / tp;
+    }
+    trainable = l.lora_rank > 0 ? 0.0 : params;
+  }
+  const int group = l.dp * l.cp;
+  if (group <= 1) return {};
+  CommRequest r{.op = CommOp::kAllGather,
+                .bytes = base::bytes(params * 2.0),
+                .group_size = group,
+                .first_gpu = c.s.first_gpu,
+                .stride = l.tp,
+                .concurrent = static_cast<int>(c.gpus / group)};
+  const double ag = c.s.comm->time(r).base();
+  r.op = CommOp::kReduceScatter;
+  r.bytes = base::bytes(trainable * l.grad_bytes);
+  const double rs = trainable > 0 ? c.s.comm->time(r).base() : 0.0;
+  if (!l.dp_overlap) return {ag, ag + rs};
+  return {std::max(0.0, ag - fwd_compute), std::max(0.0, ag + rs - bwd_compute)};
+}
+
 // Costs of one part (embedding, a decoder layer, the head, an MTP module) for one micro-batch.
 // Decoder layers of the same kind (dense / MoE) cost the same, so each kind is computed once:
 // a 126-layer model costs two op-list evaluations, not 126 (the estimate's speed for search).
 struct PartCost {
   double fwd = 0, bwd = 0, recompute = 0, tp = 0, ep = 0, cp = 0, wgrad = 0;
+  double zero3_fwd = 0, zero3_bwd = 0;  // exposed FSDP gathers / reduce-scatter (ZeRO 3)
 };
 using PartCache = std::map<std::pair<int, std::string>, PartCost>;
 
@@ -282,11 +338,22 @@ ChunkCost chunk_cost(const Context& c, int first_layer, int layers, bool embed, 
     }
     return pc;
   };
+  double zero3_fwd = 0, zero3_bwd = 0;
   auto add_part = [&](Part part, int index) {
     const std::string kind = part == Part::kLayer ? models::layer_kind(m, index) : "";
     const auto key = std::make_pair(static_cast<int>(part), kind);
     auto it = cache.find(key);
-    if (it == cache.end()) it = cache.emplace(key, part_cost(part, index)).first;
+    if (it == cache.end()) {
+      PartCost pc = part_cost(part, index);
+      if (l.zero >= 3) {
+        // Hidden behind the part's own compute (TrainingPartCost's fwd_compute and
+        // bwd_compute + recompute: what layout search combines it with).
+        const auto z = zero3_exposed(c, part, index, pc.fwd, pc.bwd + pc.recompute);
+        pc.zero3_fwd = z.fwd;
+        pc.zero3_bwd = z.bwd;
+      }
+      it = cache.emplace(key, pc).first;
+    }
     const PartCost& pc = it->second;
     k.fwd_compute += pc.fwd;
     k.bwd_compute += pc.bwd;
@@ -295,6 +362,8 @@ ChunkCost chunk_cost(const Context& c, int first_layer, int layers, bool embed, 
     k.ep += pc.ep;
     k.cp += pc.cp;
     k.wgrad += pc.wgrad;
+    zero3_fwd += pc.zero3_fwd;
+    zero3_bwd += pc.zero3_bwd;
   };
   if (embed) add_part(Part::kEmbedding, 0);
   for (int i = 0; i < layers; ++i) add_part(Part::kLayer, first_layer + i);
@@ -302,8 +371,9 @@ ChunkCost chunk_cost(const Context& c, int first_layer, int layers, bool embed, 
     add_part(Part::kHead, 0);
     for (int i = 0; i < m.mtp_layers; ++i) add_part(Part::kMtp, i);
   }
-  k.fwd = k.fwd_compute + (k.tp + k.ep + k.cp) / 2;
-  k.bwd = k.bwd_compute + k.recompute + (k.tp + k.ep + k.cp) / 2;
+  k.zero3 = zero3_fwd + zero3_bwd;
+  k.fwd = k.fwd_compute + (k.tp + k.ep + k.cp) / 2 + zero3_fwd;
+  k.bwd = k.bwd_compute + k.recompute + (k.tp + k.ep + k.cp) / 2 + zero3_bwd;
   return k;
 }
 
@@ -421,7 +491,9 @@ StageTail stage_tail(const TrainingSetup& s, const workload::MemoryBreakdown& me
                 .first_gpu = s.first_gpu,
                 .stride = l.tp,
                 .concurrent = concurrent};
-  if (dp_group > 1) {
+  // ZeRO 3 reduce-scatters each part's gradients in every micro-batch's backward and gathers
+  // parameters before each use (zero3_exposed): nothing is left for the step's end.
+  if (dp_group > 1 && l.zero < 3) {
     r.op = l.zero >= 1 ? CommOp::kReduceScatter : CommOp::kAllReduce;
     t.reduce = s.comm->time(r).base();
     if (l.zero >= 1) {
@@ -521,7 +593,10 @@ TrainingResult finish(const TrainingSetup& s, const Prepared& p,
   }
   b.bubble = r.step_time_s - ws.busy_s - ws.dp_exposed_s - ws.optimizer_s;
   b.pp_comm = l.pp > 1 ? p.p2p.front() * 2.0 * M : 0.0;  // sends of this stage (inside the bubble)
+  // DP communication: the step-end reduction and gather, and ZeRO 3's per-part collectives.
   b.dp_comm = ws.dp_exposed_s;
+  for (int v = 0; v < l.vpp; ++v)
+    b.dp_comm += M * p.chunks[static_cast<size_t>(v * l.pp + busiest)].zero3;
   b.optimizer = ws.optimizer_s;
   r.memory = p.memory;
   r.tokens_per_step = static_cast<double>(l.tokens_per_step());
@@ -705,6 +780,20 @@ base::Result<TrainingPartCosts> training_part_costs(const TrainingSetup& s) {
   TrainingPartCosts out;
   out.embedding = part(chunk_cost(c, 0, 0, true, false, cache));
   out.head = part(chunk_cost(c, 0, 0, false, true, cache));
+  // The head's parts one by one (each its own ZeRO 3 unit), from the costs just computed.
+  auto cached = [&](Part p) {
+    const auto it = cache.find(std::make_pair(static_cast<int>(p), std::string()));
+    if (it == cache.end()) return TrainingPartCost{};
+    const PartCost& pc = it->second;
+    return TrainingPartCost{.fwd_compute = pc.fwd,
+                            .bwd_compute = pc.bwd,
+                            .recompute = pc.recompute,
+                            .tp = pc.tp,
+                            .ep = pc.ep,
+                            .cp = pc.cp};
+  };
+  out.output = cached(Part::kHead);
+  out.mtp = cached(Part::kMtp);
   out.layers.reserve(static_cast<size_t>(m.layers));
   std::map<std::string, TrainingPartCost> kinds;
   for (int i = 0; i < m.layers; ++i) {

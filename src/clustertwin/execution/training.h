@@ -14,8 +14,11 @@
 /// The pipeline runs as events (pipeline.h); then each stage reduces its gradients over DP
 /// (reduce-scatter with ZeRO >= 1, all-reduce without), hidden behind the last micro-batch's
 /// backward when overlap is on, runs the optimizer (a memory-bound pass over its shard) and
-/// all-gathers updated parameters (ZeRO >= 1; hidden behind the next step's first forward when
-/// overlapped). Step time = max over stages.
+/// all-gathers updated parameters (ZeRO 1 and 2; hidden behind the next step's first forward when
+/// overlapped). ZeRO 3 (FSDP) instead gathers each part's parameters before its forward and its
+/// backward and reduce-scatters its gradients after its backward, in every micro-batch, each
+/// hidden behind the part's own compute up to its time (the excess adds to the chunk).
+/// Step time = max over stages.
 ///
 /// Model FLOPs (for TFLOP/s and MFU) use the PaLM / Megatron convention: 6 x parameters per
 /// token + full (non-causal) attention, no recomputation; hardware FLOPs add recomputation
@@ -118,11 +121,16 @@ struct TrainingPartCost {
 struct TrainingPartCosts {
   TrainingPartCost embedding;            ///< the first chunk's embedding
   TrainingPartCost head;                 ///< the last chunk's output head and MTP modules
+  TrainingPartCost output;               ///< the output head alone
+  TrainingPartCost mtp;                  ///< one MTP module (zero without MTP)
   std::vector<TrainingPartCost> layers;  ///< decoder layer i (layers of one kind share costs)
 };
 
 /// The part costs under `s.layout`'s tensor, context and expert parallelism, micro-batch,
 /// precision and recomputation; its pipeline split, data parallelism and ZeRO stage play no part
+/// (ZeRO 3's exposed per-part gathers and reduce-scatters, which depend on the DP group, are
+/// left out: a chunk adds, per part, max(0, AG - fwd_compute) forward and
+/// max(0, AG + RS - bwd_compute - recompute) backward, docs/models/training.md §ZeRO 3)
 /// (layout search combines them over many of those without recomputing them). `s.gpus` must be
 /// set (the concurrent groups on the fabric). Errors: a layout the model's shapes refuse
 /// (models::check_layout); memory is not checked.

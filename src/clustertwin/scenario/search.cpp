@@ -30,9 +30,9 @@ FieldTable<S> make_search_fields() {
         .flag = "zero-stages",
         .name = "ZeRO stages searched",
         .member = &S::zero_stages,
-        .help = "ZeRO stages to search, comma-separated; 3 is left out by default: the step "
-                "model times it as stage 1 (no per-layer weight gathers), so it would win on "
-                "memory alone",
+        .help = "ZeRO stages to search, comma-separated (3: FSDP, each part's parameters "
+                "gathered before its forward and backward, gradients reduce-scattered, in every "
+                "micro-batch)",
         .show_default = true},
       F{.key = "confirm",
         .flag = "confirm",

@@ -16,7 +16,7 @@ namespace clustertwin::scenario {
 /// The search's own settings, as typed values.
 struct SearchSettings {
   std::string precisions;  ///< comma-separated list; "" = the request's precision alone
-  std::string zero_stages = "0,1,2";
+  std::string zero_stages = "0,1,2,3";
   int confirm = 10;  ///< the K best by the closed form run through the event model (0: none)
   int top = 10;      ///< layouts shown
   int threads = 0;   ///< worker threads (0: all cores)

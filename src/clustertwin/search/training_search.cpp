@@ -86,6 +86,14 @@ struct StageStatic {
   double opt_full = 0, opt_sharded = 0;    // Adam over all / the DP shard of the parameters
 };
 
+// ZeRO 3's per-part collectives over one split's DP group (execution/training.cpp
+// zero3_exposed): the parameter all-gather and the gradient reduce-scatter of a decoder layer of
+// each kind, the embedding, the output head and an MTP module.
+struct Zero3Comm {
+  std::array<double, kMaxKinds> ag{}, rs{};
+  double embed_ag = 0, embed_rs = 0, output_ag = 0, output_rs = 0, mtp_ag = 0, mtp_rs = 0;
+};
+
 struct Model {
   const models::ModelSpec* m = nullptr;
   models::ParamCounts pc;
@@ -223,6 +231,43 @@ struct Searcher {
     return out;
   }
 
+  [[nodiscard]] Zero3Comm zero3_comm(const workload::TrainingLayout& l) const {
+    const auto& m = *d.m;
+    const double tp = l.tp;
+    const double ep_etp = static_cast<double>(l.ep) * l.etp;
+    const double h = static_cast<double>(m.hidden);
+    const int group = l.dp * l.cp;
+    const int concurrent = static_cast<int>(space.gpus / std::max(1, group));
+    auto ag = [&](double params) {
+      return comm(execution::CommOp::kAllGather, params * 2.0, group, l.tp, concurrent, false);
+    };
+    auto rs = [&](double trainable) {
+      return comm(execution::CommOp::kReduceScatter, trainable * l.grad_bytes, group, l.tp,
+                  concurrent, false);
+    };
+    auto layer = [&](const workload::LayerParams& lp) {
+      return (lp.attention + lp.mlp_dense + lp.shared + lp.norms) / tp + lp.router +
+             lp.routed / ep_etp;
+    };
+    const bool lora = l.lora_rank > 0;
+    Zero3Comm z;
+    for (size_t k = 0; k < d.rep.size(); ++k) {
+      const double p = layer(d.kind_params[k]);
+      z.ag[k] = ag(p);
+      z.rs[k] = rs(lora ? workload::lora_layer_params(m, d.rep[k], l.lora_rank) / tp : p);
+    }
+    z.embed_ag = ag(d.pc.embedding / tp);
+    z.embed_rs = lora ? 0.0 : rs(d.pc.embedding / tp);
+    z.output_ag = ag(d.pc.output / tp);
+    z.output_rs = lora ? 0.0 : rs(d.pc.output / tp);
+    if (m.mtp_layers > 0) {
+      const double p = layer(d.mtp_params) + 2.0 * h * h / tp;
+      z.mtp_ag = ag(p);
+      z.mtp_rs = lora ? 0.0 : rs(p);
+    }
+    return z;
+  }
+
   void run(const Group& g, GroupOut& out) const {
     const auto& m = *d.m;
     const auto& b = base.layout;
@@ -238,14 +283,17 @@ struct Searcher {
       std::vector<StageShape> shapes;
       std::vector<StageStatic> statics;
       std::vector<int64_t> mbs;  // micro-batch sizes the layout rules accept
+      Zero3Comm z3;              // when ZeRO 3 is searched
     };
+    const bool with_zero3 =
+        std::find(space.zeros.begin(), space.zeros.end(), 3) != space.zeros.end();
     std::vector<Split> splits;
     for (int64_t pp64 = 1; pp64 <= std::min<int64_t>(per_tc, space.max_pp); ++pp64) {
       if (per_tc % pp64 != 0) continue;
       const int pp = static_cast<int>(pp64);
       const int dp = static_cast<int>(per_tc / pp64);
       for (int vpp : space.vpps) {
-        Split sp{pp, vpp, dp, {}, {}, {}};
+        Split sp{pp, vpp, dp, {}, {}, {}, {}};
         for (int64_t mb : space.micro_batches) {
           out.enumerated += inner;
           workload::TrainingLayout l = b;
@@ -272,6 +320,7 @@ struct Searcher {
         l.dp = dp;
         sp.shapes = stage_shapes(d, pp, vpp);
         sp.statics = statics(l, sp.shapes);
+        if (with_zero3) sp.z3 = zero3_comm(l);
         splits.push_back(std::move(sp));
       }
     }
@@ -316,7 +365,7 @@ struct Searcher {
               tokens * static_cast<double>(m.vocab) * 6.0 / a.tp * (1 + m.mtp_layers);
           std::optional<execution::TrainingPartCosts> costs;
           bool refused = false;
-          std::array<double, kMaxKinds> kf{}, kb{};
+          std::array<double, kMaxKinds> kf{}, kb{}, kfc{}, kbc{};
           const double send_bytes = static_cast<double>(mb * ((a.seq_len + a.cp - 1) / a.cp)) * h *
                                     2.0 / (a.sequence_parallel ? a.tp : 1);
           for (const auto& sp : splits) {
@@ -351,8 +400,8 @@ struct Searcher {
               if (full) x += tokens * max_layer[s];
               act_mem[s] = x + (sp.shapes[s].head ? logits : 0.0) + buffers;
             }
-            bool timed_split = false;
-            double last_end = 0;
+            bool timed_split = false, timed_zero3 = false;
+            double last_end = 0, last_end3 = 0;
             for (int zero : space.zeros) {
               // Memory first: the stage with the most must fit.
               double worst = 0;
@@ -389,6 +438,8 @@ struct Searcher {
                   const auto& pc = costs->layers[static_cast<size_t>(d.rep[k])];
                   kf[k] = pc.fwd();
                   kb[k] = pc.bwd();
+                  kfc[k] = pc.fwd_compute;
+                  kbc[k] = pc.bwd_compute + pc.recompute;
                 }
               }
               if (!timed_split) {
@@ -423,9 +474,52 @@ struct Searcher {
                 last_end = M * mx + (sp.pp - 1) * (sum / sp.pp) / sp.vpp + 2.0 * (sp.pp - 1) * send;
                 timed_split = true;
               }
+              if (zero >= 3 && !timed_zero3) {
+                // ZeRO 3: each part's gathers and reduce-scatter beyond its own compute, per
+                // micro-batch (execution/training.cpp zero3_exposed); no step-end DP tail.
+                const auto& z = sp.z3;
+                auto fwd = [&](double ag, double compute) {
+                  return b.dp_overlap ? std::max(0.0, ag - compute) : ag;
+                };
+                auto bwd = [&](double ag, double rs, double compute) {
+                  return b.dp_overlap ? std::max(0.0, ag + rs - compute) : ag + rs;
+                };
+                std::array<double, kMaxKinds> zk{};
+                for (size_t k = 0; k < kinds; ++k) {
+                  zk[k] = fwd(z.ag[k], kfc[k]) + bwd(z.ag[k], z.rs[k], kbc[k]);
+                }
+                auto part = [&](const execution::TrainingPartCost& pc, double ag, double rs) {
+                  return fwd(ag, pc.fwd_compute) + bwd(ag, rs, pc.bwd_compute + pc.recompute);
+                };
+                const double embed = part(costs->embedding, z.embed_ag, z.embed_rs);
+                const double head = part(costs->output, z.output_ag, z.output_rs) +
+                                    m.mtp_layers * part(costs->mtp, z.mtp_ag, z.mtp_rs);
+                double mx = 0, sum = 0;
+                for (size_t s = 0; s < np; ++s) {
+                  const auto& sh = sp.shapes[s];
+                  double x = stage_f[s] + stage_b[s];
+                  for (size_t k = 0; k < kinds; ++k) x += sh.count[k] * zk[k];
+                  if (sh.embed) x += embed;
+                  if (sh.head) x += head;
+                  mx = std::max(mx, x);
+                  sum += x;
+                }
+                const int stride = static_cast<int>(gpus / sp.pp);
+                const double send = sp.pp > 1 ? comm(execution::CommOp::kSendRecv, send_bytes, 2,
+                                                     stride, stride, true)
+                                              : 0.0;
+                const double M = static_cast<double>(l.micro_batches());
+                last_end3 =
+                    M * mx + (sp.pp - 1) * (sum / sp.pp) / sp.vpp + 2.0 * (sp.pp - 1) * send;
+                timed_zero3 = true;
+              }
               double step = 0;
               for (size_t s = 0; s < np; ++s) {
                 const auto& st = sp.statics[s];
+                if (zero >= 3) {
+                  step = std::max(step, last_end3 + st.opt_sharded);
+                  continue;
+                }
                 const double reduce = zero >= 1 ? st.reduce_rs : st.reduce_ar;
                 const double gather = zero >= 1 ? st.gather : 0.0;
                 const double opt = zero >= 1 ? st.opt_sharded : st.opt_full;

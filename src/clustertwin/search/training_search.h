@@ -11,7 +11,9 @@
 ///     and each layer kind's stored activations per token (workload::
 ///     layer_activation_bytes_per_token);
 ///   - per (tp, cp, ep, pp, vpp): each stage's layers by kind, its parameters (dense / expert),
-///     its data-parallel reduce-scatter / all-reduce / all-gather and optimizer times;
+///     its data-parallel reduce-scatter / all-reduce / all-gather and optimizer times, and
+///     ZeRO 3's per-part all-gather and reduce-scatter (their excess over each part's compute,
+///     execution/training.cpp zero3_exposed, added per micro-batch);
 ///   - per layout: the memory of every stage (weights, gradients, optimizer by ZeRO stage,
 ///     activations x in-flight micro-batches, logits, buffers), the layout dropped when the
 ///     largest exceeds the GPU's HBM, and only then the time: M x the slowest stage's

@@ -140,6 +140,26 @@ TEST(TrainingSearch, MoeModelEqualsTheEstimateLayoutByLayout) {
   expect_same_as_brute_force(f, f.setup(64, 4096), space);
 }
 
+// ZeRO 3's per-part gathers and reduce-scatters (execution/training.cpp zero3_exposed): LoRA
+// (frozen weights gathered, only the adapters' gradients reduced) and no DP overlap (all of it
+// exposed), against the estimate layout by layout.
+TEST(TrainingSearch, Zero3LoraWithoutDpOverlapEqualsTheEstimateLayoutByLayout) {
+  Fixture f("hgx-h100*2", "h100", "llama3.1-8b");
+  TrainingSpace space{.gpus = 16,
+                      .cps = {1, 2},
+                      .vpps = {1, 2},
+                      .micro_batches = {1, 2},
+                      .zeros = {1, 3},
+                      .precisions = f.precisions()};
+  auto base = f.setup(32, 4096);
+  base.layout.lora_rank = 16;
+  base.layout.dp_overlap = false;
+  expect_same_as_brute_force(f, base, space);
+  base.layout.lora_rank = 0;
+  base.layout.dp_overlap = true;
+  expect_same_as_brute_force(f, base, space);
+}
+
 TEST(TrainingSearch, MemoryPrunesBeforeTimingAndNothingFitsIsEmpty) {
   Fixture f("hgx-h100*1", "h100", "llama3.1-405b");
   TrainingSpace space{.gpus = 8, .precisions = f.precisions()};
