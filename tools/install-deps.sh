@@ -7,10 +7,11 @@ set -euo pipefail
 build=(cmake ninja-build g++ pkg-config ccache
        libgtest-dev libgmock-dev libbenchmark-dev
        nlohmann-json3-dev libyaml-cpp-dev libcli11-dev libfmt-dev libceres-dev libsqlite3-dev
-       libopenmpi-dev openmpi-bin)
-# python3 reads a sweep database mid-run in the kill -9 test (tests/cli/sweep_test.sh).
-test=(clang libclang-rt-14-dev clang-format librapidcheck-dev chromium slurmctld slurm-client
-      python3)
+       libopenmpi-dev openmpi-bin
+       python3 python3-dev pybind11-dev python3-pybind11)
+# python3-dev and pybind11 build the Python module (python/); python3 also runs its tests, and
+# reads a sweep database mid-run in the kill -9 test (tests/cli/sweep_test.sh).
+test=(clang libclang-rt-14-dev clang-format librapidcheck-dev chromium slurmctld slurm-client)
 want=("${build[@]}")
 [[ ${1:-} == --build ]] || want+=("${test[@]}")
 # Node.js + npm build the report's chart bundle (web/); a machine may have them from elsewhere.

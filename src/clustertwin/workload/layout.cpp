@@ -159,7 +159,7 @@ base::Result<int64_t> model_parallel_size(const TrainingLayout& l) {
 base::Result<int64_t> default_global_batch(const TrainingLayout& l) {
   return base::checked_product(
       {{"micro_batch", l.micro_batch}, {"dp", l.dp}, {"4*pp", 4 * static_cast<int64_t>(l.pp)}},
-      base::kMaxBatch, "sequences (give --global-batch)");
+      base::kMaxBatch, "sequences (give {global_batch})");
 }
 
 base::Status validate(const TrainingLayout& l, const models::ModelSpec& m, int64_t gpus) {

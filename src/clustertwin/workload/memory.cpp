@@ -349,30 +349,30 @@ std::optional<MemoryFix> cheapest_memory_fix(const models::ModelSpec& m, const T
       TrainingLayout c = l;
       c.recompute = Recompute::kSelective;
       c.recompute_modules = bits;
-      cands.emplace_back("--recompute-modules " + recompute_modules_name(bits), c);
+      cands.emplace_back("{recompute_modules} " + recompute_modules_name(bits), c);
     }
   }
   for (int64_t mb = l.micro_batch / 2; mb >= 1; mb /= 2) {
     TrainingLayout c = l;
     c.micro_batch = mb;
-    cands.emplace_back("--micro-batch " + std::to_string(mb) + " (" +
+    cands.emplace_back("{micro_batch} " + std::to_string(mb) + " (" +
                            std::to_string(c.micro_batches()) + " micro-batches per step)",
                        c);
   }
   if (!l.offload_activations && host_capacity.base() > 0) {
     TrainingLayout c = l;
     c.offload_activations = true;
-    cands.emplace_back("--offload (activations to host memory)", c);
+    cands.emplace_back("{offload} (activations to host memory)", c);
   }
   for (int z = l.zero + 1; z <= 3; ++z) {
     TrainingLayout c = l;
     c.zero = z;
-    cands.emplace_back("--zero " + std::to_string(z), c);
+    cands.emplace_back("{zero} " + std::to_string(z), c);
   }
   if (l.recompute != Recompute::kFull) {
     TrainingLayout c = l;
     c.recompute = Recompute::kFull;
-    cands.emplace_back("--recompute full", c);
+    cands.emplace_back("{recompute} full", c);
   }
   for (const auto& [change, c] : cands) {
     auto stages = training_memory(m, c);

@@ -91,10 +91,11 @@ base::Result<MemoryBreakdown> check_memory(const models::ModelSpec& m, const Tra
                                            Bytes capacity, Bytes host_capacity = Bytes{},
                                            bool suggest = true);
 
-/// The cheapest change to `l` that makes it fit, as a flag string and the layout; nullopt when
-/// none of the candidates fits.
+/// The cheapest change to `l` that makes it fit, in words naming fields, and the layout; nullopt
+/// when none of the candidates fits.
 struct MemoryFix {
-  std::string change;  ///< "--recompute-modules layernorm,moe_act"
+  std::string change;  ///< "{recompute_modules} layernorm,moe_act": fields as {key},
+                       ///< each door writes its word (scenario/fields.h)
   TrainingLayout layout;
   MemoryBreakdown memory;
 };

@@ -95,7 +95,7 @@ TEST(Memory, DeepSeekV3LayoutFitsOnH800) {
   auto r = check_memory(m, none, base::gigabytes(80));
   ASSERT_FALSE(r);
   EXPECT_NE(r.error().message.find("over by"), std::string::npos) << r.error().message;
-  EXPECT_NE(r.error().message.find("the cheapest change that fits: --recompute-modules"),
+  EXPECT_NE(r.error().message.find("the cheapest change that fits: {recompute_modules}"),
             std::string::npos)
       << r.error().message;
   auto fix = cheapest_memory_fix(m, none, base::gigabytes(80), Bytes{});

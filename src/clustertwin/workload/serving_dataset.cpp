@@ -217,7 +217,7 @@ base::Result<Dataset> find_dataset(const hardware::Catalog& catalog, std::string
     names.push_back(d.name);
   }
   return fail("unknown dataset '" + std::string(name) + "'" + base::did_you_mean(name, names) +
-              " (or give fixed lengths with --isl and --osl)");
+              " (or give fixed lengths with {isl} and {osl})");
 }
 
 base::Result<Dataset> dataset_for_model(const hardware::Catalog& catalog, std::string_view model) {
@@ -229,8 +229,8 @@ base::Result<Dataset> dataset_for_model(const hardware::Catalog& catalog, std::s
     names.push_back(d.name);
   }
   return fail("no dataset for model '" + std::string(model) +
-              "': give one with --dataset (known: " + base::join(names) +
-              ") or fixed lengths with --isl and --osl");
+              "': give one with {dataset} (known: " + base::join(names) +
+              ") or fixed lengths with {isl} and {osl}");
 }
 
 Dataset fixed_dataset(int64_t isl, int64_t osl) {
