@@ -72,7 +72,7 @@ TEST(ServingDataset, UnknownDatasetIsAClearError) {
       << d.error().message;
   auto none = dataset_for_model(cat(), "gpt3-175b");
   ASSERT_FALSE(none);
-  EXPECT_NE(none.error().message.find("--isl"), std::string::npos);
+  EXPECT_NE(none.error().message.find("{isl}"), std::string::npos);
 }
 
 TEST(ServingDataset, BadFileReportsEveryError) {
