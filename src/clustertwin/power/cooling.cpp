@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "clustertwin/base/text.h"
+#include "clustertwin/base/units_parse.h"
 
 namespace clustertwin::power {
 
@@ -114,6 +115,30 @@ FacilityPower FacilityModel::at(double it_W) const {
   }
   p.pue = it_W > 0 ? p.facility_W / it_W : 1;
   return p;
+}
+
+SizedFacility size_facility(const FacilityParams& f, const CoolingPlan& plan,
+                            double liquid_fraction, const RackLoad& hottest,
+                            const std::vector<RackLoad>& racks, double cluster_avg_W,
+                            double cluster_peak_W) {
+  SizedFacility out;
+  out.hottest_rack = rack_cooling(hottest.peak_W, hottest.avg_W, liquid_fraction, plan);
+  double design_liquid = 0;
+  for (const auto& r : racks) {
+    const auto rc = rack_cooling(r.peak_W, r.avg_W, liquid_fraction, plan);
+    design_liquid += r.racks * rc.liquid_peak_W;
+    out.flow_L_per_min += r.racks * rc.flow_L_per_min;
+  }
+  const auto& fac = out.model.emplace(f, plan, design_liquid, out.flow_L_per_min, liquid_fraction);
+  out.at_average = fac.at(cluster_avg_W);
+  out.peak_W = fac.facility_W(cluster_peak_W);
+  if (liquid_fraction > 0 && out.hottest_rack.liquid_peak_W > f.cdu_capacity.base()) {
+    auto w = [](double x) { return base::format_quantity(x, base::Dimension::kWatts, 3); };
+    out.warnings.push_back(fmt::format("one rack's liquid heat ({}) exceeds a CDU's capacity ({})",
+                                       w(out.hottest_rack.liquid_peak_W),
+                                       w(f.cdu_capacity.base())));
+  }
+  return out;
 }
 
 }  // namespace clustertwin::power

@@ -14,6 +14,7 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "clustertwin/base/result.h"
 #include "clustertwin/power/params.h"
@@ -79,5 +80,31 @@ class FacilityModel {
   double liquid_fraction_ = 0, flow_ = 0, pumps_W_ = 0, design_liquid_W_ = 0;
   int cdus_ = 0;
 };
+
+/// Racks of one kind (a rack class of a training job, a serving pool's racks): how many, their
+/// peak and average power at the PSU inputs.
+struct RackLoad {
+  double racks = 0;
+  double peak_W = 0, avg_W = 0;
+};
+
+/// Cooling and facility of a cluster, the stage training and serving power share: the hottest
+/// rack's cooling, the CDU fleet sized for the design (peak) liquid heat and flow of all racks,
+/// the facility at the cluster's average and peak IT power, and a warning when one rack's liquid
+/// heat exceeds a CDU's capacity (a rack cannot be split over CDUs).
+struct SizedFacility {
+  RackCooling hottest_rack;
+  double flow_L_per_min = 0;  ///< all racks' coolant flow
+  FacilityPower at_average;
+  double peak_W = 0;  ///< facility power at the cluster's peak IT power
+  std::vector<std::string> warnings;
+  /// The sized facility, for its power at other IT powers (waveforms); refers to the `f` and
+  /// `plan` given to size_facility.
+  std::optional<FacilityModel> model;
+};
+SizedFacility size_facility(const FacilityParams& f, const CoolingPlan& plan,
+                            double liquid_fraction, const RackLoad& hottest,
+                            const std::vector<RackLoad>& racks, double cluster_avg_W,
+                            double cluster_peak_W);
 
 }  // namespace clustertwin::power

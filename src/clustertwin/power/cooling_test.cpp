@@ -69,5 +69,27 @@ TEST(Cooling, FacilityPumpsFollowTheAffinityLawAndPueIsAboveOne) {
   EXPECT_NEAR(FacilityModel(f, given, 1e7, 10 * cdu_flow, 0.9).at(1e7).facility_W, 1.3e7, 1e-3);
 }
 
+TEST(Cooling, SizedFacilityWarnsWhenOneRackOutgrowsACdu) {
+  const auto& f = power_catalog().facility();
+  const auto plan = *plan_cooling(f, {});
+  const double cdu = f.cdu_capacity.base();
+  // A rack whose liquid heat (liquid fraction x peak) is over one CDU's capacity: warned; one
+  // under it: not; the fleet's flow is the racks' flows summed.
+  const RackLoad big{.racks = 2, .peak_W = 1.5 * cdu / 0.8, .avg_W = cdu};
+  const RackLoad small{.racks = 10, .peak_W = 0.5 * cdu / 0.8, .avg_W = 0.4 * cdu};
+  auto hot = size_facility(f, plan, 0.8, big, {big, small}, 6 * cdu, 8 * cdu);
+  ASSERT_EQ(hot.warnings.size(), 1u);
+  EXPECT_NE(hot.warnings[0].find("exceeds a CDU's capacity"), std::string::npos);
+  EXPECT_NEAR(hot.flow_L_per_min,
+              2 * rack_cooling(big.peak_W, big.avg_W, 0.8, plan).flow_L_per_min +
+                  10 * rack_cooling(small.peak_W, small.avg_W, 0.8, plan).flow_L_per_min,
+              1e-9);
+  EXPECT_GT(hot.peak_W, hot.at_average.facility_W);
+  auto ok = size_facility(f, plan, 0.8, small, {small}, 4 * cdu, 5 * cdu);
+  EXPECT_TRUE(ok.warnings.empty());
+  // Air-cooled racks (no liquid) never warn.
+  EXPECT_TRUE(size_facility(f, plan, 0.0, big, {big}, 3 * cdu, 3 * cdu).warnings.empty());
+}
+
 }  // namespace
 }  // namespace clustertwin::power

@@ -542,18 +542,19 @@ base::Result<ServingPowerResult> analyze_serving_power(const ServingPowerInput& 
   // Cooling and facility, sized at the hottest rack's peak.
   R.cooling_plan = *plan;
   const double fl = (*sp)->liquid_fraction;
-  R.rack_cooling = rack_cooling(R.rack_peak_W, R.rack_avg_W, fl, *plan);
-  R.cluster_flow_L_per_min = 0;
-  double design_liquid = 0;
+  std::vector<RackLoad> loads;
   for (const auto& p : R.pools) {
-    const auto rc = rack_cooling(p.rack_peak_W, p.rack_avg_W, fl, *plan);
-    const double racks = static_cast<double>(p.gpus) / per_rack;
-    R.cluster_flow_L_per_min += racks * rc.flow_L_per_min;
-    design_liquid += racks * rc.liquid_peak_W;
+    loads.push_back({static_cast<double>(p.gpus) / per_rack, p.rack_peak_W, p.rack_avg_W});
   }
-  FacilityModel fac(fp, *plan, design_liquid, R.cluster_flow_L_per_min, fl);
-  R.facility = fac.at(R.cluster_avg_W);
-  R.facility_peak_W = fac.facility_W(R.cluster_peak_W);
+  // The same sizing as training (power/cooling.h size_facility): serving now warns, as training
+  // did, when one rack's liquid heat exceeds a CDU's capacity.
+  auto sized = size_facility(fp, *plan, fl, {1, R.rack_peak_W, R.rack_avg_W}, loads,
+                             R.cluster_avg_W, R.cluster_peak_W);
+  R.rack_cooling = sized.hottest_rack;
+  R.cluster_flow_L_per_min = sized.flow_L_per_min;
+  R.facility = sized.at_average;
+  R.facility_peak_W = sized.peak_W;
+  for (auto& w : sized.warnings) R.warnings.push_back(std::move(w));
 
   // Energy per output token (MLPerf's definition) over the run.
   R.duration_s = T;

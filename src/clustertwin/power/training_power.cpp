@@ -888,22 +888,17 @@ base::Result<TrainingPowerResult> analyze_training_power(const TrainingPowerInpu
 
   // Cooling and facility: sized at the peaks.
   const double fl = (*sp)->liquid_fraction;
-  R.rack_cooling = rack_cooling(wc.peak_ac_W, wc.avg_ac_W, fl, *plan);
-  double design_liquid = 0, flow = 0;
-  for (const auto& c : classes) {
-    const auto rc = rack_cooling(c.peak_ac_W, c.avg_ac_W, fl, *plan);
-    design_liquid += c.count * rc.liquid_peak_W;
-    flow += c.count * rc.flow_L_per_min;
-  }
-  R.cluster_flow_L_per_min = flow;
-  FacilityModel fac(facility_params, *plan, design_liquid, flow, fl);
-  R.facility = fac.at(R.cluster_avg_W);
-  R.facility_peak_W = fac.facility_W(R.cluster_peak_W);
-  if (fl > 0 && R.rack_cooling.liquid_peak_W > facility_params.cdu_capacity.base()) {
-    R.warnings.push_back(fmt::format("one rack's liquid heat ({}) exceeds a CDU's capacity ({})",
-                                     fmt_W(R.rack_cooling.liquid_peak_W),
-                                     fmt_W(facility_params.cdu_capacity.base())));
-  }
+  std::vector<RackLoad> loads;
+  for (const auto& c : classes)
+    loads.push_back({static_cast<double>(c.count), c.peak_ac_W, c.avg_ac_W});
+  auto sized = size_facility(facility_params, *plan, fl, {1, wc.peak_ac_W, wc.avg_ac_W}, loads,
+                             R.cluster_avg_W, R.cluster_peak_W);
+  R.rack_cooling = sized.hottest_rack;
+  R.cluster_flow_L_per_min = sized.flow_L_per_min;
+  R.facility = sized.at_average;
+  R.facility_peak_W = sized.peak_W;
+  for (auto& w : sized.warnings) R.warnings.push_back(std::move(w));
+  const FacilityModel& fac = *sized.model;
 
   // Energy.
   R.energy_per_step_J = job_e;
