@@ -9,6 +9,7 @@
 
 #include "clustertwin/config/reader.h"
 #include "clustertwin/report/html.h"
+#include "clustertwin/scenario/search.h"
 #include "commands.h"
 
 namespace clustertwin::app {
@@ -56,6 +57,8 @@ struct Scenario {
   std::string file;
   int training_line = 0;
   std::vector<std::pair<std::string, int>> training_keys;
+  /// `workload.training.search:` the layout is the full-space search's winner (docs/sweep.md).
+  std::optional<scenario::SearchSettings> search;
   std::optional<scenario::ServingRequest> inference;
   int inference_line = 0;
   std::vector<std::pair<std::string, int>> inference_keys;
@@ -119,6 +122,24 @@ base::Result<Scenario> parse_scenario(const config::Document& doc) {
       s.training_keys = scenario::read_fields(*t, scenario::training_fields(), o);
       for (auto& k : scenario::read_fields(*t, scenario::training_power_fields(), o)) {
         s.training_keys.push_back(std::move(k));
+      }
+      if (auto sr = t->child("search", Need::kOptional)) {
+        // One search per point: a sweep already runs its points on every core.
+        scenario::SearchSettings settings{.threads = 1};
+        for (auto& k : scenario::read_fields(*sr, scenario::search_fields(), settings)) {
+          s.training_keys.emplace_back(std::move(k));
+        }
+        sr->finish();
+        s.search = settings;
+        // The search chooses the layout: a key that fixes part of it is the file's error.
+        for (const char* key :
+             {"tp", "pp", "dp", "cp", "ep", "etp", "vpp", "micro_batch", "recompute", "zero"}) {
+          if (t->has(key)) {
+            t->error(std::string("the layout search (search:) chooses the parallel layout: '") +
+                         key + "' cannot be given with it",
+                     key);
+          }
+        }
       }
       if (auto c = calibration_of(*t); c || top_calibration) {
         o.calibration = c ? c->value : top_calibration->value;
@@ -207,7 +228,24 @@ base::Result<ScenarioOutput> run_parsed(const Context& outer, const Scenario& sc
       c["counts"]["scale_out_switches"].get<int>(), num({"scale_out", "bisection_Bps"}) / 1e12,
       num({"power", "cluster_it_W"}) / 1e6);
   if (s->training) {
-    auto t = scenario::run_training(ctx, *s->training);
+    scenario::TrainingRequest request = *s->training;
+    if (s->search) {
+      // The search's winner is then run as `train` runs a layout (power view included).
+      auto fail = [&](base::Error e) {
+        return base::fail(workload_error(*s, std::move(e), s->training_line, s->training_keys,
+                                         scenario::search_words()));
+      };
+      auto found = scenario::run_search(ctx, request, *s->search);
+      if (!found) return fail(found.error());
+      auto best = scenario::with_layout(request, found->best);
+      if (!best) return fail(best.error());
+      request = std::move(*best);
+      results["search"] = found->json;
+      summary += fmt::format("  search: {} the best of {} valid layouts\n",
+                             found->json["best"][0]["layout"].get<std::string>(),
+                             found->json["valid"].get<int64_t>());
+    }
+    auto t = scenario::run_training(ctx, request);
     if (!t) {
       return base::fail(workload_error(*s, t.error(), s->training_line, s->training_keys,
                                        scenario::training_words()));

@@ -150,7 +150,7 @@ base::Result<SearchRun> run_search(const Environment& env, const TrainingRequest
   // The leaders: with confirm K, the K best by the closed form run through the event model and
   // ranked by its step time; else the closed form's own ranking (its full result for the table).
   struct Row {
-    std::string layout;
+    workload::TrainingLayout layout;
     double analytical_s;
     execution::TrainingResult result;
   };
@@ -159,16 +159,23 @@ base::Result<SearchRun> run_search(const Environment& env, const TrainingRequest
     std::vector<search::TrainingCandidate> leaders(
         res.best.begin(), res.best.begin() + std::min<ptrdiff_t>(s.confirm, std::ssize(res.best)));
     for (auto& x : search::confirm_with_event_model(setup, leaders, *space)) {
-      rows.push_back({x.analytical.key(), x.analytical.step_time_s, std::move(x.simulated)});
+      rows.push_back({x.analytical.layout, x.analytical.step_time_s, std::move(x.simulated)});
     }
   } else {
     for (const auto& x : res.best) {
       auto e = execution::estimate_training_step(search::setup_for(setup, *space, x.layout));
-      if (e) rows.push_back({x.key(), x.step_time_s, std::move(*e)});
+      if (e) rows.push_back({x.layout, x.step_time_s, std::move(*e)});
     }
+  }
+  if (rows.empty()) {
+    // Every leader was refused by the event model (or by the closed form's full estimate).
+    return base::fail(fmt::format("none of the {} best layouts of {} on {} GPUs could be timed",
+                                  std::min<int64_t>(std::max(s.confirm, 1), std::ssize(res.best)),
+                                  model.name, gpus));
   }
   if (static_cast<int>(rows.size()) > s.top) rows.resize(static_cast<size_t>(s.top));
   SearchRun out;
+  out.best = rows.front().layout;
   auto& j = out.json;
   j = {{"cluster", spec.name},
        {"model", model.name},
@@ -190,13 +197,14 @@ base::Result<SearchRun> run_search(const Environment& env, const TrainingRequest
   const auto per_gpu = static_cast<double>(gpus);
   for (const auto& row : rows) {
     const auto& x = row.result;
-    best.push_back({{"layout", row.layout},
+    const std::string key = search::TrainingCandidate{.layout = row.layout}.key();
+    best.push_back({{"layout", key},
                     {"step_time_s", report::round_sig(x.step_time_s)},
                     {"analytical_step_time_s", report::round_sig(row.analytical_s)},
                     {"tokens_per_s_per_gpu", report::round_sig(x.tokens_per_s / per_gpu)},
                     {"mfu", report::round_sig(x.mfu)},
                     {"memory_B", report::round_sig(x.memory.total().base())}});
-    t.add({std::to_string(rank++), row.layout, fmt::format("{:.3f}", x.step_time_s),
+    t.add({std::to_string(rank++), key, fmt::format("{:.3f}", x.step_time_s),
            fmt::format("{:.3f}", row.analytical_s), fmt::format("{:.0f}", x.tokens_per_s / per_gpu),
            fmt::format("{:.1f}%", 100 * x.mfu),
            fmt::format("{:.1f}", x.memory.total().base() / 1e9)});
@@ -226,6 +234,40 @@ base::Result<SearchRun> run_search(const Environment& env, const TrainingRequest
         "event-driven step, trace and breakdown)\n";
   }
   return out;
+}
+
+base::Result<TrainingRequest> with_layout(TrainingRequest r, const workload::TrainingLayout& l) {
+  r.tp = l.tp;
+  r.pp = l.pp;
+  r.dp = l.dp;
+  r.cp = l.cp;
+  r.ep = l.ep;
+  r.etp = l.etp;
+  r.vpp = l.vpp;
+  r.micro_batch = l.micro_batch;
+  r.global_batch = l.global_batch;
+  r.seq_len = l.seq_len;
+  r.zero = l.zero;
+  switch (l.dtype) {
+    case compute::DType::kBf16:
+      r.precision = "bf16";
+      break;
+    case compute::DType::kFp8:
+      r.precision = "fp8";
+      break;
+    case compute::DType::kNvfp4:
+      r.precision = "fp4";
+      break;
+    default:
+      return base::fail(std::string("{precision}: the searched layout's precision ") +
+                        compute::dtype_name(l.dtype) + " is not one of bf16, fp8, fp4");
+  }
+  r.recompute = models::recompute_name(l.recompute);
+  // Selective with no module bits is Megatron's default (core_attn); other sets are named.
+  r.recompute_modules = l.recompute == models::Recompute::kSelective && l.recompute_modules != 0
+                            ? workload::recompute_modules_name(l.recompute_modules)
+                            : "";
+  return r;
 }
 
 }  // namespace clustertwin::scenario

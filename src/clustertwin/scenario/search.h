@@ -33,11 +33,19 @@ struct SearchRun {
   nlohmann::json json;
   std::string text;
   std::string timing;
+  /// The winner (the first row of `best`): the layout with its global batch and sequence length.
+  workload::TrainingLayout best;
 };
 
 /// Resolves the request for a search (resolve_training_search), searches the space the settings
 /// name around it, and confirms the leaders. Messages name fields ({zero_stages}).
 base::Result<SearchRun> run_search(const Environment& env, const TrainingRequest& r,
                                    const SearchSettings& s);
+
+/// The request `r` with a searched layout in place of its own (tp, pp, dp, cp, ep, etp, vpp,
+/// micro-batch, global batch, sequence length, ZeRO stage, precision, recomputation and its
+/// modules), so that `run_training` runs the search's winner as `train` would run it. Error: a
+/// precision the training fields cannot name.
+base::Result<TrainingRequest> with_layout(TrainingRequest r, const workload::TrainingLayout& l);
 
 }  // namespace clustertwin::scenario

@@ -4,6 +4,8 @@
 
 #include <set>
 
+#include "clustertwin/search/training_search.h"
+
 namespace clustertwin::scenario {
 namespace {
 
@@ -54,6 +56,31 @@ TEST(SearchRun, SearchesTheStagesAndPrecisionsAskedAndConfirmsTheLeaders) {
     EXPECT_NE(b["layout"].get<std::string>().find("zero0 bf16"), std::string::npos);
   }
   EXPECT_LT(z->json["candidates"].get<int64_t>(), j["candidates"].get<int64_t>());
+}
+
+TEST(SearchRun, TheWinnerRunsAsTrainRunsItsLayout) {
+  Environment env;
+  const SearchSettings s{.zero_stages = "1,3", .confirm = 2, .top = 2, .threads = 1};
+  auto r = run_search(env, small(), s);
+  ASSERT_TRUE(r) << r.error().message;
+  auto req = with_layout(small(), r->best);
+  ASSERT_TRUE(req) << req.error().message;
+  // The request names the winner: resolving it gives back the same layout.
+  auto job = resolve_training(env, *req);
+  ASSERT_TRUE(job) << job.error().message;
+  const search::TrainingCandidate back{.layout = (*job)->layout};
+  EXPECT_EQ(back.key(), r->json["best"][0]["layout"].get<std::string>());
+  EXPECT_EQ((*job)->layout.global_batch, 16);
+  EXPECT_EQ((*job)->layout.seq_len, 4096);
+  auto t = run_training(env, *req);
+  ASSERT_TRUE(t) << t.error().message;
+  EXPECT_GT(t->json["step_time_s"].get<double>(), 0);
+  // Precisions the training fields cannot name are refused, not mapped to another.
+  auto block = r->best;
+  block.dtype = compute::DType::kFp8Block;
+  auto bad = with_layout(small(), block);
+  ASSERT_FALSE(bad);
+  EXPECT_EQ(bad.error().message.rfind("{precision}: ", 0), 0u);
 }
 
 TEST(SearchRun, BadSettingsNameTheirField) {

@@ -385,6 +385,11 @@ std::vector<Output> default_outputs(const YAML::Node& scenario) {
       out.push_back({"facility_W", "power.facility_W"});
       out.push_back({"energy_per_token_J", "power.energy_per_token_J"});
     }
+    if (w["training"].IsMap() && w["training"]["search"]) {
+      // The search's winner (the columns above are its step); last, so that the report's
+      // default Pareto and tornado outputs stay figures.
+      out.push_back({"best_layout", "search.best.0.layout"});
+    }
   }
   if (has("inference")) {
     out.push_back({"serving_tokens_per_s_per_gpu", "inference.tokens_per_s_per_gpu"});

@@ -188,6 +188,14 @@ TEST(SweepDesign, DefaultOutputsFollowTheWorkloads) {
   auto e = parse_ok("design:\n  - product: {workload.training.tp: [1]}\noutputs: {t: a.b}\n");
   ASSERT_EQ(e.outputs.size(), 1u);
   EXPECT_EQ(e.outputs[0].path, "a.b");
+  // A searched layout: the winner is a column, after the figures (the report's defaults).
+  const auto s = default_outputs(
+      YAML::Load("workload: {training: {model: llama3.1-8b, search: {confirm: 2}}}"));
+  ASSERT_EQ(s.size(), 5u);
+  EXPECT_EQ(s.front().name, "step_time_s");
+  EXPECT_EQ(s.back().name, "best_layout");
+  EXPECT_EQ(s.back().path, "search.best.0.layout");
+  EXPECT_EQ(d.outputs.back().name, "memory_per_gpu_B");
 }
 
 }  // namespace

@@ -7,6 +7,7 @@
 #include <filesystem>
 
 #include "clustertwin/base/check.h"
+#include "clustertwin/base/number.h"
 
 namespace clustertwin::sweep {
 namespace {
@@ -80,8 +81,16 @@ nlohmann::json value_at(const nlohmann::json& results, const std::string& path) 
   while (true) {
     const size_t dot = path.find('.', start);
     const std::string key = path.substr(start, dot == std::string::npos ? dot : dot - start);
-    if (!j->is_object() || !j->contains(key)) return nullptr;
-    j = &(*j)[key];
+    if (j->is_array()) {
+      // A list's item by its index: `search.best.0.layout`.
+      const auto index = base::parse_integer(key, {.min = 0});
+      if (!index || *index >= static_cast<int64_t>(j->size())) return nullptr;
+      j = &(*j)[static_cast<size_t>(*index)];
+    } else if (!j->is_object() || !j->contains(key)) {
+      return nullptr;
+    } else {
+      j = &(*j)[key];
+    }
     if (dot == std::string::npos) return *j;
     start = dot + 1;
   }

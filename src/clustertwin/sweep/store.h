@@ -75,7 +75,8 @@ class Store {
 
 /// A column name quoted for SQL ("workload.training.tp" -> "\"workload.training.tp\"").
 std::string quote_identifier(const std::string& name);
-/// The value at a dotted path of a results JSON (null when absent).
+/// The value at a dotted path of a results JSON (null when absent); in a list, a part of the
+/// path is the item's index (`search.best.0.layout`).
 nlohmann::json value_at(const nlohmann::json& results, const std::string& path);
 
 }  // namespace clustertwin::sweep

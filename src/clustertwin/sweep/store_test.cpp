@@ -179,6 +179,14 @@ TEST(SweepValueAt, DottedPaths) {
   EXPECT_TRUE(value_at(j, "a.c").is_null());
   EXPECT_TRUE(value_at(j, "a.b.c").is_null());
   EXPECT_EQ(quote_identifier("x\"y"), "\"x\"\"y\"");
+  // A list's items by index (a search's winner: search.best.0.layout).
+  const nlohmann::json s = {{"best", {{{"layout", "TP2"}}, {{"layout", "TP4"}}}}};
+  EXPECT_EQ(value_at(s, "best.0.layout"), "TP2");
+  EXPECT_EQ(value_at(s, "best.1.layout"), "TP4");
+  EXPECT_TRUE(value_at(s, "best.2.layout").is_null());
+  EXPECT_TRUE(value_at(s, "best.-1.layout").is_null());
+  EXPECT_TRUE(value_at(s, "best.x.layout").is_null());
+  EXPECT_TRUE(value_at(s, "best.layout").is_null());
 }
 
 }  // namespace
