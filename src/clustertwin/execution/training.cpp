@@ -256,6 +256,28 @@ ChunkCost chunk_cost(const Context& c, int first_layer, int layers, bool embed, 
       pc.fwd += perm;
       pc.bwd += perm;
       if (l.recompute_bits() & workload::recompute_module::kMoe) pc.recompute += perm;
+      // Biased experts (GPT-OSS): Megatron-Core's TEGroupedMLP builds fc2 with skip_bias_add
+      // and adds its bias, weighted by each row's router probability, in _apply_bias: a Python
+      // loop over the local experts of unfused PyTorch ops (torch.split, t + b * p, torch.cat).
+      // Per local expert of n rows, the forward runs b * p (writes n h) and the add (reads 2 n h,
+      // writes n h), then one cat over all rows (reads and writes them); autograd runs, per
+      // expert, grad * p and its sum over rows (the bias gradient) and grad * b and its sum over
+      // the width (the probabilities' gradient: the router is trained, and forced balance's
+      // random logits pass gradients straight through, moe_utils.RandomSTE). Counted in bf16,
+      // a lower bound when the probabilities are fp32. Each op a streaming kernel of its own.
+      if (m.moe->expert_bias) {
+        const int experts_here = std::max(1, local_experts);
+        const double n = local_tokens * copies / experts_here;
+        auto pass = [&](double elements) {
+          return cm.memory_bound(base::bytes(elements * 2.0)).base();
+        };
+        const double bias_f =
+            experts_here * (pass(n * h) + pass(3 * n * h)) + pass(2 * n * experts_here * h);
+        const double bias_b = experts_here * 2.0 * (pass(2 * n * h) + pass(n * h));
+        pc.fwd += bias_f;
+        pc.bwd += bias_b;
+        if (l.recompute_bits() & workload::recompute_module::kMoe) pc.recompute += bias_f;
+      }
     }
     // Expert parallel: dispatch + combine forward, and their mirrors backward.
     if (moe && l.ep > 1) {

@@ -161,6 +161,51 @@ TEST(Training, DeduplicatedMoeDispatchCutsCrossDomainTraffic) {
   EXPECT_DOUBLE_EQ(a->step_time_s, b->step_time_s);
 }
 
+// GPT-OSS's biased experts: Megatron-Core's TEGroupedMLP adds fc2's probability-weighted bias
+// per local expert with unfused PyTorch ops (_apply_bias). With EP8 and balanced routing each of
+// the 16 local experts gets n = 4096 x 4 / 16 = 1,024 rows; the forward adds two streaming
+// kernels per expert (b * p: n h written; the add: 2 n h read, n h written) and one cat over all
+// rows; the backward two products and two reductions per expert. Nothing else moves.
+TEST(Training, BiasedExpertsAddTheirUnfusedBiasPasses) {
+  const auto& cat = workload::test_support::catalog();
+  auto m = models::load_model(cat, "gpt-oss-120b");
+  ASSERT_TRUE(m) << m.error().to_string();
+  ASSERT_TRUE(m->moe && m->moe->expert_bias);
+  auto plain = *m;
+  plain.moe->expert_bias = false;
+  auto biased = make_training_rig(cat, "hgx-h100*8", *m);
+  auto unbiased = make_training_rig(cat, "hgx-h100*8", plain);
+  ASSERT_TRUE(biased && unbiased);
+  workload::TrainingLayout l{.tp = 1,
+                             .pp = 4,
+                             .dp = 16,
+                             .ep = 8,
+                             .micro_batch = 1,
+                             .global_batch = 512,
+                             .seq_len = 4096,
+                             .recompute = models::Recompute::kFull};
+  l.routing = workload::MoeRouting::kBalanced;
+  auto sa = (*biased)->setup(l);
+  auto sb = (*unbiased)->setup(l);
+  sa.gpus = sb.gpus = 64;
+  auto a = training_part_costs(sa);
+  auto b = training_part_costs(sb);
+  ASSERT_TRUE(a && b);
+  const auto& cm = (*biased)->compute;
+  const double h = 2880, n = 4096.0 * 4 / 16;
+  auto pass = [&](double elements) { return cm.memory_bound(base::bytes(elements * 2)).base(); };
+  const double fwd = 16 * (pass(n * h) + pass(3 * n * h)) + pass(2 * 16 * n * h);
+  const double bwd = 16 * 2 * (pass(2 * n * h) + pass(n * h));
+  const auto& la = a->layers[0];
+  const auto& lb = b->layers[0];
+  EXPECT_NEAR(la.fwd_compute - lb.fwd_compute, fwd, 1e-9);
+  EXPECT_NEAR(la.bwd_compute - lb.bwd_compute, bwd, 1e-9);
+  EXPECT_GT(fwd, 150e-6);  // ~0.57 GB through HBM and 33 launches each way on an H100
+  EXPECT_DOUBLE_EQ(la.ep, lb.ep);
+  // Full recomputation re-runs the whole MoE block, the bias passes included.
+  EXPECT_NEAR(la.recompute - lb.recompute, fwd, 1e-9);
+}
+
 TEST(Training, AJobOnEveryGpuWithoutPipelineSendsNothing) {
   // Pure data parallelism on the whole cluster: no pipeline send may address a GPU past the
   // last one (this was an internal error on one 8-GPU server).
