@@ -74,7 +74,7 @@ double op_time(const Context& c, const std::vector<compute::Op>& ops, double* ge
       *attention += x;
     }
   }
-  return t * (1.0 + c.s.framework_overhead);
+  return t * (1.0 + c.s.framework_overhead) * c.s.cap_slowdown;
 }
 
 double comm(const Context& c, CommOp op, double bytes, int group, int stride, int concurrent) {

@@ -58,6 +58,10 @@ struct TrainingSetup {
   /// Fraction of compute time lost to what kernels do not show: launch gaps, host overhead,
   /// stragglers. Fitted on the calibration cases (docs/models/training.md), 0 = ideal.
   double framework_overhead = 0.0;
+  /// Compute-time multiplier of a GPU power cap or clock lock (the power layer's feedback,
+  /// power/training_power.h; 1 = none): a setting of the run, kept apart from the fitted
+  /// framework overhead.
+  double cap_slowdown = 1.0;
   /// Time added to every Transformer Engine FP8 GEMM (per-tensor or MX scaling, the GEMM and its
   /// input casts) for what the inference-measured kernel tables leave out: amax history and
   /// scale updates, cast-transposes of inputs and output gradients, FP8 weight transposes.

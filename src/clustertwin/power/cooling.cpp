@@ -22,18 +22,18 @@ base::Result<CoolingPlan> plan_cooling(const FacilityParams& f, const CoolingSet
   p.coolant = it->second;
   p.supply_C = s.supply_C.value_or(f.supply_C);
   if (p.supply_C < p.coolant.min_supply_C || p.supply_C > p.coolant.max_supply_C) {
-    return base::fail(fmt::format("--supply-temp {:g} C is outside the {} supply range {:g}-{:g} C",
-                                  p.supply_C, p.coolant.name, p.coolant.min_supply_C,
-                                  p.coolant.max_supply_C));
+    return base::fail(
+        fmt::format("{{supply_temp}} {:g} C is outside the {} supply range {:g}-{:g} C", p.supply_C,
+                    p.coolant.name, p.coolant.min_supply_C, p.coolant.max_supply_C));
   }
   p.delta_T_K = s.delta_T_K.value_or(f.delta_T_K);
   if (p.delta_T_K < 1 || p.delta_T_K > 40) {
-    return base::fail(fmt::format("--delta-t {:g} K: expected 1-40 K", p.delta_T_K));
+    return base::fail(fmt::format("{{delta_t}} {:g} K: expected 1-40 K", p.delta_T_K));
   }
   if (s.pue) {
     if (!(*s.pue >= 1.0) || *s.pue > 5.0) {
       return base::fail(fmt::format(
-          "--pue {:g}: a PUE is facility / IT power, so at least 1 (and at most 5)", *s.pue));
+          "{{pue}} {:g}: a PUE is facility / IT power, so at least 1 (and at most 5)", *s.pue));
     }
     p.pue = s.pue;
   }

@@ -9,6 +9,8 @@
 #include "clustertwin/base/check.h"
 #include "clustertwin/base/text.h"
 #include "clustertwin/models/ops.h"
+#include "clustertwin/power/energy.h"
+#include "clustertwin/power/power_setup.h"
 
 namespace clustertwin::power {
 namespace {
@@ -228,37 +230,30 @@ base::Result<ServingPowerResult> analyze_serving_power(const ServingPowerInput& 
                in.setup->model && in.setup->compute,
            "serving power needs catalog, power catalog, cluster, topology, setup and result");
   const auto& cat = *in.catalog;
-  auto sys_r = cat.system(in.cluster->system);
-  if (!sys_r) return base::fail(sys_r.error());
-  const auto& sys = **sys_r;
-  const auto& gpu = **cat.gpu(sys.gpu);
-  auto gp = in.power->gpu(gpu.name);
-  if (!gp) return base::fail(gp.error());
-  auto sp = in.power->system(sys.name);
-  if (!sp) return base::fail(sp.error());
-  const auto& fp = in.power->facility();
-  GpuPowerModel gm(gpu, **gp);
-  SystemPowerModel sm(cat, sys, **sp);
-  const GpuSettings g = o.gpu;
-  if (auto st = gm.check(g); !st) return base::fail(st.error());
+  // Settings: the system, its GPU and their power models; cap, clock lock, smoothing, cooling
+  // (the stage training shares: power_setup.h).
+  auto ps = resolve_power_setup(cat, *in.power, *in.cluster,
+                                {.gpu = o.gpu, .smoothing = o.smoothing, .cooling = o.cooling});
+  if (!ps) return base::fail(ps.error());
+  const auto& sys = *ps->system;
+  const auto& gpu = *ps->gpu;
+  const auto* gp = ps->gpu_params;
+  const auto* sp = ps->system_params;
+  const auto& fp = *ps->facility;
+  const GpuPowerModel& gm = ps->gm();
+  const SystemPowerModel& sm = ps->sm();
+  const GpuSettings g = ps->settings;
   if (o.resolution_s <= 0 || o.resolution_s > 10) {
-    return base::fail(fmt::format("--resolution {:g} s: expected a positive step of at most 10 s",
+    return base::fail(fmt::format("{{resolution}} {:g} s: expected a positive step of at most 10 s",
                                   o.resolution_s));
   }
-  auto plan = plan_cooling(fp, o.cooling);
-  if (!plan) return base::fail(plan.error());
-  std::optional<SmoothingSettings> smoothing;
-  if (o.smoothing) {
-    auto rs = resolve_smoothing(*o.smoothing, (*sp)->smoothing, sys.name, gpu.name);
-    if (!rs) return base::fail(rs.error());
-    smoothing = *rs;
-  }
+  const std::optional<SmoothingSettings>& smoothing = ps->smoothing;
 
   ServingPowerResult R;
   R.system = sys.name;
-  R.systems_per_rack = (*sp)->systems_per_rack;
-  R.cap_W = g.cap.base() > 0 ? g.cap.base() : gpu.tgp.base();
-  R.cap_reason = g.cap.base() > 0 ? "--power-cap" : "default (TGP)";
+  R.systems_per_rack = sp->systems_per_rack;
+  R.cap_W = ps->cap_W();
+  R.cap_reason = ps->cap_reason;
   R.clock_lock_MHz = g.clock_lock_MHz;
   R.gpu_tgp_W = gpu.tgp.base();
   R.gpu_idle_W = gm.idle_W();
@@ -514,7 +509,7 @@ base::Result<ServingPowerResult> analyze_serving_power(const ServingPowerInput& 
       // the limit draw margin x cap), and the run again under it: what the limit costs.
       const double budget = sm.gpu_budget_W(true) / sys.gpus();
       const double cap =
-          std::min(R.cap_W, std::max((*gp)->min_limit.base(), budget / (*gp)->limit_margin));
+          std::min(R.cap_W, std::max(gp->min_limit.base(), budget / gp->limit_margin));
       ServingPowerOptions o2 = o;
       o2.gpu.cap = base::watts(cap);
       o2.enforce_rack_limit = false;
@@ -540,15 +535,15 @@ base::Result<ServingPowerResult> analyze_serving_power(const ServingPowerInput& 
   }
 
   // Cooling and facility, sized at the hottest rack's peak.
-  R.cooling_plan = *plan;
-  const double fl = (*sp)->liquid_fraction;
+  R.cooling_plan = ps->cooling_plan;
+  const double fl = sp->liquid_fraction;
   std::vector<RackLoad> loads;
   for (const auto& p : R.pools) {
     loads.push_back({static_cast<double>(p.gpus) / per_rack, p.rack_peak_W, p.rack_avg_W});
   }
   // The same sizing as training (power/cooling.h size_facility): serving now warns, as training
   // did, when one rack's liquid heat exceeds a CDU's capacity.
-  auto sized = size_facility(fp, *plan, fl, {1, R.rack_peak_W, R.rack_avg_W}, loads,
+  auto sized = size_facility(fp, R.cooling_plan, fl, {1, R.rack_peak_W, R.rack_avg_W}, loads,
                              R.cluster_avg_W, R.cluster_peak_W);
   R.rack_cooling = sized.hottest_rack;
   R.cluster_flow_L_per_min = sized.flow_L_per_min;
@@ -563,11 +558,10 @@ base::Result<ServingPowerResult> analyze_serving_power(const ServingPowerInput& 
   R.iterations = static_cast<double>(run.iterations);
   R.energy_J = it_e;
   R.gpu_energy_J = dep_gpu_e;
-  if (R.output_tokens > 0) {
-    R.energy_per_token_J = it_e / R.output_tokens;
-    R.gpu_energy_per_token_J = dep_gpu_e / R.output_tokens;
-    R.facility_energy_per_token_J = R.energy_per_token_J * R.facility.pue;
-  }
+  const auto per_token = energy_per_token(it_e, R.output_tokens, R.facility.pue);
+  R.energy_per_token_J = per_token.it_J;
+  R.facility_energy_per_token_J = per_token.facility_J;
+  R.gpu_energy_per_token_J = energy_per_token(dep_gpu_e, R.output_tokens, 1).it_J;
   if (R.requests > 0) R.energy_per_request_J = it_e / R.requests;
   // One iteration of the (decode) instance: the deployment's IT power x the mean step time.
   R.energy_per_iteration_J = R.cluster_avg_W * run.mean_step.total;
@@ -585,9 +579,7 @@ base::Result<ServingPowerResult> analyze_serving_power(const ServingPowerInput& 
       const double racks = static_cast<double>(pools[pi].gpus) / per_rack;
       const double pool_rack_gpus =
           static_cast<double>(std::min<int64_t>(pools[pi].gpus, per_rack));
-      Smoother ctl(smoothing->ramp_up_W_per_s * gpus_in, smoothing->ramp_down_W_per_s * gpus_in,
-                   smoothing->hysteresis_s, smoothing->storage_per_gpu_J * gpus_in,
-                   smoothing->storage_efficiency, smoothing->average_s);
+      Smoother ctl = smoother_for(*smoothing, gpus_in);
       std::vector<double> grid(nb);
       double grid_e = 0;
       for (size_t b = 0; b < nb; ++b) {
@@ -600,10 +592,7 @@ base::Result<ServingPowerResult> analyze_serving_power(const ServingPowerInput& 
         grid_e += grid[b] * len;
       }
       S.extra_energy_J += racks * (grid_e - R.pools[pi].rack_avg_W * T);
-      const auto& t = ctl.totals();
-      S.ramp_burn_J += racks * t.burned_J;
-      S.unserved_J += racks * t.unserved_J;
-      S.storage_losses_J += racks * t.losses_J;
+      add_totals(S, racks, ctl.totals());
       S.storage_J += racks * smoothing->storage_per_gpu_J * gpus_in;
       if (pi == hottest) w_rack_s = std::move(grid);
     }

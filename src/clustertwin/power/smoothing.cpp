@@ -13,24 +13,24 @@ namespace clustertwin::power {
 base::Status check(const SmoothingSettings& s) {
   if (s.floor != 0 && (s.floor < 0.2 || s.floor > 0.9)) {
     return base::fail(fmt::format(
-        "--smoothing floor={:g}: expected 0 (off) or a fraction of TDP in 0.2-0.9 (the GB200 "
+        "{{smoothing}} floor={:g}: expected 0 (off) or a fraction of TDP in 0.2-0.9 (the GB200 "
         "minimum power floor range)",
         s.floor));
   }
   if (!(s.ramp_up_W_per_s > 0)) {
     return base::fail(
-        fmt::format("--smoothing ramp-up={:g} W/s: a ramp limit must be > 0", s.ramp_up_W_per_s));
+        fmt::format("{{smoothing}} ramp-up={:g} W/s: a ramp limit must be > 0", s.ramp_up_W_per_s));
   }
   if (!(s.ramp_down_W_per_s > 0)) {
-    return base::fail(fmt::format("--smoothing ramp-down={:g} W/s: a ramp limit must be > 0",
+    return base::fail(fmt::format("{{smoothing}} ramp-down={:g} W/s: a ramp limit must be > 0",
                                   s.ramp_down_W_per_s));
   }
-  if (s.hysteresis_s < 0) return base::fail("--smoothing hysteresis: must be >= 0 s");
-  if (s.storage_per_gpu_J < 0) return base::fail("--smoothing storage: must be >= 0 J");
+  if (s.hysteresis_s < 0) return base::fail("{smoothing} hysteresis: must be >= 0 s");
+  if (s.storage_per_gpu_J < 0) return base::fail("{smoothing} storage: must be >= 0 J");
   if (!(s.storage_efficiency > 0.5 && s.storage_efficiency <= 1)) {
-    return base::fail("--smoothing efficiency: expected a value in (0.5, 1]");
+    return base::fail("{smoothing} efficiency: expected a value in (0.5, 1]");
   }
-  if (s.average_s < 0) return base::fail("--smoothing average: must be >= 0 s");
+  if (s.average_s < 0) return base::fail("{smoothing} average: must be >= 0 s");
   return {};
 }
 
@@ -102,7 +102,7 @@ base::Result<SmoothingSettings> resolve_smoothing(const SmoothingRequest& r,
                                                   std::string_view system, std::string_view gpu) {
   if (!d.supported) {
     return base::fail(fmt::format(
-        "--smoothing: {} ({}) has no power smoothing (the NVML power-smoothing floor and ramps "
+        "{{smoothing}}: {} ({}) has no power smoothing (the NVML power-smoothing floor and ramps "
         "need Blackwell or newer)",
         system, gpu));
   }
@@ -128,7 +128,7 @@ base::Result<SmoothingRequest> parse_smoothing(std::string_view text) {
     const auto eq = item.find('=');
     if (eq == std::string::npos) {
       return base::fail(
-          "--smoothing: expected KEY=VALUE items separated by commas (floor=0.8,ramp-up=2000W/s), "
+          "{smoothing}: expected KEY=VALUE items separated by commas (floor=0.8,ramp-up=2000W/s), "
           "got '" +
           item + "'");
     }
@@ -159,7 +159,7 @@ base::Result<SmoothingRequest> parse_smoothing(std::string_view text) {
         if (used != v.size() || !std::isfinite(x)) throw std::invalid_argument(v);
         return x * mult;
       } catch (...) {
-        return base::fail("--smoothing " + key + ": expected a number, got '" + val + "'");
+        return base::fail("{smoothing} " + key + ": expected a number, got '" + val + "'");
       }
     };
     base::Result<double> v = 0.0;
@@ -187,11 +187,22 @@ base::Result<SmoothingRequest> parse_smoothing(std::string_view text) {
     } else {
       const std::vector<std::string> known = {"floor",   "ramp-up",    "ramp-down", "hysteresis",
                                               "storage", "efficiency", "average"};
-      return base::fail("--smoothing: unknown key '" + key + "'" + base::did_you_mean(key, known));
+      return base::fail("{smoothing}: unknown key '" + key + "'" + base::did_you_mean(key, known));
     }
     if (!v) return base::fail(v.error());
   }
   return r;
+}
+
+Smoother smoother_for(const SmoothingSettings& s, double gpus) {
+  return Smoother(s.ramp_up_W_per_s * gpus, s.ramp_down_W_per_s * gpus, s.hysteresis_s,
+                  s.storage_per_gpu_J * gpus, s.storage_efficiency, s.average_s);
+}
+
+void add_totals(SmoothingSummary& summary, double units, const SmootherTotals& totals) {
+  summary.ramp_burn_J += units * totals.burned_J;
+  summary.unserved_J += units * totals.unserved_J;
+  summary.storage_losses_J += units * totals.losses_J;
 }
 
 }  // namespace clustertwin::power

@@ -108,4 +108,13 @@ struct SmoothingSummary {
   double extra_energy_J = 0;     ///< grid energy with smoothing - without
 };
 
+/// The controller of a unit of `gpus` GPUs (a rack, a class's rack) under per-GPU settings `s`:
+/// ramp rates and storage scale with the GPUs. Training's rack classes and serving's pools both
+/// smooth through it.
+Smoother smoother_for(const SmoothingSettings& s, double gpus);
+
+/// Adds `units` identical controllers' totals (burned on ramps, unserved, storage losses) to
+/// `summary`.
+void add_totals(SmoothingSummary& summary, double units, const SmootherTotals& totals);
+
 }  // namespace clustertwin::power

@@ -13,6 +13,8 @@
 #include "clustertwin/base/text.h"
 #include "clustertwin/base/units_parse.h"
 #include "clustertwin/models/ops.h"
+#include "clustertwin/power/energy.h"
+#include "clustertwin/power/power_setup.h"
 #include "clustertwin/workload/layout.h"
 
 namespace clustertwin::power {
@@ -654,69 +656,42 @@ base::Result<TrainingPowerResult> analyze_training_power(const TrainingPowerInpu
       in.catalog && in.power && in.cluster && in.topology && in.setup.model && in.setup.compute,
       "power analysis needs catalog, power catalog, cluster, topology and a training setup");
   const auto& cat = *in.catalog;
-  auto sys_r = cat.system(in.cluster->system);
-  if (!sys_r) return base::fail(sys_r.error());
-  const auto& sys = **sys_r;
-  const auto& gpu = **cat.gpu(sys.gpu);
-  auto gp = in.power->gpu(gpu.name);
-  if (!gp) return base::fail(gp.error());
-  auto sp = in.power->system(sys.name);
-  if (!sp) return base::fail(sp.error());
-  const auto& facility_params = in.power->facility();
-  GpuPowerModel gm(gpu, **gp);
-  SystemPowerModel sm(cat, sys, **sp);
+  // Settings: the system, its GPU and their power models; cap (user, node policy), clock lock,
+  // smoothing, cooling (the stage serving shares: power_setup.h).
+  auto ps = resolve_power_setup(
+      cat, *in.power, *in.cluster,
+      {.gpu = o.gpu, .node_policy = o.node_policy, .smoothing = o.smoothing, .cooling = o.cooling});
+  if (!ps) return base::fail(ps.error());
+  const auto& sys = *ps->system;
+  const auto& gpu = *ps->gpu;
+  const auto* gp = ps->gpu_params;
+  const auto* sp = ps->system_params;
+  const auto& facility_params = *ps->facility;
+  const GpuPowerModel& gm = ps->gm();
+  const SystemPowerModel& sm = ps->sm();
 
   TrainingPowerResult R;
   R.system = sys.name;
-  R.systems_per_rack = (*sp)->systems_per_rack;
+  R.systems_per_rack = sp->systems_per_rack;
   R.price_per_kWh = o.price_per_kWh;
   R.grid_gCO2_per_kWh = o.grid_gCO2_per_kWh;
   R.token_budget = o.token_budget;
-  if (o.price_per_kWh < 0) return base::fail("--price: must be >= 0");
-  if (o.grid_gCO2_per_kWh < 0) return base::fail("--grid-intensity: must be >= 0 gCO2/kWh");
-
-  // Settings: cap (user, node policy), clock lock.
-  GpuSettings g = o.gpu;
-  if (auto st = gm.check(g); !st) return base::fail(st.error());
-  R.cap_reason = g.cap.base() > 0 ? "--power-cap" : "default (TGP)";
-  if (!o.node_policy.empty()) {
-    const auto& pol = (*sp)->node_policies;
-    auto it = std::find_if(pol.begin(), pol.end(),
-                           [&](const auto& p) { return p.first == o.node_policy; });
-    if (it == pol.end()) {
-      std::vector<std::string> known;
-      for (const auto& p : pol) known.push_back(p.first);
-      return base::fail("--node-policy '" + o.node_policy + "' is not a policy of " + sys.name +
-                        (known.empty() ? std::string(" (it has none)")
-                                       : base::did_you_mean(o.node_policy, known)));
-    }
-    const double cap = it->second.base() / sys.gpus_per_node;
-    if (g.cap.base() == 0 || cap < g.cap.base()) {
-      g.cap = base::watts(std::max(cap, (*gp)->min_limit.base()));
-      R.cap_reason =
-          "node policy " + o.node_policy + " (" + fmt_W(it->second.base()) + " per node)";
-    }
-  }
+  if (o.price_per_kWh < 0) return base::fail("{price}: must be >= 0");
+  if (o.grid_gCO2_per_kWh < 0) return base::fail("{grid_intensity}: must be >= 0 gCO2/kWh");
+  GpuSettings g = ps->settings;
+  R.cap_reason = ps->cap_reason;
   R.clock_lock_MHz = g.clock_lock_MHz;
-
-  std::optional<SmoothingSettings> smoothing;
-  if (o.smoothing) {
-    auto rs = resolve_smoothing(*o.smoothing, (*sp)->smoothing, sys.name, gpu.name);
-    if (!rs) return base::fail(rs.error());
-    smoothing = *rs;
-  }
-  auto plan = plan_cooling(facility_params, o.cooling);
-  if (!plan) return base::fail(plan.error());
-  R.cooling_plan = *plan;
+  const std::optional<SmoothingSettings>& smoothing = ps->smoothing;
+  R.cooling_plan = ps->cooling_plan;
   if (o.window.checkpoint_every_s > 0 &&
       (o.window.checkpoint_every_s < 1 || o.window.checkpoint_every_s <= o.window.checkpoint_s)) {
     return base::fail(
-        fmt::format("--checkpoint-every {:g} s: expected at least 1 s and more than the "
+        fmt::format("{{checkpoint_every}} {:g} s: expected at least 1 s and more than the "
                     "checkpoint pause ({:g} s)",
                     o.window.checkpoint_every_s, o.window.checkpoint_s));
   }
   if (o.window.resolution_s <= 0 || o.window.resolution_s > 10) {
-    return base::fail(fmt::format("--resolution {:g} s: expected a positive step of at most 10 s",
+    return base::fail(fmt::format("{{resolution}} {:g} s: expected a positive step of at most 10 s",
                                   o.window.resolution_s));
   }
 
@@ -732,7 +707,6 @@ base::Result<TrainingPowerResult> analyze_training_power(const TrainingPowerInpu
   const execution::TrainingResult& base_run = in.baseline ? *in.baseline : own_run;
   R.baseline_step_time_s = base_run.step_time_s;
   const auto prof = build_profiles(gm, setup);
-  const double overhead0 = setup.framework_overhead;
 
   // Runs the step under settings `gs`: compute slowed by the profiles' factor (fed back).
   auto run_under = [&](const GpuSettings& gs, std::vector<ChunkPower>& cps,
@@ -745,7 +719,7 @@ base::Result<TrainingPowerResult> analyze_training_power(const TrainingPowerInpu
       return {};
     }
     execution::TrainingSetup s2 = setup;
-    s2.framework_overhead = (1.0 + overhead0) * slow - 1.0;
+    s2.cap_slowdown = slow;
     auto r = execution::simulate_training_step(s2);
     if (!r) return base::fail(r.error());
     out = std::move(*r);
@@ -795,7 +769,7 @@ base::Result<TrainingPowerResult> analyze_training_power(const TrainingPowerInpu
       // The largest per-GPU cap whose compute-phase power fits: GPUs at the limit draw margin x
       // cap.
       const double budget = sm.gpu_budget_W(true) / sys.gpus();
-      const double cap = std::max((*gp)->min_limit.base(), budget / (*gp)->limit_margin);
+      const double cap = std::max(gp->min_limit.base(), budget / gp->limit_margin);
       const double before = R.training.step_time_s;
       GpuSettings g2 = g;
       g2.cap = base::watts(std::min(cap, g.cap.base() > 0 ? g.cap.base() : gpu.tgp.base()));
@@ -811,10 +785,9 @@ base::Result<TrainingPowerResult> analyze_training_power(const TrainingPowerInpu
           "{} units "
           "of {}, the rest redundant); GPUs capped at {} each, step time {:.3f} s -> {:.3f} s "
           "(+{:.1f}%)",
-          sys.name, fmt_W(need), fmt_W(R.rack_limit_W),
-          (*sp)->psu.units - (*sp)->psu.redundant_units, (*sp)->psu.units,
-          fmt_W((*sp)->psu.rating.base()), fmt_W(g.cap.base()), before, R.training.step_time_s,
-          100 * (R.training.step_time_s / before - 1));
+          sys.name, fmt_W(need), fmt_W(R.rack_limit_W), sp->psu.units - sp->psu.redundant_units,
+          sp->psu.units, fmt_W(sp->psu.rating.base()), fmt_W(g.cap.base()), before,
+          R.training.step_time_s, 100 * (R.training.step_time_s / before - 1));
     } else {
       R.rack_limit_message = fmt::format("rack over its limit: needs {} DC, {} usable", fmt_W(need),
                                          fmt_W(R.rack_limit_W));
@@ -887,12 +860,12 @@ base::Result<TrainingPowerResult> analyze_training_power(const TrainingPowerInpu
   R.cluster_nameplate_W = sm.nameplate_W() * in.cluster->count + R.fabric.dc_W;
 
   // Cooling and facility: sized at the peaks.
-  const double fl = (*sp)->liquid_fraction;
+  const double fl = sp->liquid_fraction;
   std::vector<RackLoad> loads;
   for (const auto& c : classes)
     loads.push_back({static_cast<double>(c.count), c.peak_ac_W, c.avg_ac_W});
-  auto sized = size_facility(facility_params, *plan, fl, {1, wc.peak_ac_W, wc.avg_ac_W}, loads,
-                             R.cluster_avg_W, R.cluster_peak_W);
+  auto sized = size_facility(facility_params, R.cooling_plan, fl, {1, wc.peak_ac_W, wc.avg_ac_W},
+                             loads, R.cluster_avg_W, R.cluster_peak_W);
   R.rack_cooling = sized.hottest_rack;
   R.cluster_flow_L_per_min = sized.flow_L_per_min;
   R.facility = sized.at_average;
@@ -903,21 +876,28 @@ base::Result<TrainingPowerResult> analyze_training_power(const TrainingPowerInpu
   // Energy.
   R.energy_per_step_J = job_e;
   R.facility_energy_per_step_J = job_e * R.facility.pue;
-  R.energy_per_token_J = tr.tokens_per_step > 0 ? job_e / tr.tokens_per_step : 0;
-  R.facility_energy_per_token_J = R.energy_per_token_J * R.facility.pue;
-  if (o.token_budget > 0 && tr.tokens_per_step > 0) {
-    R.run_steps = o.token_budget / tr.tokens_per_step;
-    R.run_time_s = R.run_steps * tr.step_time_s;
-    R.run_energy_J = R.run_steps * R.facility_energy_per_step_J;
-    R.run_cost = R.run_energy_J / 3.6e6 * o.price_per_kWh;
-    R.run_carbon_kg = R.run_energy_J / 3.6e6 * o.grid_gCO2_per_kWh / 1e3;
-    R.run_tdp_energy_J = static_cast<double>(l.gpus()) * gpu.tgp.base() * R.run_time_s;
-  }
+  const auto per_token = energy_per_token(job_e, tr.tokens_per_step, R.facility.pue);
+  R.energy_per_token_J = per_token.it_J;
+  R.facility_energy_per_token_J = per_token.facility_J;
+  const auto run = run_energy({.token_budget = o.token_budget,
+                               .tokens_per_step = tr.tokens_per_step,
+                               .step_time_s = tr.step_time_s,
+                               .facility_energy_per_step_J = R.facility_energy_per_step_J,
+                               .price_per_kWh = o.price_per_kWh,
+                               .grid_gCO2_per_kWh = o.grid_gCO2_per_kWh,
+                               .gpus = static_cast<double>(l.gpus()),
+                               .gpu_tgp_W = gpu.tgp.base()});
+  R.run_steps = run.steps;
+  R.run_time_s = run.time_s;
+  R.run_energy_J = run.energy_J;
+  R.run_cost = run.cost;
+  R.run_carbon_kg = run.carbon_kg;
+  R.run_tdp_energy_J = run.tdp_energy_J;
 
   // Notes.
   R.notes.push_back(fmt::format(
       "GPU power: activity model on {} ({}), compute-bound power at {:.1f}% of the limit", gpu.name,
-      "catalog/power/gpus.yaml", 100 * (*gp)->limit_margin));
+      "catalog/power/gpus.yaml", 100 * gp->limit_margin));
   if (R.compute_slowdown > 1 + 1e-6) {
     R.notes.push_back(
         fmt::format("cap/clock slow compute by {:.1f}% (compute-bound share); step re-simulated: "
@@ -934,7 +914,7 @@ base::Result<TrainingPowerResult> analyze_training_power(const TrainingPowerInpu
   auto sched = job_schedule(R.window, tr.step_time_s);
   const double dt = R.window.resolution_s;
   const auto n = static_cast<size_t>(std::ceil(R.window.duration_s / dt - 1e-9));
-  if (n > 50'000'000) return base::fail("--duration / --resolution: more than 50 million samples");
+  if (n > 50'000'000) return base::fail("{duration} / {resolution}: more than 50 million samples");
   std::vector<double> w_gpu(n), w_rack(n), w_cluster(n), w_grid(n), w_rack_s, w_cluster_s, w_grid_s;
   const size_t pp = static_cast<size_t>(l.pp);
   std::vector<double> stage_W(pp), floored(pp);
@@ -947,10 +927,7 @@ base::Result<TrainingPowerResult> analyze_training_power(const TrainingPowerInpu
     floor_W = smoothing->floor * gpu.tgp.base();
     for (const auto& c : classes) {
       const double gpus_in = c.systems * sys.gpus();
-      smoothers.emplace_back(smoothing->ramp_up_W_per_s * gpus_in,
-                             smoothing->ramp_down_W_per_s * gpus_in, smoothing->hysteresis_s,
-                             smoothing->storage_per_gpu_J * gpus_in, smoothing->storage_efficiency,
-                             smoothing->average_s);
+      smoothers.push_back(smoother_for(*smoothing, gpus_in));
       R.smoothing.storage_J += c.count * smoothing->storage_per_gpu_J * gpus_in;
     }
   }
@@ -1019,10 +996,7 @@ base::Result<TrainingPowerResult> analyze_training_power(const TrainingPowerInpu
     S.enabled = true;
     S.settings = *smoothing;
     for (size_t ci = 0; ci < classes.size(); ++ci) {
-      const auto& t = smoothers[ci].totals();
-      S.ramp_burn_J += classes[ci].count * t.burned_J;
-      S.unserved_J += classes[ci].count * t.unserved_J;
-      S.storage_losses_J += classes[ci].count * t.losses_J;
+      add_totals(S, classes[ci].count, smoothers[ci].totals());
     }
     S.throttle_slowdown = train_gpu_J > 0 ? S.unserved_J / train_gpu_J : 0;
   }

@@ -7,8 +7,9 @@
 /// Steps:
 ///  1. Per-op power of each pipeline chunk's forward and backward ops (compute model times and
 ///     the ops' FLOPs and bytes -> utilisation -> gpu_power.h), under the cap and clock lock;
-///     their slowdown of the compute time is fed back through TrainingSetup::framework_overhead
-///     (compute time x (1 + o) -> x (1 + o) s), and the step re-simulated.
+///     their slowdown s of the compute time is fed back through its own field,
+///     TrainingSetup::cap_slowdown (compute time x (1 + o) -> x (1 + o) s), and the step
+///     re-simulated.
 ///  2. One GPU per pipeline stage as a periodic timeline (symmetry: every DP replica and TP rank
 ///     of a stage does the same): forward/backward tasks at their compute power mixed with the
 ///     exposed TP/CP/EP communication share, bubbles at the wait power, the exposed DP reduction
