@@ -1,0 +1,387 @@
+#pragma once
+/// The cluster simulation's state machine (simulation.h is its interface; docs/models/
+/// orchestration.md the model). One class, `Sim`, whose parts live in files by the seam they
+/// cut along:
+///   sim_cells.cpp     cells and free capacity: nodes up, down and spare, free GPUs per cell and
+///                     block, allocation and release of a job's nodes, its speed on them;
+///   sim_queue.cpp     the queue: priorities, the main pass (strict priority per partition),
+///                     preemption and requeues;
+///   sim_backfill.cpp  the backfill plan: future frees as per-cell deltas, each pending job's
+///                     earliest start on it, reservations;
+///   sim_failures.cpp  failure injection and repair: random failures by class and scope, replayed
+///                     outages, a job's interruption, hot swaps and requeue;
+///   sim_results.cpp   results: the timeline samples and the ScheduleResult of a run;
+///   simulation.cpp    the run itself (arrivals, the engine loop) and the public functions.
+/// Internal to the scheduler layer: nothing outside it includes this header.
+
+#include <algorithm>
+#include <climits>
+#include <cmath>
+#include <cstdio>
+#include <map>
+#include <numeric>
+#include <tuple>
+
+#include "clustertwin/base/check.h"
+#include "clustertwin/engine/engine.h"
+#include "clustertwin/scheduler/limits.h"
+#include "clustertwin/scheduler/random.h"
+#include "clustertwin/scheduler/simulation.h"
+
+namespace clustertwin::scheduler::detail {
+
+inline double secs(Tick t) { return static_cast<double>(t) * 1e-9; }
+// A duration drawn or derived inside a run (a repair, a checkpoint interval), held at 40
+// years (kMaxDurationS, scheduler/limits.h) so that adding it to any time of a run (at most 250
+// years) still fits in a Tick; longer durations do not occur in runs that mean anything.
+inline Tick ticks(double s) {
+  return engine::to_ticks(base::seconds(std::clamp(s, 0.0, kMaxDurationS)));
+}
+
+enum class State : uint8_t { kFuture, kPending, kRunning, kDone };
+
+struct Job {
+  const JobSpec* spec = nullptr;
+  int nodes_needed = 0;  // whole nodes; 0 for a sub-node job
+  int sub_gpus = 0;      // GPUs of a sub-node job
+  int segment = 0;
+  State state = State::kFuture;
+  std::vector<int> nodes;       // allocated nodes, sorted
+  std::vector<CellTake> cells;  // whole nodes per cell (for plans)
+  RunState rs;
+  CheckpointPolicy ck;
+  double work = 0;
+  double speed = 1, place_speed = 1;
+  Tick seg_start = 0, attempt_start = 0, first_start = -1, end = -1, pending_since = 0;
+  Tick time_limit = 0;  // spec->time_limit, kept here: the backfill plan reads it every pass
+  uint32_t gen = 0;
+  int interruptions = 0, hot_swaps = 0, requeues = 0, preemptions = 0;
+  Tick lost_ticks = 0, requeue_wait = 0;
+  double lost_gpu_s = 0;
+  int speed_id = -1;
+  double best_step = 0;
+  double prio = 0;
+  double speed_ticks = 0;  // sum of speed x running ticks (for the mean speed)
+  Tick run_ticks = 0;
+  bool training = false;
+};
+
+/// Count, mean and nearest-rank percentiles of `v`.
+Percentiles percentiles(std::vector<double> v);
+
+inline double lognormal_sigma(double median, double mean) {
+  return mean > median && median > 0 ? std::sqrt(2.0 * std::log(mean / median)) : 0.0;
+}
+class Sim {
+ public:
+  Sim(const ClusterModel& c, Workload w, const SimConfig& cfg, SpeedModel* speed)
+      : c_(c),
+        index_(c),
+        w_(std::move(w)),
+        cfg_(cfg),
+        speed_(speed),
+        rng_(cfg.seed),
+        fail_rng_(rng_.stream(1)),
+        repair_rng_(rng_.stream(2)) {
+    gpn_ = c_.gpus_per_node();
+    pcfg_ = cfg_.placement;
+    if (cfg_.spares > 0 &&
+        (pcfg_.policy == PlacementPolicy::kBlock || pcfg_.policy == PlacementPolicy::kKueue)) {
+      pcfg_.segment_nodes = index_.block_nodes() - cfg_.spares;
+    }
+  }
+
+  ScheduleResult run();
+  /// run() stopped at the engine's event limit: its result is partial and not to be shown.
+  [[nodiscard]] bool stopped_at_event_limit() const { return stopped_at_event_limit_; }
+  [[nodiscard]] Tick stopped_at() const { return stopped_at_; }
+
+ private:
+  bool stopped_at_event_limit_ = false;
+  Tick stopped_at_ = 0;
+  // --- cluster state -------------------------------------------------------------------
+  void contrib(int n, int sign);
+  void set_free(int n, int f);
+  void down_inc(int n);
+  void down_dec(int n);
+  [[nodiscard]] bool up(int n) const { return node_down_[static_cast<size_t>(n)] == 0; }
+
+  // Down nodes per base block (an NVL72 rack; a leaf group on HGX), the blocks with any down
+  // (ref §3.4's racks with a tray down) and those with more down than the spares per block
+  // (short of a full segment). The caller integrates first.
+  void block_down_change(int n, int sign);
+
+  // Reserved hot spares: free nodes withheld from placement, `spares` per base block.
+  void set_spare(int n, bool on);
+  void refill_spare(int n);
+  FreeView view() const { return {cell_nodes_, cell_gpus_, cell_hist_}; }
+
+  void integrate();
+
+  // --- jobs ------------------------------------------------------------------------------
+  int job_gpus(const Job& j) const { return j.spec->gpus; }
+  int alloc_gpus_of(const Job& j) const;
+
+  void advance_job(Job& j);
+
+  void schedule_end(int id);
+
+  void update_speed(int id);
+
+  void allocate(int id, const std::vector<int>& nodes, int gpus_each);
+
+  void rebuild_cells(Job& j);
+
+  void release_node(int id, int n);
+
+  void release_all(int id);
+
+  void remove_running(int id);
+
+  // Picks concrete nodes for a placement and starts the job.
+  bool start(int id, const Placement& pl);
+
+  // The node of `cell` for a sub-node job of g GPUs: the fullest that fits (pack) or the
+  // emptiest (spread), lowest index on ties.
+  int sub_node_in(int cell, int g) const;
+
+  PlacementRequest request(const Job& j) const;
+
+  bool limited(const Job& j) const;
+
+  // --- priority --------------------------------------------------------------------------
+  double priority(const Job& j) const;
+  bool before(int a, int b) const;
+  void enqueue(int id);
+  void recompute_priorities();
+
+  // --- scheduling passes -----------------------------------------------------------------
+  void request_pass();
+
+  // Started jobs leave the queues lazily: every reader skips entries that are no longer
+  // pending, and the vectors are compacted once half of them are stale (amortised O(1)).
+  void erase_started();
+  void compact_queues();
+
+  // Drops the started jobs at the front of a queue: a pass starts jobs from the front, and
+  // every later pass would walk over them again until the next compaction. Returns how many.
+  size_t drop_started_front(std::vector<int>& q);
+
+  // Slurm's main loop: pending jobs in priority order, each started if it fits; the first one
+  // that does not blocks the rest of its partition. The partitions' queues are merged by
+  // priority, so a blocked partition costs nothing more.
+  void main_pass();
+
+  bool try_preempt(int id);
+
+  // A stateless job (a serving replica) keeps what it did: nothing to recompute.
+  static void keep_if_stateless(Job& j);
+
+  void preempt(int id);
+
+  void flush_requeues();
+
+  // The backfill plan: free counts per cell now plus changes at future times.
+  struct Delta {
+    Tick t;
+    int cell, dn, dg;
+  };
+  std::vector<int> plan_n_, plan_g_;
+  std::vector<Delta> plan_;
+
+  Tick round_up(Tick t) const;
+
+  void build_plan();
+
+  // Adds deltas to the plan as if each were inserted after those of equal time, in order; the
+  // sorted plan takes them in one merge (a reservation of a large gang adds one per rack).
+  void plan_add(std::vector<Delta>& batch);
+
+  // Per-cell delta lists and the cells that ever lose capacity in the plan (reservations):
+  // only those can make the minimum over a window smaller than the value at its start.
+  void index_plan();
+
+  // Segment capacity of the free nodes `n` per cell: sum over blocks of floor(free / seg).
+  int64_t segment_capacity(std::span<const int> n, int seg) const;
+
+  // Whether a placement of `j` can exist at all (necessary; exact for block and kueue-preferred
+  // with segments, and for tree and first-fit with nodes), from totals and segment capacity.
+  bool may_fit(const Job& j, int64_t total_n, int64_t total_g, int64_t cap) const;
+
+  struct Touch {
+    int cell, n, g;
+  };
+
+  // Lowers the cells of `n`/`g` (the state at `t`) to their minimum over [t, t + limit) and
+  // reports the change of totals and segment capacity; `undo` restores them.
+  void window_min(std::vector<int>& n, std::vector<int>& g, Tick t, Tick limit, int seg,
+                  std::vector<Touch>& undo, int64_t* dtotal_n, int64_t* dtotal_g, int64_t* dcap);
+
+  // window_min at the present, cached: the result only changes where the window's end passes
+  // a delta of a cell that loses capacity, so jobs whose limits fall between two such times
+  // share it. Returns the lowest running sum of each such cell's changes over the window (they
+  // do not depend on where the cell starts), or nullptr when nothing is lost in the window;
+  // `key` names the window end (up to the next relevant change).
+  const std::vector<Touch>* now_drops(Tick limit, size_t* key);
+
+  // Lowers the plan's present arrays by `drops` (undo_ set; restore() puts them back) and
+  // reports the change of totals and, with seg > 0, of segment capacity.
+  void lower_now(const std::vector<Touch>& drops, int seg, int64_t* dn, int64_t* dg, int64_t* dcap);
+
+  // The changes of totals and segment capacity that lowering the present by the window
+  // `key` makes, cached per (window end, segment) until the plan's present changes: most tested
+  // jobs fail on these totals alone, without lowering the arrays.
+  struct Totals {
+    int64_t dn = 0, dg = 0, dcap = 0;
+  };
+  Totals now_totals(const std::vector<Touch>& drops, size_t key, int seg);
+
+  // undo_ holds (cell, new n, new g): writes them into n/g, sums the changes of totals and of
+  // segment capacity (blocks summed before and after), and leaves undo_ holding the old values.
+  void apply_lowered(std::vector<int>& n, std::vector<int>& g, int seg, int64_t* dn, int64_t* dg,
+                     int64_t* dcap);
+
+  static void restore(std::vector<int>& n, std::vector<int>& g, const std::vector<Touch>& undo);
+
+  // Segments of the job's size that the free nodes of every block hold now (kept up to date by
+  // contrib() for every segment size of the workload).
+  int64_t segment_capacity(const Job& j) const;
+
+  int seg_of(const Job& j) const;
+
+  // Earliest start of `j` on the plan, not before `from`; fills `pl` and `at`. With
+  // `now_only`, only the present is tried (a job that would get no reservation anyway).
+  bool earliest(const Job& j, Tick from, bool now_only, Tick* at, Placement* pl);
+
+  void apply_delta(const Delta& d, int seg, int64_t* total_n, int64_t* total_g, int64_t* cap);
+
+  void reserve_in_plan(const Job& j, const Placement& pl, Tick t);
+
+  void take_now(int cell, int dn, int dg);
+
+  // Whether a capacity loss of the plan falls inside (t, t + limit).
+  bool loss_within(Tick t, Tick limit) const;
+
+  // A job the pass just started: take what it actually got out of the plan until its limit.
+  void reserve_started(const Job& j);
+
+  void backfill_pass();
+
+  // --- job end and interruptions ---------------------------------------------------------
+  void on_end(int id, uint32_t gen);
+
+  // A failure took nodes down (or, with no nodes, hit the job's software): lose the work since
+  // the last checkpoint, then swap spares in or requeue.
+  void interrupt_job(int id);
+
+  // A free node to replace `failed`: in the same NVLink domain; for single-node domains, or
+  // policies that do not keep jobs in domains, then the same leaf, then anywhere.
+  int replacement(const Job& j, int failed, int need_free, const std::vector<int>& taken) const;
+
+  std::vector<int> jobs_on(const std::vector<int>& nodes) const;
+
+  // --- failures --------------------------------------------------------------------------
+  void record(const std::string& cls, FailureScope scope, int target, int jobs_hit, int64_t gpus,
+              double repair_s);
+
+  double draw_repair_s(const FailureClass& fc);
+
+  void take_down(const std::vector<int>& nodes, double repair_s, const std::string& cls,
+                 FailureScope scope, int target);
+
+  // A burst of node failures at one instant: every node down, each job on them interrupted
+  // once, a repair drawn per node.
+  void take_down_burst(const std::vector<int>& nodes, const FailureClass& fc);
+
+  void schedule_failure();
+
+  int pick_node();
+
+  void on_random_failure();
+
+  void set_domain_speed(int d, double s);
+
+  void schedule_replay();
+
+  void sample();
+
+  void arrive(size_t k);
+
+  ScheduleResult results();
+
+  const ClusterModel& c_;
+  PlacementIndex index_;
+  Workload w_;
+  SimConfig cfg_;
+  PlacementConfig pcfg_;
+  SpeedModel* speed_;
+  Rng rng_, fail_rng_, repair_rng_;
+  engine::Simulator sim_;
+  int gpn_ = 1;
+  std::vector<Job> jobs_;
+  std::vector<int> node_free_, node_down_;
+  std::vector<std::vector<std::pair<int, int>>> node_jobs_;
+  std::vector<int> cell_nodes_, cell_gpus_, cell_hist_;
+  std::vector<double> domain_speed_;
+  std::vector<char> is_lemon_, spare_;
+  std::vector<int> block_spares_;
+  std::vector<int> lemons_;
+  std::vector<int> pending_, running_, requeue_;
+  std::vector<size_t> running_pos_;
+  std::vector<int64_t> account_used_;
+  std::vector<int> user_running_;
+  std::vector<double> usage_, fairshare_;
+  Tick last_usage_ = 0;
+  bool pass_pending_ = false, dirty_ = false;
+  uint64_t free_epoch_ = 0;
+  std::vector<char> blocked_;                   // per partition, within a main pass
+  std::vector<std::vector<int>> part_pending_;  // pending jobs per partition, by priority
+  std::vector<size_t> pos_;
+  size_t stale_ = 0;                            // entries of pending_ that are no longer pending
+  std::vector<int> user_tested_, part_tested_;  // backfill jobs tested per user, partition
+  bool any_limits_ = true;     // false: no account quota or user limit, limited() is always false
+  std::vector<int> head_job_;  // per partition: the job that last blocked it
+  std::vector<uint64_t> head_epoch_;  // ... and the free epoch it failed at
+  std::vector<double> rates_;
+  // scratch for earliest()
+  std::vector<int> cur_n_, cur_g_, cur_bn_, touched_blocks_;
+  std::vector<std::vector<Delta>> cell_deltas_;
+  std::vector<char> neg_flag_;
+  std::vector<int> neg_cells_;
+  std::vector<Touch> undo_;
+  std::map<int, int64_t> base_cap_;
+  std::map<size_t, std::vector<Touch>> now_cache_;       // window end -> per-cell drops
+  std::map<std::pair<size_t, int>, Totals> now_totals_;  // (window end, segment) -> changes
+  std::vector<Tick> neg_t_;
+  std::ptrdiff_t neg_sorted_ = 0;    // neg_t_ is sorted up to here
+  std::vector<Delta> batch_;         // deltas for plan_add
+  std::vector<int> sub_free_;        // build_plan's scratch: free GPUs per node ...
+  std::vector<uint64_t> sub_stamp_;  // ... valid where stamped with this pass
+  uint64_t sub_pass_ = 0;
+  std::vector<Tick> relevant_t_;
+  bool relevant_ok_ = false;
+  int64_t base_total_n_ = 0, base_total_g_ = 0;
+  std::vector<uint32_t> stamp_;
+  using Shape = std::tuple<int, int, int, Tick>;
+  std::map<Shape, Tick> shape_from_;
+  uint32_t stamp_id_ = 0;
+  // accounting
+  int64_t alloc_gpus_ = 0, down_gpus_ = 0;
+  int64_t free_nodes_total_ = 0, free_gpus_total_ = 0;  // the sums of cell_nodes_, cell_gpus_
+  std::vector<int> block_free_;                         // cell_nodes_ summed per block
+  std::vector<std::pair<int, int64_t>> seg_cap_;        // segment size -> segment capacity
+  int64_t busy_nodes_ = 0;                              // nodes with at least one GPU allocated
+  double alloc_integral_ = 0, down_integral_ = 0, busy_integral_ = 0;
+  std::vector<int> block_down_;  // down nodes per base block
+  int64_t blocks_any_down_ = 0, blocks_short_ = 0;
+  double any_down_integral_ = 0, short_integral_ = 0;
+  Tick last_integral_ = 0;
+  Tick sample_every_ = 0;
+  int64_t started_ = 0, finished_ = 0, interruptions_ = 0, hot_swaps_ = 0, requeues_ = 0;
+  int64_t preemptions_ = 0, failures_ = 0, backfill_passes_ = 0;
+  std::map<std::string, int64_t> failures_by_class_, interrupts_by_class_;
+  std::vector<FailureRecord> failure_log_;
+  std::vector<TimelineSample> timeline_;
+};
+
+}  // namespace clustertwin::scheduler::detail
