@@ -214,8 +214,40 @@ const std::vector<InferenceCase>& cases() {
        "mlperf_inference_v5.1 Cisco HGX-H100 x32 Server (S0071; layout GAP: TP8 per node, batch "
        "64). Shown, not asserted: +22%, the layout is a guess (H200's batch 64 on H100)",
        1.0, false},
+      // The other serving rows of calibration-at-scale.csv that are not already cases above
+      // (at_scale_id_of names those): Nebius H200 (setups §2.4, §3.4) and NVIDIA GB200 x4
+      // Interactive (layout GAP in §3.3: B200's Interactive config assumed, bf16 KV as there).
+      {"S0092", "h200", "hgx-h200*1", 8, "llama2-70b", kInt, "fp8", 1, 1, 1, false, 512, 256, true,
+       0, 23079.9, "mlperf_inference_v5.1 Nebius H200-SXM x8 Interactive (S0092; setups §3.4)"},
+      {"S0094", "h200", "hgx-h200*1", 8, "llama2-70b", kSrv, "fp8", 1, 1, 1, false, 2048, 1536,
+       true, 0, 34029.4, "mlperf_inference_v5.1 Nebius H200-SXM x8 Server (S0094; setups §3.4)"},
+      {"S0080", "gb200", "gb200-nvl72*1", 4, "llama2-70b", kInt, "fp4", 1, 1, 1, false, 768, 768,
+       true, 0, 29745.6,
+       "mlperf_inference_v5.1 NVIDIA GB200 x4 Interactive (S0080; layout GAP in setups §3.3: "
+       "B200's TP1, batch 768, 768 tokens, KV dtype unset)",
+       2.0},
+      {"S0096", "h200", "hgx-h200*1", 8, "llama3.1-405b", kOff, "fp8", 4, 2, 1, false, 512, 1536,
+       true, 0, 552.749,
+       "mlperf_inference_v5.1 Nebius H200-SXM x8 Offline (S0096; setups §2.4: TP4 PP2)"},
+      {"S0097", "h200", "hgx-h200*1", 8, "llama3.1-405b", kSrv, "fp8", 8, 1, 1, false, 64, 2560,
+       true, 0, 295.36,
+       "mlperf_inference_v5.1 Nebius H200-SXM x8 Server (S0097; setups §2.4: TP8, runtime batch "
+       "64)"},
   };
   return c;
+}
+
+/// The calibration-at-scale.csv row that repeats a calibration-cases.csv case (same result
+/// file, same figure), or "".
+const char* at_scale_id_of(const std::string& id) {
+  static const std::map<std::string, const char*> kSame = {
+      {"VC0133", "S0066"}, {"VC0135", "S0067"}, {"VC0005", "S0072"}, {"VC0010", "S0073"},
+      {"VC0020", "S0074"}, {"VC0029", "S0075"}, {"VC0039", "S0076"}, {"VC0093", "S0077"},
+      {"VC0105", "S0078"}, {"VC0118", "S0079"}, {"VC0045", "S0081"}, {"VC0048", "S0082"},
+      {"VC0074", "S0093"}, {"VC0137", "S0095"},
+  };
+  auto it = kSame.find(id);
+  return it == kSame.end() ? "" : it->second;
 }
 
 struct Outcome {
@@ -261,6 +293,10 @@ Outcome run_case(const InferenceCase& c, bool balance = false, bool graphs = fal
   if (graphs) s.layout.instance.cuda_graph_batches = adp_balance_of(c.id).graphs;
   s.layout.replicas = c.gpus / (c.tp * c.pp);
   s.layout.kv_bytes = c.kv_bytes;
+  // NVIDIA's DeepSeek-R1 harness runs TensorRT-LLM's PyTorch flow (setups §1.3); the Llama
+  // submissions build TensorRT engines for the C++ executor (setups §2.3, §3.3).
+  s.layout.runtime = std::string(c.model) == "deepseek-r1" ? workload::ServingRuntime::kPytorch
+                                                           : workload::ServingRuntime::kTrtEngine;
   s.requests = c.requests;
   s.seed = 1;
   Outcome o;
@@ -316,19 +352,25 @@ void validate_model(const char* model, const std::vector<Pair>& pairs,
       m[c.id].note += buf;
     }
   }
-  std::printf("%-7s %-8s %-14s %-11s %10s %10s %7s  %s\n", "case", "gpu", "model", "scenario",
-              "measured", "predicted", "error", "(tokens/s per GPU)");
+  std::printf("%-7s %-5s %-8s %-14s %-11s %10s %10s %7s  %s\n", "case", "also", "gpu", "model",
+              "scenario", "measured", "predicted", "error", "(tokens/s per GPU)");
+  std::vector<double> errors;
   for (const auto& c : cases()) {
     if (std::string(c.model) != model) continue;
     const Outcome& o = m[c.id];
-    std::printf("%-7s %-8s %-14s %-11s %10.1f %10.1f %+6.1f%%  %s\n", c.id, c.gpu, c.model,
-                workload::scenario_name(c.scenario), o.measured_per_gpu, o.predicted_per_gpu,
+    std::printf("%-7s %-5s %-8s %-14s %-11s %10.1f %10.1f %+6.1f%%  %s\n", c.id,
+                at_scale_id_of(c.id), c.gpu, c.model, workload::scenario_name(c.scenario),
+                o.measured_per_gpu, o.predicted_per_gpu,
                 100.0 * (o.predicted_per_gpu / o.measured_per_gpu - 1.0), o.note.c_str());
+    errors.push_back(std::abs(o.predicted_per_gpu / o.measured_per_gpu - 1.0));
     if (!c.asserted) continue;
     EXPECT_NEAR(o.predicted_per_gpu / o.measured_per_gpu, 1.0, 0.20)
         << c.id << " " << c.source << ": predicted " << o.predicted_per_gpu << " vs measured "
         << o.measured_per_gpu << " tokens/s per GPU";
   }
+  std::sort(errors.begin(), errors.end());
+  std::printf("median |error| %.1f%%, largest %.1f%% over %zu cases\n",
+              100.0 * errors[errors.size() / 2], 100.0 * errors.back(), errors.size());
   // Ratios between generations on the same model and scenario (the software stack is shared).
   for (const auto& [a, b, asserted_pair] : pairs) {
     ASSERT_TRUE(m.count(a) && m.count(b)) << a << " / " << b;
@@ -376,6 +418,9 @@ TEST(InferenceValidation, Llama2_70B) {
                      {"S0069", "S0068"},           // 4 x H100
                      {"VC0063", "VC0074", false},  // H200: Interactive / Offline
                      {"VC0020", "VC0029", false},  // B200
+                     {"S0094", "VC0074"},          // H200 (Nebius): Server / Offline
+                     {"S0092", "VC0074", false},   // H200 (Nebius): Interactive / Offline
+                     {"S0080", "VC0045", false},   // GB200: Interactive / Offline
                  });
 }
 
@@ -399,6 +444,8 @@ TEST(InferenceValidation, Llama31_405B) {
                      {"VC0118", "VC0105", false},  // B200
                      {"VC0128", "VC0125", false},  // GB200
                      {"VC0093", "VC0105"},         // B200: Interactive / Offline
+                     {"S0097", "S0096"},           // H200 (Nebius): Server / Offline
+                     {"VC0137", "S0096"},          // H200 (Nebius): Interactive / Offline
                  });
 }
 

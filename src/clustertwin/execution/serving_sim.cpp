@@ -125,6 +125,8 @@ struct Instance {
   int64_t in_flight = 0;
   int first_gpu = 0;
   int64_t traced = 0;
+  /// Prefill pool: when each rank's link is free to send the next KV cache (transfer()).
+  std::vector<double> kv_send_free_s;
 };
 
 class Sim {
@@ -146,6 +148,7 @@ class Sim {
         inst.first_gpu = first_gpu + i * il.gpus();
         const int ranks = il.ranks();
         inst.ranks.resize(static_cast<size_t>(ranks));
+        inst.kv_send_free_s.assign(static_cast<size_t>(ranks), 0.0);
         for (auto& r : inst.ranks) r.capacity = static_cast<double>(m.kv_tokens_per_rank);
         if (il.dp_attention || ranks == 1) {
           Group g;
@@ -397,9 +400,14 @@ class Sim {
         a.live++;
         take_chunk(k, id);
       } else {
-        // Disaggregated decode side: the KV cache arrived; decoding starts this iteration.
+        // Disaggregated decode side: the KV cache arrived; decoding starts this iteration, and
+        // the first token (computed by the prefill pool) goes out with it: TTFT = prefill +
+        // KV transfer + the waits for the link and for a decode slot (TensorRT-LLM's
+        // disaggregated server hands the context server's first token to the generation server,
+        // which streams it; SGLang PD and Dynamo stream from the decode side too).
         if (a.budget < q_) return false;
         in.queue.pop_front();
+        if (q.first_token < 0) first_token(q, now_s());
         q.rank = rank_id;
         q.kv_base = need + extra;
         r.kv_used += q.kv_base;
@@ -618,10 +626,10 @@ class Sim {
         q.prefilled += tok;
         if (q.prefilled < q.prompt) continue;
         r.prefilling.erase(std::find(r.prefilling.begin(), r.prefilling.end(), id));
-        if (q.first_token < 0) {
-          q.first_token = t;
-          emitted_ += 1;
-          if (s_.limits && !q.ttft_late && t - q.arrival > s_.limits->ttft.base()) ttft_over_++;
+        // Disaggregated: the prefill pool's first token reaches the user from the decode side,
+        // with the KV cache (decode admission, below), unless the answer ends here.
+        if (q.first_token < 0 && (!in.prefill_pool || q.generated + 1 >= q.output)) {
+          first_token(q, t);
         }
         q.generated++;
         if (q.generated >= q.output) {
@@ -656,6 +664,12 @@ class Sim {
     if (in.groups.size() > 1) kick(inst_idx);
   }
 
+  void first_token(Seq& q, double t) {
+    q.first_token = t;
+    emitted_ += 1;
+    if (s_.limits && !q.ttft_late && t - q.arrival > s_.limits->ttft.base()) ttft_over_++;
+  }
+
   void transfer(int inst_idx, int rank_id, int32_t id) {
     Seq& q = seqs_[static_cast<size_t>(id)];
     q.state = State::kTransfer;
@@ -664,9 +678,16 @@ class Sim {
     const Instance& d = instances_[static_cast<size_t>(dst)];
     const int dom = s_.fabric.domain_size;
     const bool same = src.first_gpu / dom == d.first_gpu / dom;
+    // Link concurrency: a rank's GPUs send one KV cache at a time at the link's rate
+    // (kv_transfer_s), first come first served, so prompts that finish together share the link
+    // instead of each getting all of it. (Fair sharing would end such a batch of transfers at
+    // the same last time; FIFO delivers the first ones sooner.)
     const double dt = src.step->kv_transfer_s(q.prompt + 1, same);
+    double& link_free = src.kv_send_free_s[static_cast<size_t>(rank_id)];
+    const double start = std::max(now_s(), link_free);
+    link_free = start + dt;
     instances_[static_cast<size_t>(dst)].in_flight++;  // reserve its place now
-    sim_.schedule_in(std::max<Tick>(1, engine::to_ticks(base::seconds(dt))),
+    sim_.schedule_in(std::max<Tick>(1, engine::to_ticks(base::seconds(link_free - now_s()))),
                      [this, inst_idx, rank_id, id, dst](Simulator&) {
                        if (stopped_) return;
                        Instance& s = instances_[static_cast<size_t>(inst_idx)];
@@ -852,6 +873,7 @@ StepSetup step_setup(const ServingSetup& s, const workload::InstanceLayout& il, 
   st.first_gpu = first_gpu;
   st.moe_imbalance = s.moe_imbalance;
   st.calibration = s.calibration;
+  st.runtime = s.layout.runtime;
   return st;
 }
 

@@ -271,8 +271,17 @@ base::Result<ServingFabric> serving_fabric(const hardware::Catalog& catalog,
 }
 
 StepCalibration default_step_calibration() {
-  // Fitted in tests/validation/inference_validation_test.cpp (kFitCases); see there.
-  return {.gpu_factor = 1.0, .host_s = 0.0};
+  // gpu_factor and host_s stay neutral (tests/validation/inference_validation_test.cpp says what
+  // is fitted). eager_host_per_layer_s is fitted on one source outside the validation set:
+  // TensorRT-LLM blog 3 ("Optimizing DeepSeek R1 Throughput on NVIDIA Blackwell GPUs", Runtime
+  // Optimizations: CUDA graphs gave +22% E2E throughput, DeepSeek-R1 FP4, 8 x B200, DEP8; the
+  // recipe it points to runs batch 384 per rank at ISL / OSL 1K / 2K). The model's decode
+  // iteration of that recipe (384 sequences per rank at the mean context 2,048) takes 55.49 ms
+  // as a graph, so issuing it eagerly must take 1.22 x 55.49 = 67.7 ms over its 61 layers:
+  // 1.11 ms per layer (StepModel.EagerIterationsWaitForTheHost checks the derivation). Cross-
+  // check: LightLLM's CUDA-graph post (2025-01-22) measured a DeepSeek-V2-Lite (27 layers) decode
+  // step at 40.7 ms eager against 16.4 ms with graphs -- host-bound at <= 1.5 ms per layer.
+  return {.gpu_factor = 1.0, .host_s = 0.0, .eager_host_per_layer_s = 1.110e-3};
 }
 
 namespace {
@@ -627,16 +636,37 @@ double StepModel::send_s(double bytes) const {
 }
 
 StepTime StepModel::time(std::span<const RankBatch> ranks) const {
+  bool eager = false;
+  StepTime out = time_on_gpu(ranks, &eager);
+  out.eager = eager;
+  if (eager && s_.runtime == workload::ServingRuntime::kPytorch) {
+    // Eager iteration (header comment): the host issues every layer's kernels (the MTP module's
+    // draft passes are a layer each); the GPU waits where that is slower than running them.
+    const double issue =
+        s_.calibration.eager_host_per_layer_s * static_cast<double>(layers_ + s_.mtp);
+    const double gpu = out.total - out.host;
+    if (issue > gpu) {
+      out.host += issue - gpu;
+      out.total = gpu + out.host;
+    }
+  }
+  return out;
+}
+
+StepTime StepModel::time_on_gpu(std::span<const RankBatch> ranks, bool* eager) const {
   const auto& graphs = s_.instance.cuda_graph_batches;
+  int64_t largest = 0;
+  bool prompts = false;
+  for (const RankBatch& r : ranks) {
+    largest = std::max(largest, r.decode);
+    prompts = prompts || r.prefill_tokens > 0;
+  }
+  // No captured sizes listed: every decode-only batch replays a graph of its own size (no
+  // padding); listed: only those up to the largest.
+  *eager = prompts || (!graphs.empty() && largest > graphs.back());
   if (!graphs.empty()) {
     // CUDA-graph padding (InstanceLayout::cuda_graph_batches): a decode-only iteration replays
     // the smallest captured graph that holds its largest rank batch, every rank padded to it.
-    int64_t largest = 0;
-    bool prompts = false;
-    for (const RankBatch& r : ranks) {
-      largest = std::max(largest, r.decode);
-      prompts = prompts || r.prefill_tokens > 0;
-    }
     auto g = std::lower_bound(graphs.begin(), graphs.end(), largest);
     if (!prompts && largest > 0 && g != graphs.end() && *g > largest) {
       std::vector<RankBatch> padded(ranks.begin(), ranks.end());
@@ -791,7 +821,7 @@ StepTime StepModel::uniform(int64_t b, double context, double prefill_tokens, in
   out.head = mix(base.head, full.head);
   out.mtp = mix(base.mtp, full.mtp);
   out.comm = mix(base.comm, full.comm);
-  out.host = base.host;
+  out.host = mix(base.host, full.host);
   out.total = mix(base.total, full.total);
   return out;
 }

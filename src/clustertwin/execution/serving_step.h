@@ -40,6 +40,14 @@
 /// f, t_host: a kernel-time factor and a fixed time per iteration for what kernel tables do
 ///   not show; both neutral (1 and 0) in default_step_calibration -- nothing is fitted to them
 ///   (the validation test says what is fitted).
+/// Eager iterations (workload::ServingRuntime::kPytorch): an iteration that cannot replay a CUDA
+///   graph -- prompt tokens on any rank, or a decode batch beyond the largest captured graph --
+///   has its kernels issued one by one by Python host code. The host runs ahead of the GPU
+///   (kernel launches are asynchronous), so the GPU waits only where issuing is slower than
+///   running: t_iter = max(t_gpu, layers x h_eager) + t_host, h_eager the host time of one
+///   decoder layer (StepCalibration::eager_host_per_layer_s). Synchronisations inside the
+///   iteration would add to it; max() is the lower bound. Decode-only iterations within the
+///   captured sizes replay a graph and pay no issue time (TensorRT-LLM blog 3, "CUDA Graph").
 /// Two-batch overlap (InstanceLayout::two_batch_overlap, attention-DP only): two micro-batches
 ///   of half the rank's work alternate so that one's MoE exchange runs during the other's
 ///   computation: t = 2 max(C_h, M_h) + min(C_h, M_h) / layers, never more than without it
@@ -107,6 +115,10 @@ base::Result<ServingFabric> serving_fabric(const hardware::Catalog& catalog,
 struct StepCalibration {
   double gpu_factor = 1.0;  ///< kernel-time multiplier f
   double host_s = 0.0;      ///< fixed time per iteration
+  /// Host time to issue one decoder layer's kernels in an eager iteration of the PyTorch
+  /// runtime (h_eager in the header comment; seconds). Default: fitted on TensorRT-LLM's CUDA-
+  /// graph ablation (blog 3), see default_step_calibration(). `serve --calibration` may refit it.
+  double eager_host_per_layer_s = 0.0;
 };
 /// The calibration used unless a caller overrides it (fitted; see the validation test).
 StepCalibration default_step_calibration();
@@ -126,6 +138,8 @@ struct StepSetup {
   /// where TensorRT-LLM's EP load balancer places redundant experts).
   double moe_imbalance = 0;
   StepCalibration calibration = default_step_calibration();
+  /// Whose host issues the kernels of an iteration that is not a CUDA graph (header comment).
+  workload::ServingRuntime runtime = workload::ServingRuntime::kPytorch;
 };
 
 /// One rank's work in one iteration.
@@ -151,6 +165,7 @@ const char* moe_comm_name(MoeComm c, bool prefill);
 struct StepTime {
   double total = 0;
   double attention = 0, dense = 0, moe = 0, head = 0, mtp = 0, comm = 0, host = 0;
+  bool eager = false;  ///< not a CUDA-graph replay (prompt tokens, or beyond the largest graph)
 };
 
 class StepModel {
@@ -183,8 +198,10 @@ class StepModel {
   [[nodiscard]] double lookup(const std::vector<int64_t>& grid, const std::vector<double>& v,
                               double t) const;
   [[nodiscard]] double rank_time(const RankBatch& r, StepTime* parts) const;
-  /// time() without CUDA-graph padding.
+  /// time() without CUDA-graph padding and without the host time of eager iterations.
   [[nodiscard]] StepTime time_unpadded(std::span<const RankBatch> ranks) const;
+  /// time() without the host time of eager iterations.
+  [[nodiscard]] StepTime time_on_gpu(std::span<const RankBatch> ranks, bool* eager) const;
   /// time() without two-batch overlap.
   [[nodiscard]] StepTime kernel_time(std::span<const RankBatch> ranks) const;
   [[nodiscard]] double allreduce_s(double bytes) const;

@@ -155,8 +155,11 @@ TEST(ServingPower, ARackOverItsShelvesIsCappedAndSaysWhatItCosts) {
   systems.replace(at, from.size(), "redundant_units: {value: 36, source: n-plus-n}");
   auto pc = PowerCatalog::parse(gpus, systems, facility);
   ASSERT_TRUE(pc) << pc.error().to_string();
-  Serving s("gb300-nvl72*1", "llama3.1-8b", tp_layout(1, 72, compute::DType::kNvfp4), 2048, 128,
-            720);
+  // As a TensorRT engine, so that the GPUs run flat out: in the PyTorch runtime an 8B model's
+  // prompt iterations are host-bound (serving_step.h, eager iterations) and leave them idle.
+  workload::ServingLayout l = tp_layout(1, 72, compute::DType::kNvfp4);
+  l.runtime = workload::ServingRuntime::kTrtEngine;
+  Serving s("gb300-nvl72*1", "llama3.1-8b", l, 2048, 128, 720);
   auto in = s.input();
   in.power = &*pc;
   auto r = analyze_serving_power(in, {});

@@ -249,6 +249,15 @@ FieldTable<R> make_serving_fields() {
                 "requests, TensorRT-LLM) or fill (rank 0 first)",
         .choices = {"balanced", "fill"},
         .show_default = true},
+      F{.key = "runtime",
+        .flag = "runtime",
+        .name = "serving runtime",
+        .member = &R::runtime,
+        .help = "host side of the runtime: pytorch (TensorRT-LLM's PyTorch flow, vLLM, SGLang: an "
+                "iteration that is not a CUDA graph waits for Python to issue its kernels) or "
+                "trt-engine (TensorRT engines under the C++ executor)",
+        .choices = {"pytorch", "trt-engine"},
+        .show_default = true},
       F{.key = "tp_overlap",
         .flag = "tp-overlap",
         .name = "TP overlap",
@@ -378,6 +387,11 @@ base::Result<ServingPowerRun> serving_power(const ServingRequest& o,
   return out;
 }
 
+workload::ServingRuntime runtime_of(const ServingRequest& o) {
+  return o.runtime == "trt-engine" ? workload::ServingRuntime::kTrtEngine
+                                   : workload::ServingRuntime::kPytorch;
+}
+
 bool layout_flags_given(const ServingRequest& o) {
   return o.tp > 0 || o.pp > 0 || o.ep > 0 || o.dp_attention || o.max_batch > 0 ||
          o.max_tokens > 0 || o.disaggregated || o.replicas > 0 || o.redundant_experts > 0 ||
@@ -440,6 +454,7 @@ base::Result<workload::ServingLayout> explicit_layout(const ServingRequest& o, i
         o.kv_policy == "reserve" ? workload::KvPolicy::kReserve : workload::KvPolicy::kPreempt;
     if (o.tp_overlap >= 0) l.tp_overlap = o.tp_overlap;
     l.adp_balance = o.adp_assign == "balanced";
+    l.runtime = runtime_of(o);
   }
   if (l.replicas <= 0) {
     const int64_t rest = gpus - (l.disaggregated ? l.prefill_replicas * l.prefill.gpus() : 0);
@@ -559,6 +574,7 @@ base::Status serve_impl(const Environment& ctx, const ServingRequest& o, bool qu
   s.layout.mtp_acceptance = o.mtp_acceptance;
   if (o.tp_overlap >= 0) s.layout.tp_overlap = o.tp_overlap;
   s.layout.adp_balance = o.adp_assign == "balanced";
+  s.layout.runtime = runtime_of(o);
   if (*sc != workload::ServingScenario::kOffline) {
     auto lim = limits_of(o, *dataset, *sc);
     if (!lim) return base::fail(lim.error());

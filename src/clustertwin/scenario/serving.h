@@ -38,6 +38,7 @@ struct ServingRequest {
   double mtp_acceptance = 0.7;
   std::string kv_policy = "preempt";
   std::string adp_assign = "balanced";
+  std::string runtime = "pytorch";  ///< host side of the runtime (workload::ServingRuntime)
   double tp_overlap = -1;
   double rate = 0;
   int64_t requests = 0;

@@ -164,6 +164,10 @@ std::string InstanceLayout::label() const {
 
 const char* kv_policy_name(KvPolicy p) { return p == KvPolicy::kPreempt ? "preempt" : "reserve"; }
 
+const char* runtime_name(ServingRuntime r) {
+  return r == ServingRuntime::kPytorch ? "pytorch" : "trt-engine";
+}
+
 int64_t ServingLayout::gpus() const {
   int64_t g = static_cast<int64_t>(replicas) * instance.gpus();
   if (disaggregated) g += static_cast<int64_t>(prefill_replicas) * prefill.gpus();
@@ -400,6 +404,9 @@ base::Result<ServingLayout> parse_serving_yaml(std::string_view text, const std:
   l.kv_fraction = r->number("kv_fraction", Need::kOptional, 0.01, 1.0).value_or(l.kv_fraction);
   l.tp_overlap = r->number("tp_overlap", Need::kOptional, 0.0, 1.0).value_or(l.tp_overlap);
   l.adp_balance = r->boolean("adp_balance", Need::kOptional).value_or(l.adp_balance);
+  if (auto rt = r->choice("runtime", {"pytorch", "trt-engine"}, Need::kOptional)) {
+    l.runtime = *rt == "pytorch" ? ServingRuntime::kPytorch : ServingRuntime::kTrtEngine;
+  }
   r->finish();
   top.finish();
   if (!ctx.errors.empty()) return fail(ctx.errors.combined());

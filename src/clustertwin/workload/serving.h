@@ -92,6 +92,19 @@ struct InstanceLayout {
 enum class KvPolicy { kPreempt, kReserve };
 const char* kv_policy_name(KvPolicy p);
 
+/// The host side of the serving runtime, which decides what an iteration that cannot replay a
+/// CUDA graph costs (execution::StepModel::time):
+///   kPytorch: the model's forward is Python code issuing one kernel at a time (TensorRT-LLM's
+///     PyTorch flow, its default since 1.0 and what NVIDIA's MLPerf v5.1 DeepSeek-R1 harness
+///     runs; vLLM; SGLang). CUDA graphs are captured for decode-only batches up to the largest
+///     captured size; an iteration with prompt tokens on any rank, or a larger decode batch, runs
+///     eagerly, and its GPU waits whenever issuing the kernels takes longer than running them.
+///   kTrtEngine: a TensorRT engine under the C++ executor (the MLPerf Llama 2 70B / Llama 3.1
+///     405B submissions, setups §2-3): one engine enqueue per iteration from C++; its host time is
+///     not modelled.
+enum class ServingRuntime { kPytorch, kTrtEngine };
+const char* runtime_name(ServingRuntime r);
+
 struct ServingLayout {
   compute::DType weights = compute::DType::kNvfp4;
   double kv_bytes = 1.0;    ///< per KV element: 1 FP8, 2 bf16
@@ -114,6 +127,7 @@ struct ServingLayout {
   /// _balance_requests_across_ranks); false fills rank 0 first, then rank 1, ... (what a
   /// per-rank first-come scheduler does; kept to show the imbalance).
   bool adp_balance = true;
+  ServingRuntime runtime = ServingRuntime::kPytorch;
 
   [[nodiscard]] int64_t gpus() const;
   /// "TP8 EP8 ADP x9" or "ctx TP4 x14 + gen TP8 x2".
@@ -174,6 +188,7 @@ base::Result<std::vector<int64_t>> parse_graph_batches(std::string_view text);
 ///     kv_policy: preempt        # preempt | reserve
 ///     tp_overlap: 0.5
 ///     adp_balance: true         # attention-DP: least-loaded rank (false: fill rank 0 first)
+///     runtime: pytorch          # pytorch | trt-engine (ServingRuntime)
 /// `replicas` 0 means "as many as the GPUs hold" (the caller fills it in).
 base::Result<ServingLayout> parse_serving_yaml(std::string_view text, const std::string& file);
 
