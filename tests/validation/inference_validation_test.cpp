@@ -224,8 +224,9 @@ const std::vector<InferenceCase>& cases() {
       {"S0080", "gb200", "gb200-nvl72*1", 4, "llama2-70b", kInt, "fp4", 1, 1, 1, false, 768, 768,
        true, 0, 29745.6,
        "mlperf_inference_v5.1 NVIDIA GB200 x4 Interactive (S0080; layout GAP in setups §3.3: "
-       "B200's TP1, batch 768, 768 tokens, KV dtype unset)",
-       2.0},
+       "B200's TP1, batch 768, 768 tokens, KV dtype unset). Shown, not asserted: the layout is "
+       "a guess, and the B200 case it copies sits at +19.7%",
+       2.0, false},
       {"S0096", "h200", "hgx-h200*1", 8, "llama3.1-405b", kOff, "fp8", 4, 2, 1, false, 512, 1536,
        true, 0, 552.749,
        "mlperf_inference_v5.1 Nebius H200-SXM x8 Offline (S0096; setups §2.4: TP4 PP2)"},
