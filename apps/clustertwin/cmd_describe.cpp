@@ -2,9 +2,7 @@
 
 #include <iostream>
 
-#include "clustertwin/report/describe.h"
 #include "clustertwin/report/json_out.h"
-#include "clustertwin/topology/summary.h"
 #include "commands.h"
 
 namespace clustertwin::app {
@@ -27,13 +25,6 @@ int describe(const Context& ctx, const DescribeOptions& o) {
 }
 
 }  // namespace
-
-base::Result<Described> describe_cluster(const Context& ctx, const std::string& cluster) {
-  auto c = ctx.load_cluster(cluster);
-  if (!c) return base::fail(c.error());
-  const auto summary = topology::summarize(c->catalog, c->topo);
-  return Described{report::describe_json(summary), report::describe_text(summary)};
-}
 
 Verb add_describe(CLI::App& app, const Context& ctx) {
   auto opts = std::make_shared<DescribeOptions>();

@@ -21,6 +21,7 @@
 #include "clustertwin/power/gpu_power.h"
 #include "clustertwin/power/smoothing.h"
 #include "clustertwin/scenario/environment.h"
+#include "clustertwin/scenario/scenario_file.h"
 #include "clustertwin/scenario/serving.h"
 #include "clustertwin/scenario/training.h"
 #include "clustertwin/topology/topology.h"
@@ -77,19 +78,10 @@ Verb add_power(CLI::App& app, const Context& ctx);
 Verb add_calibrate(CLI::App& app, const Context& ctx);
 Verb add_sweep(CLI::App& app, const Context& ctx);
 
-/// `describe` of a cluster argument (name, file or SYSTEM*COUNT): JSON and text.
-struct Described {
-  nlohmann::json json;
-  std::string text;
-};
-base::Result<Described> describe_cluster(const Context& ctx, const std::string& cluster);
-
-/// What a scenario run gives back: the results JSON (as `run --json` writes it) and the
-/// one-screen summary.
-struct ScenarioOutput {
-  nlohmann::json results;
-  std::string summary;
-};
+/// `describe` of a cluster argument and a scenario's results (scenario/scenario_file.h).
+using scenario::describe_cluster;
+using scenario::Described;
+using scenario::ScenarioOutput;
 /// Runs a scenario document (`clustertwin run` semantics: the cluster described, each workload
 /// simulated); writes nothing. `clustertwin sweep` runs each point through this.
 base::Result<ScenarioOutput> run_scenario_document(const Context& ctx, const config::Document& doc);

@@ -9,13 +9,14 @@
 #include <vector>
 
 #include "clustertwin/base/file.h"
+#include "clustertwin/scenario/goodput.h"
 #include "commands.h"
 
 namespace clustertwin::app {
 
 std::string cli_words(const std::string& message) {
   static const std::vector<scenario::FieldWord> kWords = [] {
-    auto w = scenario::training_words();
+    auto w = scenario::goodput_words();  // the training fields and the goodput study's
     for (const auto& s : scenario::serving_words()) w.push_back(s);
     return w;
   }();

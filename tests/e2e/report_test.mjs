@@ -223,9 +223,16 @@ async function runCase({ name, json, detail }) {
   // checked by the section and console-error checks above.
   if (results.inference && Array.isArray(results.inference.points)) {
     const n = results.inference.points.length;
-    for (const id of ['inference/tpot', 'inference/ttft']) {
+    for (const id of ['inference/interactivity', 'inference/ttft']) {
       check(points(id, (s) => s.type === 'scatter' && s.name !== 'chosen') === n, `${name}: ${id} shows ${points(id)} points of ${n}`);
       check(byId[id].series.some((s) => s.name === 'chosen' && s.data === 1), `${name}: ${id} does not mark the chosen layout`);
+    }
+  }
+  // Latency CDFs: p50, p90, p99 and max of each latency the run reports.
+  for (const [key, id] of [['ttft_s', 'inference/ttft-cdf'], ['tpot_s', 'inference/tpot-cdf']]) {
+    const stats = results.inference && results.inference[key];
+    if (stats && typeof stats === 'object') {
+      check(points(id) === 4, `${name}: ${id} shows ${points(id)} of 4 percentiles`);
     }
   }
   const gen = results.inference && results.inference.generation_ratio;
@@ -281,6 +288,15 @@ async function runCase({ name, json, detail }) {
     await page.locator('header.hero').screenshot({ path: join(outDir, `${name}-header.png`) });
     for (const s of sections) {
       await page.locator(`section[data-section="${s.key}"]`).screenshot({ path: join(outDir, `${name}-${s.key}.png`) });
+    }
+  }
+  // The same page at a laptop's width (1280 px): the grid reflows, the charts redraw.
+  if (detail) {
+    await page.setViewportSize({ width: 1280, height: 800 });
+    await page.waitForTimeout(300);
+    await page.screenshot({ path: join(outDir, `${name}-laptop.png`), fullPage: true });
+    for (const s of sections) {
+      await page.locator(`section[data-section="${s.key}"]`).screenshot({ path: join(outDir, `${name}-laptop-${s.key}.png`) });
     }
   }
   writeFileSync(join(outDir, `${name}.charts.json`), JSON.stringify(charts, null, 1));

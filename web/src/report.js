@@ -834,7 +834,7 @@
       }
       if (limit && series.length) {
         series[0].markLine = { symbol: 'none', silent: true, lineStyle: { color: '#eb3b5a', type: 'dashed' },
-          label: { formatter: `limit ${seconds(limit)}`, color: '#eb3b5a' }, data: [{ xAxis: limit * xScale }] };
+          label: { formatter: opts.limitLabel || `limit ${seconds(limit)}`, color: '#eb3b5a' }, data: [{ xAxis: limit * xScale }] };
       }
       const option = baseOption({
         tooltip: { trigger: 'item', formatter: (p) => {
@@ -856,9 +856,37 @@
       });
       return card(title, chart(id, 'inference', option, 430), { note: 'faded: misses the latency limits', wide: opts.wide });
     }
+    // Latency CDFs of the simulated requests, from the percentiles the run reports (p50, p90,
+    // p99, max): the share of requests served within a time, against the limit.
+    const cdf = (id, title, stats, limit, scale, unit) => {
+      const qs = [['p50', 50], ['p90', 90], ['p99', 99], ['max', 100]]
+        .filter(([k]) => stats && num(stats[k])).map(([k, q]) => [stats[k] * scale, q, k]);
+      if (qs.length < 2) return null;
+      const option = baseOption({
+        tooltip: { trigger: 'item', formatter: (p) => `${p.marker}${p.data[2]}: ${sig(p.data[0])} ${unit}` },
+        legend: { show: false },
+        grid: { left: 64, right: 28, top: 28, bottom: 56 },
+        xAxis: Object.assign({ type: 'value', min: 0, axisLabel: { formatter: (v) => sig(v) } }, axisName(unit, 30)),
+        yAxis: Object.assign({ type: 'value', min: 0, max: 100, axisLabel: { formatter: '{value}%' } },
+          axisName('requests within', 44)),
+        series: [{ name: title, type: 'line', symbolSize: 8, data: qs,
+          label: { show: true, position: 'left', formatter: (p) => p.data[2], fontSize: 11 },
+          markLine: num(limit) ? { symbol: 'none', silent: true, lineStyle: { color: '#eb3b5a', type: 'dashed' },
+            label: { formatter: `limit ${seconds(limit)}`, color: '#eb3b5a' }, data: [{ xAxis: limit * scale }] } : undefined }],
+      });
+      return card(title, chart(id, 'inference', option, 300), { note: 'p50, p90, p99 and max of the simulated requests' });
+    };
+    const ttftCdf = cdf('inference/ttft-cdf', 'Time to first token (CDF)', inf.ttft_s, inf.ttft_limit_s, 1, 's');
+    const tpotCdf = cdf('inference/tpot-cdf', 'Time per output token (CDF)', inf.tpot_s, inf.tpot_limit_s, 1e3, 'ms');
+    if (ttftCdf) cards.push(ttftCdf);
+    if (tpotCdf) cards.push(tpotCdf);
     if (pts.length) {
-      cards.push(scatter('inference/tpot', 'Throughput vs token latency (TPOT)', 'tpot_s', (v) => `${+v.toPrecision(2)}`,
-        'time per output token (ms, log scale)', inf.tpot_limit_s, 1e3, { frontier: true, log: true, wide: true }));
+      // Throughput vs interactivity (tokens/s per user = 1 / TPOT): the frontier a serving
+      // deployment trades along; the TPOT limit is the least interactivity allowed.
+      const minUser = num(inf.tpot_limit_s) && inf.tpot_limit_s > 0 ? 1 / inf.tpot_limit_s : null;
+      cards.push(scatter('inference/interactivity', 'Throughput vs interactivity', 'tokens_per_s_per_user',
+        (v) => `${+v.toPrecision(2)}`, 'tokens/s per user (log scale)', minUser, 1,
+        { frontier: true, log: true, wide: true, limitLabel: minUser ? `TPOT limit ${seconds(inf.tpot_limit_s)}` : null }));
       cards.push(scatter('inference/ttft', 'Throughput vs time to first token', 'ttft_s', (v) => `${+v.toPrecision(3)}`,
         'time to first token (s)', inf.ttft_limit_s, 1));
     }

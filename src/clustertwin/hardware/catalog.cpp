@@ -494,19 +494,19 @@ base::Result<const ClusterSpec*> Catalog::cluster(std::string_view n) const {
 
 base::Result<ClusterSpec> resolve_cluster(const Catalog& catalog, std::string_view arg) {
   const std::string s(arg);
-  if (s.empty()) return fail("--cluster: expected a catalog name, a file or SYSTEM*COUNT, got ''");
+  if (s.empty()) return fail("{cluster}: expected a catalog name, a file or SYSTEM*COUNT, got ''");
   if (const auto star = s.find('*'); star != std::string::npos) {
     const std::string sys_name = s.substr(0, star);
     const std::string count_text = s.substr(star + 1);
     // The same limit as a cluster file's `count` (no wrap: 4294967304 once described 8 racks).
     auto count_r = base::parse_integer(count_text, {.min = 1, .max = 10'000'000});
     if (!count_r) {
-      return fail("--cluster '" + s + "': expected SYSTEM*COUNT with COUNT >= 1, got '" +
+      return fail("{cluster} '" + s + "': expected SYSTEM*COUNT with COUNT >= 1, got '" +
                   count_text + "' (" + count_r.error().message + ")");
     }
     const int64_t count = *count_r;
     auto sys = catalog.system(sys_name);
-    if (!sys) return fail("--cluster '" + s + "': " + sys.error().message);
+    if (!sys) return fail("{cluster} '" + s + "': " + sys.error().message);
     ClusterSpec c;
     c.name = s;
     c.display_name = std::to_string(count) + " x " + (*sys)->display_name;
@@ -517,14 +517,14 @@ base::Result<ClusterSpec> resolve_cluster(const Catalog& catalog, std::string_vi
     c.scale_out.transceiver = (*sys)->default_transceiver;
     c.origin = "shorthand";
     auto st = catalog.validate(c);
-    if (!st) return fail("--cluster '" + s + "': " + st.error().message);
+    if (!st) return fail("{cluster} '" + s + "': " + st.error().message);
     return c;
   }
   const bool looks_like_file = s.find('/') != std::string::npos || s.ends_with(".yaml") ||
                                s.ends_with(".yml") || s.ends_with(".json");
   if (!looks_like_file) {
     auto c = catalog.cluster(s);
-    if (!c) return fail("--cluster: " + c.error().message);
+    if (!c) return fail("{cluster}: " + c.error().message);
     return **c;
   }
   auto doc = config::load_document(s);

@@ -11,6 +11,7 @@
 /// "global batch" elsewhere).
 
 #include <cstdint>
+#include <initializer_list>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -46,6 +47,14 @@ struct Field {
 template <class R>
 using FieldTable = std::vector<Field<R>>;
 
+/// The tables a request is read from (its own, and the ones it shares with other requests), in
+/// the order `--help` shows them.
+template <class R>
+using FieldTables = std::initializer_list<const FieldTable<R>*>;
+
+/// A count's range: integers from 1 to `max`.
+constexpr base::IntRange positive(int64_t max) { return {.min = 1, .max = max}; }
+
 /// A field's words for messages, without the request type.
 struct FieldWord {
   std::string key, flag, name;
@@ -56,6 +65,17 @@ std::vector<FieldWord> words_of(const FieldTable<R>& table) {
   std::vector<FieldWord> w;
   w.reserve(table.size());
   for (const auto& f : table) w.push_back({f.key, f.flag, f.name});
+  return w;
+}
+
+/// The words of several tables, for `render`; `more` adds the words of other requests' tables
+/// that this request's messages name (a search's messages name training fields).
+template <class R>
+std::vector<FieldWord> words_of(FieldTables<R> tables, const std::vector<FieldWord>& more = {}) {
+  std::vector<FieldWord> w = more;
+  for (const auto* t : tables) {
+    for (auto& f : words_of(*t)) w.push_back(std::move(f));
+  }
   return w;
 }
 
@@ -93,6 +113,71 @@ base::Status check_field(const Field<R>& f, const R& r) {
   return {};
 }
 
+/// Checks every field of `tables` against its range and choices (check_field), except a field at
+/// its default: that is the default rule ("0: the whole cluster", "-1: none"), not a value. The
+/// CLI and the scenario reader check as they read; the Python door and library callers through
+/// this. Messages name the field.
+template <class R>
+base::Status check_fields(const R& r, FieldTables<R> tables) {
+  const R defaults;
+  for (const auto* table : tables) {
+    for (const auto& f : *table) {
+      if (std::visit([&](auto m) { return r.*m == defaults.*m; }, f.member)) continue;
+      if (auto st = check_field(f, r); !st) return st;
+    }
+  }
+  return {};
+}
+
+/// The rows every request that runs on a cluster starts with: `cluster` (the CLI's and Python's;
+/// a scenario file names it at the top), `gpus` and `model`. R has members of these names.
+template <class R>
+FieldTable<R> cluster_rows(std::string gpus_help, std::string model_help) {
+  return {Field<R>{.key = "cluster",
+                   .flag = "cluster",
+                   .name = "cluster",
+                   .member = &R::cluster,
+                   .help = "catalog name, cluster file or SYSTEM*COUNT",
+                   .show_default = true,
+                   .in_file = false},
+          Field<R>{.key = "gpus",
+                   .flag = "gpus",
+                   .name = "gpus",
+                   .member = &R::gpus,
+                   .help = std::move(gpus_help),
+                   .ints = positive(base::kMaxGpus)},
+          Field<R>{.key = "model",
+                   .flag = "model",
+                   .name = "model",
+                   .member = &R::model,
+                   .help = std::move(model_help),
+                   .show_default = true}};
+}
+
+/// The power view's switch and GPU power limit (`power`, `power_cap`), as training and serving
+/// requests carry them. R has members of these names.
+template <class R>
+FieldTable<R> power_view_rows(std::string power_help, std::string cap_help) {
+  return {Field<R>{.key = "power",
+                   .flag = "power",
+                   .name = "power view",
+                   .member = &R::power,
+                   .help = std::move(power_help)},
+          Field<R>{.key = "power_cap",
+                   .flag = "power-cap",
+                   .name = "power cap",
+                   .member = &R::power_cap,
+                   .help = std::move(cap_help)}};
+}
+
+/// The rows of several tables, in order, as one table.
+template <class R>
+FieldTable<R> join(std::initializer_list<FieldTable<R>> parts) {
+  FieldTable<R> t;
+  for (const auto& p : parts) t.insert(t.end(), p.begin(), p.end());
+  return t;
+}
+
 /// Reads the fields of `table` that a scenario file gives (`in_file`) from one workload block
 /// into `r`, with the table's checks; a key the file leaves out keeps the request's value. Errors
 /// land in the reader's context with file:line. Returns the line of every key given.
@@ -102,7 +187,11 @@ std::vector<std::pair<std::string, int>> read_fields(config::Reader& in, const F
   using Need = config::Reader::Need;
   std::vector<std::pair<std::string, int>> lines;
   for (const auto& f : table) {
-    if (!f.in_file || !in.has(f.key)) continue;
+    if (!f.in_file) continue;
+    if (!in.has(f.key)) {
+      in.allow(f.key);  // known, so that a misspelt key is told the field it meant
+      continue;
+    }
     lines.emplace_back(f.key, in.line(f.key));
     if (const auto* m = std::get_if<int R::*>(&f.member)) {
       if (auto v = in.integer(f.key, Need::kOptional, f.ints.min, f.ints.max)) {

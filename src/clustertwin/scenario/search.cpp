@@ -112,11 +112,7 @@ const FieldTable<SearchSettings>& search_fields() {
 }
 
 const std::vector<FieldWord>& search_words() {
-  static const std::vector<FieldWord> kWords = [] {
-    auto w = training_words();
-    for (auto& p : words_of(search_fields())) w.push_back(std::move(p));
-    return w;
-  }();
+  static const std::vector<FieldWord> kWords = words_of<S>({&search_fields()}, training_words());
   return kWords;
 }
 

@@ -25,32 +25,11 @@ namespace {
 using R = ServingRequest;
 using F = Field<R>;
 
-constexpr base::IntRange positive(int64_t max) { return {.min = 1, .max = max}; }
-
 FieldTable<R> make_serving_fields() {
   const base::IntRange gpus = positive(base::kMaxGpus);
   const base::IntRange tokens = positive(base::kMaxTokensPerStep);
   const double dmax = std::numeric_limits<double>::max();
-  return {
-      F{.key = "cluster",
-        .flag = "cluster",
-        .name = "cluster",
-        .member = &R::cluster,
-        .help = "catalog name, cluster file or SYSTEM*COUNT",
-        .show_default = true,
-        .in_file = false},
-      F{.key = "gpus",
-        .flag = "gpus",
-        .name = "gpus",
-        .member = &R::gpus,
-        .help = "GPUs to serve on (default: the whole cluster)",
-        .ints = gpus},
-      F{.key = "model",
-        .flag = "model",
-        .name = "model",
-        .member = &R::model,
-        .help = "catalog model, YAML file or HF config.json",
-        .show_default = true},
+  const FieldTable<R> rows = {
       F{.key = "dataset",
         .flag = "dataset",
         .name = "dataset",
@@ -296,17 +275,8 @@ FieldTable<R> make_serving_fields() {
         .member = &R::compare,
         .help = "also break down the per-GPU ratio to this cluster (e.g. 'hgx-h200*1'): GPU, "
                 "memory, FP4, NVLink domain"},
-      F{.key = "power",
-        .flag = "power",
-        .name = "power view",
-        .member = &R::power,
-        .help = "add the power view of the run (GPU power of prompt and decode phases, racks, "
-                "facility, energy per output token)"},
-      F{.key = "power_cap",
-        .flag = "power-cap",
-        .name = "power cap",
-        .member = &R::power_cap,
-        .help = "with {power}: GPU power limit (e.g. 1000W); slowed kernels are fed back"},
+  };
+  const FieldTable<R> power_rows = {
       F{.key = "clock_lock",
         .flag = "clock-lock",
         .name = "clock lock",
@@ -347,6 +317,14 @@ FieldTable<R> make_serving_fields() {
         .member = &R::no_smoothing,
         .help = "with {power}: no smoothed rack waveform"},
   };
+  return join<R>({cluster_rows<R>("GPUs to serve on (default: the whole cluster)",
+                                  "catalog model, YAML file or HF config.json"),
+                  rows,
+                  power_view_rows<R>(
+                      "add the power view of the run (GPU power of prompt and decode phases, "
+                      "racks, facility, energy per output token)",
+                      "with {power}: GPU power limit (e.g. 1000W); slowed kernels are fed back"),
+                  power_rows});
 }
 
 base::Result<ServingPowerRun> serving_power(const ServingRequest& o,
@@ -711,13 +689,7 @@ const std::vector<FieldWord>& serving_words() {
 }
 
 base::Status check_serving(const ServingRequest& r) {
-  // A field at its default is the default rule ("0: the whole cluster"), not a value.
-  const ServingRequest d;
-  for (const auto& f : serving_fields()) {
-    if (std::visit([&](auto m) { return r.*m == d.*m; }, f.member)) continue;
-    if (auto st = check_field(f, r); !st) return st;
-  }
-  return {};
+  return check_fields<R>(r, {&serving_fields()});
 }
 
 base::Result<ServingRun> run_serving(const Environment& env, const ServingRequest& o, bool quiet,

@@ -22,31 +22,10 @@ namespace {
 using R = TrainingRequest;
 using F = Field<R>;
 
-constexpr base::IntRange positive(int64_t max) { return {.min = 1, .max = max}; }
-
 FieldTable<R> make_training_fields() {
   const base::IntRange gpus = positive(base::kMaxGpus);
   const base::IntRange dim = positive(base::kMaxModelDim);
-  return {
-      F{.key = "cluster",
-        .flag = "cluster",
-        .name = "cluster",
-        .member = &R::cluster,
-        .help = "catalog name, cluster file or SYSTEM*COUNT",
-        .show_default = true,
-        .in_file = false},
-      F{.key = "gpus",
-        .flag = "gpus",
-        .name = "gpus",
-        .member = &R::gpus,
-        .help = "GPUs of the job (default: the whole cluster)",
-        .ints = gpus},
-      F{.key = "model",
-        .flag = "model",
-        .name = "model",
-        .member = &R::model,
-        .help = "catalog model, YAML file, HF config.json, or 'gpt' with {layers}/{hidden}/{heads}",
-        .show_default = true},
+  const FieldTable<R> rows = {
       F{.key = "layers",
         .flag = "layers",
         .name = "layers",
@@ -297,21 +276,16 @@ FieldTable<R> make_training_fields() {
         .help = "token budget (e.g. 15T): time to train; with power, the energy, cost and carbon "
                 "of the run"},
   };
+  return join<R>(
+      {cluster_rows<R>(
+           "GPUs of the job (default: the whole cluster)",
+           "catalog model, YAML file, HF config.json, or 'gpt' with {layers}/{hidden}/{heads}"),
+       rows});
 }
 
 FieldTable<R> make_power_fields() {
-  return {
-      F{.key = "power",
-        .flag = "power",
-        .name = "power view",
-        .member = &R::power,
-        .help = "add the power view (GPU, rack, cluster, facility, energy per token)"},
-      F{.key = "power_cap",
-        .flag = "power-cap",
-        .name = "power cap",
-        .member = &R::power_cap,
-        .help = "with {power}: a GPU power limit (\"1000W\"; default: the GPU's TGP)"},
-  };
+  return power_view_rows<R>("add the power view (GPU, rack, cluster, facility, energy per token)",
+                            "with {power}: a GPU power limit (\"1000W\"; default: the GPU's TGP)");
 }
 
 base::Result<models::ModelSpec> resolve_model(const hardware::Catalog& cat, const R& o) {
@@ -471,25 +445,13 @@ const FieldTable<TrainingRequest>& training_power_fields() {
 }
 
 const std::vector<FieldWord>& training_words() {
-  static const std::vector<FieldWord> kWords = [] {
-    auto w = words_of(training_fields());
-    for (auto& p : words_of(training_power_fields())) w.push_back(std::move(p));
-    return w;
-  }();
+  static const std::vector<FieldWord> kWords =
+      words_of<R>({&training_fields(), &training_power_fields()});
   return kWords;
 }
 
 base::Status check_training(const TrainingRequest& r) {
-  // A field at its default is the default rule ("0: the whole cluster", "-1: none"), not a value.
-  const TrainingRequest d;
-  for (const auto* table : {&training_fields(), &training_power_fields()}) {
-    for (const auto& f : *table) {
-      const bool at_default = std::visit([&](auto m) { return r.*m == d.*m; }, f.member);
-      if (at_default) continue;
-      if (auto st = check_field(f, r); !st) return st;
-    }
-  }
-  return {};
+  return check_fields<R>(r, {&training_fields(), &training_power_fields()});
 }
 
 base::Result<std::unique_ptr<TrainingJob>> resolve_training(const Environment& env,
