@@ -19,6 +19,13 @@ ct_cli_test(NAME bad.train_layout_mismatch RC 2 ARGS train --cluster hgx-h100*8 
             STDERR "tp*pp*dp*cp = 8*4*4*1 = 128 does not match gpus = 64")
 ct_cli_test(NAME bad.train_does_not_fit RC 2 ARGS train --cluster hgx-h100*8 --model llama3.1-405b --tp 8 --pp 1
             STDERR "does not fit in GPU memory")
+# Over by a little: the error says by how much and the cheapest change that fits (dense and MoE).
+ct_cli_test(NAME bad.train_does_not_fit_dense_fix RC 2 ARGS train --cluster hgx-h100*8 --model llama3.1-70b
+            --tp 4 --pp 8 --vpp 5 --global-batch 128 --seq-len 8192
+            STDERR "the cheapest change that fits: --recompute-modules layernorm (")
+ct_cli_test(NAME bad.train_does_not_fit_moe_fix RC 2 ARGS train --cluster hgx-h100*32 --model qwen3-235b-a22b
+            --tp 2 --pp 8 --vpp 4 --ep 32 --global-batch 2048 --seq-len 4096 --routing measured
+            STDERR "the cheapest change that fits: --recompute-modules moe_act,layernorm (")
 ct_cli_test(NAME bad.train_unknown_model RC 2 ARGS train --cluster hgx-h100*8 --model llama3-405b --tp 8
             STDERR "did you mean")
 ct_cli_test(NAME bad.train_too_many_gpus RC 2 ARGS train --cluster hgx-h100*8 --gpus 128 --model llama3.1-8b

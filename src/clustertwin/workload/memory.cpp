@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 
 #include "clustertwin/base/units_parse.h"
 
@@ -107,6 +108,14 @@ ActPerToken layer_activations(const models::ModelSpec& m, const TrainingLayout& 
     const double d = static_cast<double>(m.head_dim);
     dv = d;
     qkv = a * d + 2.0 * static_cast<double>(m.kv_heads) * d;
+    if (m.qk_norm) {
+      // Per-head RMSNorm of q and k (Qwen3, Gemma 3, GLM-4.5; Megatron-Core SelfAttention's
+      // q_layernorm / k_layernorm, Transformer Engine RMSNorm): each keeps its bf16 input and an
+      // fp32 1/rms per head row for its backward. Megatron's `layernorm` recompute module covers
+      // the layer's input and pre-MLP norms only, so these stay.
+      const double rows = a + static_cast<double>(m.kv_heads);
+      t.tp += rows * (2.0 * d + 4.0);
+    }
   }
   const double attn_bytes = l.fp8_attention ? 1.0 : 2.0;  // Q, K, V as FlashAttention keeps them
   t.tp += attn_bytes * qkv;
@@ -358,6 +367,23 @@ std::optional<MemoryFix> cheapest_memory_fix(const models::ModelSpec& m, const T
     cands.emplace_back("{micro_batch} " + std::to_string(mb) + " (" +
                            std::to_string(c.micro_batches()) + " micro-batches per step)",
                        c);
+  }
+  if (l.vpp > 1 && l.schedule == PipelineSchedule::k1F1B) {
+    // Fewer micro-batches in flight: interleaved 1F1B warms up with (pp - 1) * 2 + (v - 1) * pp
+    // + 1 chunk-micro-batches on the first stage (Megatron-Core schedules.py,
+    // get_pp_rank_microbatches, with the default microbatch_group_size_per_vp_stage = pp), plain
+    // 1F1B with pp micro-batches of the stage's layers; the price is the larger bubble,
+    // (pp - 1) / M instead of (pp - 1) / (v M).
+    // The message counts them on the stage that is over (the last stage holds the most
+    // interleaved chunks relative to plain 1F1B's one micro-batch).
+    TrainingLayout c = l;
+    c.vpp = 1;
+    const int s = worst_stage(training_memory(m, l)).stage;
+    char buf[112];
+    std::snprintf(buf, sizeof buf,
+                  " (no interleaving: %.3g instead of %.3g micro-batches in flight on stage %d)",
+                  inflight(c, s), inflight(l, s), s);
+    cands.emplace_back("{vpp} 1" + std::string(buf), c);
   }
   if (!l.offload_activations && host_capacity.base() > 0) {
     TrainingLayout c = l;

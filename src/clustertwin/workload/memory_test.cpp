@@ -183,6 +183,87 @@ TEST(Memory, LoraTrainsOnlyTheAdapters) {
   EXPECT_NEAR(s.weights.base(), s.params * 1.0 + adapters * 2.0, 1e6);
 }
 
+// Qwen3's per-head q/k RMSNorms (Megatron-Core q_layernorm / k_layernorm, TE RMSNorm) keep their
+// bf16 input and an fp32 1/rms per head row: (a + kv)(2d + 4) bytes per token and layer, over TP,
+// and the `layernorm` recompute module (input and pre-MLP norms) does not drop them.
+TEST(Memory, QkNormKeepsItsInputs) {
+  namespace rm = recompute_module;
+  auto m = test_support::model("qwen3-235b-a22b");
+  ASSERT_TRUE(m.qk_norm);
+  auto plain = m;
+  plain.qk_norm = false;
+  TrainingLayout l{.tp = 2,
+                   .pp = 8,
+                   .dp = 16,
+                   .ep = 32,
+                   .micro_batch = 1,
+                   .global_batch = 2048,
+                   .seq_len = 4096,
+                   .recompute = Recompute::kSelective};
+  l.recompute_modules = rm::kLayernorm | rm::kMoeAct;
+  const double rows = static_cast<double>(m.heads + m.kv_heads);
+  const double d = static_cast<double>(m.head_dim);
+  EXPECT_NEAR(
+      layer_activation_bytes_per_token(m, l, 3) - layer_activation_bytes_per_token(plain, l, 3),
+      rows * (2 * d + 4) / 2, 1e-6);
+}
+
+// A layout that does not fit says by how much and names the cheapest change that fits; the change
+// applied must fit and the layout without it must not (issue 14: dense and MoE).
+void ExpectFixFits(const models::ModelSpec& m, const TrainingLayout& l, const std::string& change) {
+  auto r = check_memory(m, l, base::gigabytes(80));
+  ASSERT_FALSE(r) << change;
+  const std::string& msg = r.error().message;
+  EXPECT_NE(msg.find("GB usable (over by "), std::string::npos) << msg;
+  EXPECT_NE(msg.find("the cheapest change that fits: " + change), std::string::npos) << msg;
+  auto fix = cheapest_memory_fix(m, l, base::gigabytes(80), Bytes{});
+  ASSERT_TRUE(fix);
+  EXPECT_EQ(fix->change.substr(0, change.size()), change);
+  EXPECT_TRUE(check_memory(m, fix->layout, base::gigabytes(80))) << fix->change;
+}
+
+TEST(Memory, DenseLayoutOverCapacityNamesCheapestFix) {
+  // Llama 3 70B on 64 H100 as Megatron-Bridge lays it out (TP4 PP8 VPP5, seq 8192), in bf16
+  // without its recomputation: 3.7 GB over; recomputing the norms fits.
+  auto m = test_support::model("llama3.1-70b");
+  TrainingLayout l{
+      .tp = 4, .pp = 8, .dp = 2, .vpp = 5, .micro_batch = 1, .global_batch = 128, .seq_len = 8192};
+  ExpectFixFits(m, l, "{recompute_modules} layernorm");
+}
+
+TEST(Memory, MoeLayoutOverCapacityNamesCheapestFix) {
+  // Qwen3-235B-A22B on 256 H100 (TP2 PP8 VPP4 EP32) with the measured routing skew and nothing
+  // recomputed: the experts' activations push it over; recomputing the norms and the experts'
+  // activation fits (the ModelZoo recipe's own choice).
+  auto m = test_support::model("qwen3-235b-a22b");
+  TrainingLayout l{.tp = 2,
+                   .pp = 8,
+                   .dp = 16,
+                   .ep = 32,
+                   .vpp = 4,
+                   .micro_batch = 1,
+                   .global_batch = 2048,
+                   .seq_len = 4096};
+  l.routing = MoeRouting::kMeasured;
+  ExpectFixFits(m, l, "{recompute_modules} moe_act,layernorm");
+}
+
+TEST(Memory, FewerMicroBatchesInFlightWithoutInterleaving) {
+  // Full recomputation already on and ZeRO 1: interleaving (VPP 10) keeps 7.3 micro-batches'
+  // chunk inputs on the last stage where plain 1F1B keeps one; dropping it is the cheapest fit.
+  auto m = test_support::model("llama3.1-70b");
+  TrainingLayout l{.tp = 8,
+                   .pp = 8,
+                   .dp = 4,
+                   .vpp = 10,
+                   .micro_batch = 1,
+                   .global_batch = 32,
+                   .seq_len = 262144,
+                   .recompute = Recompute::kFull};
+  ExpectFixFits(m, l,
+                "{vpp} 1 (no interleaving: 1 instead of 7.3 micro-batches in flight on stage 7)");
+}
+
 TEST(Memory, RecomputeModuleNamesParse) {
   auto b = parse_recompute_modules("layernorm,moe_act,mla_up_proj");
   ASSERT_TRUE(b);
