@@ -288,9 +288,10 @@ int run(const Context& ctx, const CalibrateOptions& o) {
     }
     calibration::FitOptions sfo;
     sfo.folds = o.folds;
-    auto predict = [&jobs](size_t i, double scale) -> base::Result<double> {
+    auto predict = [&jobs](size_t i, double scale, double host_s) -> base::Result<double> {
       auto& job = *jobs[i];
       job.setup.framework_overhead = scale - 1.0;
+      job.setup.host_time_s = host_s;
       auto r = execution::simulate_training_step(job.setup);
       if (!r) return base::fail(r.error());
       return r->step_time_s;

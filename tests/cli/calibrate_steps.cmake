@@ -22,7 +22,7 @@ message(STATUS "${summary}")
 # The report: measured vs predicted per run, the parameter, what is not fitted.
 file(READ ${WORKDIR}/calibrate_steps.html page)
 foreach(want "Training step times on h100" "dgx_h100_405b_step.csv:2 llama3.1-405b"
-        "training.compute_scale" "not fitted: training.host_s")
+        "training.compute_scale" "training.host_time_s")
   string(FIND "${page}" "${want}" pos)
   if(pos EQUAL -1)
     message(FATAL_ERROR "the report lacks '${want}'")

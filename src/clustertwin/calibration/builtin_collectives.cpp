@@ -40,6 +40,8 @@ struct Recipe {
   collective::NetworkModelKind network = collective::NetworkModelKind::kAnalytical;
   std::vector<std::string> held, shared;
   std::vector<std::pair<std::string, double>> starts;
+  int global_samples = 0, global_keep = 0;
+  double global_span = 1;
   std::vector<System> systems;
 };
 
@@ -72,6 +74,13 @@ base::Result<Recipe> read_recipe(const hardware::Catalog& catalog) {
       for (const auto& k : st->keys())
         if (auto v = st->number(k, Need::kRequired, 1e-6, 1e6)) r.starts.emplace_back(k, *v);
       st->finish();
+    }
+    if (auto g = body->child("global_stage", Need::kOptional)) {
+      r.global_samples =
+          static_cast<int>(g->integer("samples", Need::kRequired, 1, 100000).value_or(0));
+      r.global_keep = static_cast<int>(g->integer("keep", Need::kRequired, 1, 100).value_or(0));
+      r.global_span = g->number("span", Need::kRequired, 1, 1000).value_or(1);
+      g->finish();
     }
     if (auto systems = body->child("systems")) {
       for (const auto& name : systems->keys()) {
@@ -199,6 +208,9 @@ void build_system(const hardware::Catalog& catalog, const Recipe& r, const Syste
     fo.held = held;
     fo.shared = r.shared;
     fo.starts = r.starts;
+    fo.fit.global_samples = r.global_samples;
+    fo.fit.global_keep = r.global_keep;
+    fo.fit.global_span = r.global_span;
     auto fit = fit_collectives(catalog, *spec, *topo, start, runs, fo);
     if (!fit) {
       errors.add({sys.name + " " + collective::op_name(op) + ": " + fit.error().message, table, 0});

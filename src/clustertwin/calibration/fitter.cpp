@@ -5,6 +5,7 @@
 #include <Eigen/Dense>
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <limits>
 #include <memory>
 #include <optional>
@@ -116,27 +117,49 @@ class ObservationCost : public ceres::CostFunction {
   int k_;
 };
 
-/// The prior: sqrt(lambda) (u - u0) for every parameter.
+/// The prior: sqrt(lambda_j) (u_j - u0_j) for every parameter (lambda_j = 0 for one without a
+/// prior).
 class PriorCost : public ceres::CostFunction {
  public:
-  PriorCost(std::vector<double> u0, double lambda) : u0_(std::move(u0)), s_(std::sqrt(lambda)) {
+  PriorCost(std::vector<double> u0, std::vector<double> lambda) : u0_(std::move(u0)) {
+    for (double l : lambda) s_.push_back(std::sqrt(l));
     set_num_residuals(static_cast<int>(u0_.size()));
     mutable_parameter_block_sizes()->push_back(static_cast<int>(u0_.size()));
   }
   bool Evaluate(double const* const* parameters, double* residuals,
                 double** jacobians) const override {
     const size_t k = u0_.size();
-    for (size_t j = 0; j < k; ++j) residuals[j] = s_ * (parameters[0][j] - u0_[j]);
+    for (size_t j = 0; j < k; ++j) residuals[j] = s_[j] * (parameters[0][j] - u0_[j]);
     if (jacobians && jacobians[0]) {
       for (size_t a = 0; a < k; ++a)
-        for (size_t b = 0; b < k; ++b) jacobians[0][a * k + b] = a == b ? s_ : 0.0;
+        for (size_t b = 0; b < k; ++b) jacobians[0][a * k + b] = a == b ? s_[a] : 0.0;
     }
     return true;
   }
 
  private:
-  std::vector<double> u0_;
-  double s_;
+  std::vector<double> u0_, s_;
+};
+
+/// Each parameter's prior weight: the fit's lambda, or 0 for a parameter without a prior.
+std::vector<double> prior_weights(std::span<const Parameter> params, double lambda) {
+  std::vector<double> w;
+  for (const auto& p : params) w.push_back(p.prior ? lambda : 0.0);
+  return w;
+}
+
+/// SplitMix64 (Steele, Lea and Flood, OOPSLA 2014): a fixed stream whatever the standard
+/// library, for the global stage's Latin hypercube.
+struct SplitMix64 {
+  uint64_t state = 0x9E3779B97F4A7C15ull;
+  uint64_t next() {
+    uint64_t z = (state += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+  }
+  /// In [0, 1).
+  double uniform() { return static_cast<double>(next() >> 11) * 0x1.0p-53; }
 };
 
 struct Solve {
@@ -170,7 +193,7 @@ Solve solve(std::span<const Parameter> params, std::span<const Observation> obs,
   }
   std::vector<double> u0(static_cast<size_t>(k));
   for (int j = 0; j < k; ++j) u0[j] = std::log(params[j].start);
-  problem.AddResidualBlock(new PriorCost(u0, o.prior_weight), nullptr, u);
+  problem.AddResidualBlock(new PriorCost(u0, prior_weights(params, o.prior_weight)), nullptr, u);
   for (int j = 0; j < k; ++j) {
     problem.SetParameterLowerBound(u, j, std::log(params[j].lower));
     problem.SetParameterUpperBound(u, j, std::log(params[j].upper));
@@ -311,6 +334,40 @@ base::Result<FitResult> fit(std::span<const Parameter> params, std::span<const O
       any = true;
     }
     if (any) starts.push_back(s);
+  }
+  // The objective (twice Ceres' cost): the robust data term and the prior.
+  auto objective = [&](const std::vector<double>& u) -> double {
+    double c = cost_at(u);
+    for (int j = 0; j < k; ++j)
+      if (params[j].prior) c += o.prior_weight * (u[j] - u0[j]) * (u[j] - u0[j]);
+    return c;
+  };
+  // The span of the global stage around `center` in log space, within the bounds.
+  auto span_of = [&](int j, double center) {
+    const double w = std::log(std::max(1.0, o.global_span));
+    return std::pair{std::max(std::log(params[j].lower), center - w),
+                     std::min(std::log(params[j].upper), center + w)};
+  };
+  if (o.global_samples > 0) {
+    // Latin hypercube: each parameter's span cut into `n` strata, one point per stratum, the
+    // strata paired across parameters by a random permutation.
+    const int n = o.global_samples;
+    SplitMix64 rng;
+    std::vector<std::vector<double>> pts(static_cast<size_t>(n), std::vector<double>(k));
+    for (int j = 0; j < k; ++j) {
+      const auto [lo, hi] = span_of(j, u0[j]);
+      std::vector<int> perm(static_cast<size_t>(n));
+      for (int i = 0; i < n; ++i) perm[i] = i;
+      for (int i = n - 1; i > 0; --i)
+        std::swap(perm[i], perm[rng.next() % static_cast<uint64_t>(i + 1)]);
+      for (int i = 0; i < n; ++i) pts[i][j] = lo + (hi - lo) * (perm[i] + rng.uniform()) / n;
+    }
+    std::vector<std::pair<double, int>> ranked;
+    for (int i = 0; i < n; ++i) ranked.emplace_back(objective(pts[i]), i);
+    if (!err.message.empty()) return fail(err);
+    std::sort(ranked.begin(), ranked.end());
+    for (int q = 0; q < std::min(n, o.global_keep); ++q)
+      if (std::isfinite(ranked[q].first)) starts.push_back(pts[ranked[q].second]);
   }
   std::optional<Solve> best;
   for (const auto& s0 : starts) {

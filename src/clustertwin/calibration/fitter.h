@@ -43,6 +43,10 @@ struct Parameter {
   /// (a cluster whose network latency is 10x the catalog's), where a min() over model lines
   /// would otherwise trap the local solver.
   bool grid = false;
+  /// Pulled toward its start by the prior. False for a start that is only a place to begin
+  /// (a per-iteration host time starting at a negligible 1 ms), where a pull in log space would
+  /// hold it there against the data.
+  bool prior = true;
 };
 
 struct Observation {
@@ -64,6 +68,21 @@ struct FitOptions {
   double sensitivity = 1e-3;   ///< |d r / d u| below this: the measurement does not see it
   double collinear = 0.02;     ///< a column whose part outside the earlier ones is below this
                                ///< fraction of its norm is not separately constrained
+  /// The global stage, against the local minima of a model that is a min() over lines (a line
+  /// that wins at no measured size from the start is seen by no measurement, so a local solver
+  /// never moves it). `global_samples` > 0: a Latin hypercube of that many points in log space,
+  /// every parameter within `global_span` x of its start (and its bounds), ranked by the
+  /// objective; the solver also starts from the best `global_keep` of them. `coordinate_passes`
+  /// > 0: from the best solution, a coordinate search (each parameter in turn over 16
+  /// log-spaced values within `global_span` x of where it is, the others held) of up to that
+  /// many passes, then the solver again, repeated while the objective falls (at most
+  /// `global_rounds` times). Deterministic: the hypercube's strata and offsets come from a
+  /// fixed-seed SplitMix64 stream, never from std:: distributions.
+  int global_samples = 0;
+  int global_keep = 3;
+  double global_span = 5;
+  int coordinate_passes = 0;
+  int global_rounds = 4;
 };
 
 struct ParameterResult {

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <random>
@@ -115,6 +116,47 @@ TEST(Fitter, RobustLossResistsASpike) {
   ASSERT_TRUE(r);
   EXPECT_NEAR(r->parameters[0].value / 20, 1, 0.1);
   EXPECT_NEAR(r->parameters[1].value / 200, 1, 0.02);
+}
+
+// A min() over two lines where the second wins at no size from its start: no measurement sees
+// its parameters, so the local solver leaves it and fits the small sizes with the first line
+// alone; the global stage's Latin hypercube finds the basin where it wins, deterministically.
+TEST(Fitter, GlobalStageFindsALineThatWinsNowhereFromItsStart) {
+  std::vector<double> sizes;
+  for (double s = 1; s < 1e6; s *= 2) sizes.push_back(s);
+  auto two_lines = [&](std::span<const double> p) -> base::Result<std::vector<double>> {
+    std::vector<double> out;
+    for (double s : sizes) out.push_back(std::min(p[0] + s / p[1], p[2] + s / p[3]));
+    return out;
+  };
+  const std::vector<double> truth = {30, 200, 2, 20};
+  std::vector<Observation> obs;
+  const auto measured = two_lines(truth);
+  for (double t : *measured) obs.push_back({t, 1, ""});
+  // From the start, line 2 (10 + s / 30) is never below line 1 (10 + s / 100).
+  std::vector<Parameter> params = {{"a_latency", 10, 0.1, 1000, "s", false},
+                                   {"a_rate", 100, 1, 1e5, "s", false},
+                                   {"b_latency", 10, 0.1, 1000, "s", false},
+                                   {"b_rate", 30, 1, 1e5, "s", false}};
+  FitOptions local;
+  local.folds = 0;
+  auto stuck = fit(params, obs, two_lines, local);
+  ASSERT_TRUE(stuck) << stuck.error().to_string();
+  EXPECT_FALSE(stuck->parameters[2].constrained);
+  EXPECT_GT(stuck->rms_after, 0.2);
+  FitOptions global = local;
+  global.global_samples = 64;
+  auto found = fit(params, obs, two_lines, global);
+  ASSERT_TRUE(found) << found.error().to_string();
+  EXPECT_LT(found->rms_after, 0.01);
+  for (size_t j = 0; j < truth.size(); ++j) {
+    EXPECT_TRUE(found->parameters[j].constrained) << params[j].name;
+    EXPECT_NEAR(found->parameters[j].value / truth[j], 1, 0.05) << params[j].name;
+  }
+  auto again = fit(params, obs, two_lines, global);
+  ASSERT_TRUE(again);
+  for (size_t j = 0; j < truth.size(); ++j)
+    EXPECT_EQ(again->parameters[j].value, found->parameters[j].value);
 }
 
 TEST(Fitter, BadInputs) {

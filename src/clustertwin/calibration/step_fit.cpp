@@ -50,6 +50,13 @@ base::Result<StepFit> fit_step_times(std::string gpu, std::span<const StepTime> 
        .source = "the compute model's kernel tables as they are (catalog/compute/" + out.gpu +
                  ".yaml), no framework overhead",
        .grid = true});
+  out.parameters.push_back({.name = "training.host_time_s",
+                            .start = kHostTimeStart,
+                            .lower = kMinHostTime,
+                            .upper = kMaxHostTime,
+                            .source = "none: 1 ms, negligible against a step, to begin from",
+                            .grid = true,
+                            .prior = false});
   for (const auto& s : steps) {
     if (!(s.step_time_s > 0) || !std::isfinite(s.step_time_s)) {
       return fail("expected a step time > 0 s, got " + g4(s.step_time_s), s.file, s.line);
@@ -64,7 +71,7 @@ base::Result<StepFit> fit_step_times(std::string gpu, std::span<const StepTime> 
     std::vector<double> t;
     t.reserve(steps.size());
     for (size_t i = 0; i < steps.size(); ++i) {
-      auto p = predict(i, v[0]);
+      auto p = predict(i, v[0], v[1]);
       if (!p) {
         auto e = p.error();
         if (e.file.empty()) {
@@ -84,11 +91,8 @@ base::Result<StepFit> fit_step_times(std::string gpu, std::span<const StepTime> 
   auto r = fit(out.parameters, out.observations, model, options);
   if (!r) return fail(r.error());
   out.result = std::move(*r);
-  out.compute_scale = out.result.parameters.front().value;
-  out.not_modelled.push_back(
-      "training.host_s (per-iteration host time): not a parameter of the training model "
-      "(execution::TrainingSetup has none); a constant per step shows as residuals that shrink "
-      "as the step grows");
+  out.compute_scale = out.result.parameters[0].value;
+  out.host_time_s = out.result.parameters[1].value;
   return out;
 }
 
@@ -124,27 +128,28 @@ std::string step_fit_summary(const StepFit& fit, std::span<const StepTime> steps
     }
     o << "\n";
   }
-  for (const auto& n : fit.not_modelled) o << "  not fitted: " << n << "\n";
   return o.str();
 }
 
 std::string training_profile_yaml(const StepFit& fit, std::span<const StepTime> steps) {
   std::ostringstream y;
   const auto& r = fit.result;
-  const auto& p = r.parameters.front();
   y << "training:\n";
   y << "  gpu: " << fit.gpu << "\n";
   y << "  compute_scale: " << g4(fit.compute_scale) << "\n";
+  y << "  host_time_s: " << g4(fit.host_time_s) << "\n";
   y << "  fit:\n";
-  y << "    parameter: {name: " << p.name << ", value: " << g4(p.value)
-    << ", start: " << g4(p.start);
-  if (p.constrained) {
-    y << ", sigma: " << g4(100 * p.sigma_rel) << "%";
-    if (p.at_bound) y << ", at_bound: true";
-  } else {
-    y << ", constrained: false, why: " << quote(p.why_not + "; kept at the start value");
+  y << "    parameters:\n";
+  for (const auto& p : r.parameters) {
+    y << "      - {name: " << p.name << ", value: " << g4(p.value) << ", start: " << g4(p.start);
+    if (p.constrained) {
+      y << ", sigma: " << g4(100 * p.sigma_rel) << "%";
+      if (p.at_bound) y << ", at_bound: true";
+    } else {
+      y << ", constrained: false, why: " << quote(p.why_not + "; kept at the start value");
+    }
+    y << "}\n";
   }
-  y << "}\n";
   y << "    measurements: " << steps.size() << "\n";
   y << "    rms_log_error_before: " << g4(r.rms_before) << "\n";
   y << "    rms_log_error_after: " << g4(r.rms_after) << "\n";
@@ -152,8 +157,6 @@ std::string training_profile_yaml(const StepFit& fit, std::span<const StepTime> 
     y << "    cross_validation_folds: " << r.folds << "\n";
     y << "    cross_validation_rms_log_error: " << g4(r.cv_rms) << "\n";
   }
-  y << "    not_fitted:\n";
-  for (const auto& n : fit.not_modelled) y << "      - " << quote(n) << "\n";
   y << "    runs:\n";
   for (size_t i = 0; i < steps.size(); ++i) {
     const auto& s = steps[i];
@@ -250,9 +253,6 @@ std::string step_fit_html_section(const StepFit& fit, std::span<const StepTime> 
                                          : "not constrained: " + p.why_not)
       << "</td></tr>\n";
   }
-  for (const auto& n : fit.not_modelled) {
-    h << "<tr><td class=l colspan=5>not fitted: " << base::escape_html(n) << "</td></tr>\n";
-  }
   h << "</table>\n";
   return h.str();
 }
@@ -285,17 +285,21 @@ std::string step_fit_html(const StepFit& fit, std::span<const InputFile> inputs,
 nlohmann::json step_fit_json(const StepFit& fit, std::span<const StepTime> steps) {
   const auto& r = fit.result;
   const auto& p = r.parameters.front();
+  const auto& host = r.parameters[1];
   nlohmann::json j = {{"gpu", fit.gpu},
                       {"compute_scale", sig4(fit.compute_scale)},
+                      {"host_time_s", sig4(fit.host_time_s)},
+                      {"host_time_constrained", host.constrained},
+                      {"host_time_sigma_rel", sig4(host.sigma_rel)},
                       {"constrained", p.constrained},
                       {"sigma_rel", sig4(p.sigma_rel)},
                       {"at_bound", p.at_bound},
                       {"rms_log_error_before", sig4(r.rms_before)},
                       {"rms_log_error_after", sig4(r.rms_after)},
                       {"cross_validation_folds", r.folds},
-                      {"cross_validation_rms_log_error", sig4(r.cv_rms)},
-                      {"not_fitted", fit.not_modelled}};
+                      {"cross_validation_rms_log_error", sig4(r.cv_rms)}};
   if (!p.constrained) j["why_not"] = p.why_not;
+  if (!host.constrained) j["host_time_why_not"] = host.why_not;
   nlohmann::json runs = nlohmann::json::array();
   for (size_t i = 0; i < steps.size(); ++i) {
     const auto& s = steps[i];
@@ -327,6 +331,8 @@ base::Result<std::optional<TrainingCalibration>> read_training_calibration(
   out.compute_scale = t->number("compute_scale", config::Reader::Need::kRequired, kMinComputeScale,
                                 kMaxComputeScale)
                           .value_or(1.0);
+  out.host_time_s =
+      t->number("host_time_s", config::Reader::Need::kOptional, 0.0, kMaxHostTime).value_or(0.0);
   t->allow("fit");  // the record of the fit, for people
   t->finish();
   if (!ctx.errors.empty()) return fail(ctx.errors.combined());

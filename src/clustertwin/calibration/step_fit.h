@@ -2,8 +2,10 @@
 /// Training step times (Megatron-LM logs, step-time CSVs) fitted to the training model
 /// (docs/models/calibration.md, "Step times").
 ///
-///   t_step(layout; s) = the event-driven step of the layout with every compute task x s
+///   t_step(layout; s, h) = the event-driven step of the layout with every compute task x s,
+///                          plus h once per step
 ///   s = 1 + framework_overhead   (execution::TrainingSetup::framework_overhead)
+///   h = per-iteration host time  (execution::TrainingSetup::host_time_s)
 ///
 /// `s` is the compute-time scale: what a real job loses beyond the kernel tables' times
 /// (launch gaps, host overhead between kernels, stragglers, kernels slower or faster at the
@@ -12,9 +14,12 @@
 /// fitter (fitter.h): log residuals, soft-L1, uncertainty, cross-validation when there are at
 /// least four runs.
 ///
-/// A per-iteration host time (a constant per step: optimizer launch, data loading) is not a
-/// parameter of the training model; the fit says so instead of inventing one (StepFit::
-/// not_modelled), and a per-step constant shows up as a residual that shrinks with step time.
+/// `h` is what the host adds once per iteration (optimizer step launch, data loader, logging,
+/// Python between steps). Only runs of different step lengths tell it from `s`: with one run, or
+/// runs whose steps scale alike, the fitter reports it "only together with" the scale and holds
+/// it at its start, 1 ms (negligible against a step of seconds), rather than returning a value
+/// nothing measured. It starts from a grid over its bounds and has no prior (a pull toward 1 ms
+/// in log space would hold it there).
 ///
 /// The predictor is the caller's (the CLI prepares each run's layout exactly as `train` does), so
 /// what is fitted is what `train --calibration` then runs.
@@ -34,8 +39,10 @@
 
 namespace clustertwin::calibration {
 
-/// Predicts measured step `index` (seconds, > 0) at compute-time scale `scale`.
-using StepPredictor = std::function<base::Result<double>(size_t index, double scale)>;
+/// Predicts measured step `index` (seconds, > 0) at compute-time scale `scale` and per-iteration
+/// host time `host_s`.
+using StepPredictor =
+    std::function<base::Result<double>(size_t index, double scale, double host_s)>;
 
 struct StepFit {
   std::string gpu;  ///< catalog GPU the fit applies to
@@ -43,15 +50,18 @@ struct StepFit {
   std::vector<Observation> observations;  ///< one per run, seconds
   FitResult result;
   double compute_scale = 1;  ///< the fitted value (the start when nothing constrains it)
-  /// Parameters of the request that the training model does not have, said rather than
-  /// defaulted ("per-iteration host time: ...").
-  std::vector<std::string> not_modelled;
+  double host_time_s = 0;    ///< likewise
 };
 
 /// The parameter's bounds: a job cannot run its kernels 4x faster or slower than the tables and
 /// still be the same software; outside that the layout or the model is wrong, not the scale.
 inline constexpr double kMinComputeScale = 0.25;
 inline constexpr double kMaxComputeScale = 4.0;
+/// The host time's start (negligible against a step) and bounds: above 10 s per iteration the
+/// job is not a training loop the model describes.
+inline constexpr double kHostTimeStart = 1e-3;
+inline constexpr double kMinHostTime = 1e-5;
+inline constexpr double kMaxHostTime = 10.0;
 
 /// Fits the compute-time scale to the runs. Errors: no runs, a run without a step time, a
 /// predictor error (named with the run's file:line).
@@ -83,7 +93,8 @@ nlohmann::json step_fit_json(const StepFit& fit, std::span<const StepTime> steps
 struct TrainingCalibration {
   std::string gpu;
   double compute_scale = 1;
-  std::string path;  ///< the profile, for notes and messages
+  double host_time_s = 0;  ///< per-iteration host time (0 in profiles fitted without one)
+  std::string path;        ///< the profile, for notes and messages
 };
 
 /// The `training:` mapping of a profile given as `--calibration FILE|NAME`: nullopt for a

@@ -71,17 +71,7 @@ void read_scale_file(Reader& top, std::vector<ScaleParams>& out) {
     ScaleParams s;
     s.path = r.path();
     s.gpus = r.strings("gpus").value_or(std::vector<std::string>{});
-    auto cite = [&](const char* key) {
-      auto e = r.figure_entry(key, Reader::Need::kOptional);
-      if (!e) return std::optional<Reader>{};
-      if (auto src = e->string("source", Reader::Need::kOptional)) {
-        auto it = e->context().sources.find(*src);
-        if (it != e->context().sources.end() && s.source.find(it->second) == std::string::npos) {
-          s.source += (s.source.empty() ? "" : "; ") + it->second;
-        }
-      }
-      return e;
-    };
+    auto cite = [&](const char* key) { return r.cited_figure_entry(key, s.source); };
     if (auto e = cite("nic_efficiency")) {
       s.nic_efficiency = e->number("value", Reader::Need::kRequired, 0.05, 1.0).value_or(0);
       e->finish();

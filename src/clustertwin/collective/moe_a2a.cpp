@@ -114,25 +114,15 @@ base::Result<A2aParams> A2aParams::load(const hardware::Catalog& catalog) {
         }
       }
       p.gpus = k.strings("gpus").value_or(std::vector<std::string>{});
-      auto cite = [&](Reader& e) {
-        if (auto src = e.string("source", Need::kOptional)) {
-          auto it = e.context().sources.find(*src);
-          if (it != e.context().sources.end() && p.source.find(it->second) == std::string::npos)
-            p.source += (p.source.empty() ? "" : "; ") + it->second;
-        }
-      };
-      if (auto e = k.figure_entry("nvlink_efficiency", Need::kOptional)) {
-        cite(*e);
+      if (auto e = k.cited_figure_entry("nvlink_efficiency", p.source)) {
         p.nvlink_efficiency = e->number("value", Need::kRequired, 0.05, 1.0).value_or(0.8);
         e->finish();
       }
-      if (auto e = k.figure_entry("rdma_efficiency", Need::kOptional)) {
-        cite(*e);
+      if (auto e = k.cited_figure_entry("rdma_efficiency", p.source)) {
         p.rdma_efficiency = e->number("value", Need::kRequired, 0.05, 1.0).value_or(0.9);
         e->finish();
       }
-      if (auto e = k.figure_entry("rdma_per_peer", Need::kOptional)) {
-        cite(*e);
+      if (auto e = k.cited_figure_entry("rdma_per_peer", p.source)) {
         p.rdma_per_peer = e->quantity<BytesPerSecond>("value").value_or(BytesPerSecond{});
         e->finish();
       }
@@ -140,8 +130,7 @@ base::Result<A2aParams> A2aParams::load(const hardware::Catalog& catalog) {
                                 std::pair{"combine_floor", &p.combine_floor},
                                 std::pair{"dispatch_overlap", &p.dispatch_overlap},
                                 std::pair{"combine_overlap", &p.combine_overlap}}) {
-        if (auto e = k.figure_entry(key, Need::kOptional)) {
-          cite(*e);
+        if (auto e = k.cited_figure_entry(key, p.source)) {
           *field = e->quantity<Seconds>("value", Need::kRequired, true).value_or(Seconds{});
           e->finish();
         }

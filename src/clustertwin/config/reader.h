@@ -103,6 +103,19 @@ class Reader {
   std::optional<Reader> figure_entry(std::string_view key, Need need = Need::kRequired) {
     return figure_reader(key, need);
   }
+  /// figure_entry() that also appends the figure's citation to `cited` ("a; b", each citation
+  /// once): how a parameter set read from several figures names all their sources.
+  std::optional<Reader> cited_figure_entry(std::string_view key, std::string& cited,
+                                           Need need = Need::kOptional) {
+    auto e = figure_reader(key, need);
+    if (!e) return e;
+    if (auto src = e->string("source", Need::kOptional)) {
+      auto it = e->context().sources.find(*src);
+      if (it != e->context().sources.end() && cited.find(it->second) == std::string::npos)
+        cited += (cited.empty() ? "" : "; ") + it->second;
+    }
+    return e;
+  }
 
   /// A nested mapping; nullopt (with an error if required) when absent or not a mapping.
   std::optional<Reader> child(std::string_view key, Need need = Need::kRequired);

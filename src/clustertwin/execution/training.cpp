@@ -592,7 +592,7 @@ TrainingResult finish(const TrainingSetup& s, const Prepared& p,
     worst = std::max(worst, t.end_s);
     r.stages.push_back(t);
   }
-  r.step_time_s = worst;
+  r.step_time_s = worst + s.host_time_s;
   // The breakdown explains the step through its bottleneck: the stage with the most work. Its
   // idle time (pipeline fill/drain, waiting on slower neighbours, sends) is the bubble, so the
   // terms add up to the step time.
@@ -613,7 +613,8 @@ TrainingResult finish(const TrainingSetup& s, const Prepared& p,
     b.ep_comm += M * k.ep;
     b.offload += M * k.offload;
   }
-  b.bubble = r.step_time_s - ws.busy_s - ws.dp_exposed_s - ws.optimizer_s;
+  b.host = s.host_time_s;
+  b.bubble = r.step_time_s - b.host - ws.busy_s - ws.dp_exposed_s - ws.optimizer_s;
   b.pp_comm = l.pp > 1 ? p.p2p.front() * 2.0 * M : 0.0;  // sends of this stage (inside the bubble)
   // DP communication: the step-end reduction and gather, and ZeRO 3's per-part collectives.
   b.dp_comm = ws.dp_exposed_s;

@@ -62,6 +62,11 @@ struct TrainingSetup {
   /// power/training_power.h; 1 = none): a setting of the run, kept apart from the fitted
   /// framework overhead.
   double cap_slowdown = 1.0;
+  /// Per-iteration host time (seconds), added once to every step after the GPU work: what the
+  /// host does between iterations that no kernel hides (optimizer step launch, data loader,
+  /// logging, Python between steps). 0 unless a calibration profile fits one from measured step
+  /// times (docs/models/calibration.md, "Step times").
+  double host_time_s = 0.0;
   /// Time added to every Transformer Engine FP8 GEMM (per-tensor or MX scaling, the GEMM and its
   /// input casts) for what the inference-measured kernel tables leave out: amax history and
   /// scale updates, cast-transposes of inputs and output gradients, FP8 weight transposes.
@@ -80,6 +85,7 @@ struct StepBreakdown {
   double tp_comm = 0, cp_comm = 0, ep_comm = 0, pp_comm = 0, dp_comm = 0;
   double optimizer = 0, bubble = 0;
   double offload = 0;  ///< exposed activation offloading traffic
+  double host = 0;     ///< per-iteration host time (TrainingSetup::host_time_s)
 };
 
 struct StageTime {

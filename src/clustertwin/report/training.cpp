@@ -75,6 +75,7 @@ Json training_json(const execution::TrainingResult& r, const workload::TrainingL
                       {"optimizer", r6(b.optimizer)},
                       {"pp_send_in_bubble", r6(b.pp_comm)}};
   if (b.offload > 0) j["breakdown_s"]["offload_exposed"] = r6(b.offload);
+  if (b.host > 0) j["breakdown_s"]["host"] = r6(b.host);
   Json mem = Json::object();
   for (const auto& [name, bytes] : r.memory.terms()) mem[name + "_B"] = r6(bytes.base());
   mem["total_B"] = r6(r.memory.total().base());
@@ -144,6 +145,7 @@ std::string training_text(const execution::TrainingResult& r, const workload::Tr
   row("pipeline bubble (incl. sends)", b.bubble);
   row("data-parallel comm (exposed)", b.dp_comm);
   row("optimizer", b.optimizer);
+  row("host time per iteration (calibrated)", b.host);
   o += "\n" + t.render(2);
   Table m({"memory per GPU (stage " + std::to_string(r.memory.stage) + ")", "GB"}, {true});
   for (const auto& [name, bytes] : r.memory.terms()) {

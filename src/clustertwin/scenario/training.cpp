@@ -415,20 +415,29 @@ base::Status read_compute_scale(TrainingJob& job, const R& o) {
   if (!tc) return base::fail(tc.error());
   if (*tc) {
     job.compute_scale = (*tc)->compute_scale;
+    job.host_time_s = (*tc)->host_time_s;
     job.calibration_path = (*tc)->path;
   }
   return {};
 }
 
-/// The framework overhead: the request's, else the profile's compute-time scale - 1.
+/// The framework overhead: the request's, else the profile's compute-time scale - 1; and the
+/// profile's per-iteration host time (fitted with the scale, kept when the overhead is given).
 void apply_overhead(TrainingJob& job, const R& o) {
   if (o.overhead >= 0) {
     job.setup.framework_overhead = o.overhead;
   } else if (job.compute_scale) {
     job.setup.framework_overhead = *job.compute_scale - 1.0;
-    job.calibration_note = "compute-time scale " + fmt::format("{:.4g}", *job.compute_scale) +
-                           " fitted to measured steps (calibration profile " +
-                           job.calibration_path + ")";
+    job.calibration_note = "compute-time scale " + fmt::format("{:.4g}", *job.compute_scale);
+  }
+  job.setup.host_time_s = job.host_time_s;
+  if (job.host_time_s > 0) {
+    job.calibration_note += (job.calibration_note.empty() ? "" : " and ") +
+                            fmt::format("per-iteration host time {:.4g} s", job.host_time_s);
+  }
+  if (!job.calibration_note.empty()) {
+    job.calibration_note +=
+        " fitted to measured steps (calibration profile " + job.calibration_path + ")";
   }
 }
 

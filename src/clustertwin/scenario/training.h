@@ -83,6 +83,7 @@ struct TrainingJob {
   std::string calibration_note;  ///< a compute-time scale from the profile, for the notes
   /// The profile's fitted compute-time scale, when it has one (calibration/step_fit.h).
   std::optional<double> compute_scale;
+  double host_time_s = 0;        ///< the profile's per-iteration host time (0: none)
   std::string calibration_path;  ///< the profile the scale came from
 };
 
