@@ -40,7 +40,7 @@ struct Recipe {
   collective::NetworkModelKind network = collective::NetworkModelKind::kAnalytical;
   std::vector<std::string> held, shared;
   std::vector<std::pair<std::string, double>> starts;
-  int global_samples = 0, global_keep = 0;
+  int global_samples = 0, global_keep = 0, coordinate_passes = 0;
   double global_span = 1;
   std::vector<System> systems;
 };
@@ -80,6 +80,8 @@ base::Result<Recipe> read_recipe(const hardware::Catalog& catalog) {
           static_cast<int>(g->integer("samples", Need::kRequired, 1, 100000).value_or(0));
       r.global_keep = static_cast<int>(g->integer("keep", Need::kRequired, 1, 100).value_or(0));
       r.global_span = g->number("span", Need::kRequired, 1, 1000).value_or(1);
+      r.coordinate_passes =
+          static_cast<int>(g->integer("coordinate_passes", Need::kOptional, 0, 100).value_or(0));
       g->finish();
     }
     if (auto systems = body->child("systems")) {
@@ -211,6 +213,7 @@ void build_system(const hardware::Catalog& catalog, const Recipe& r, const Syste
     fo.fit.global_samples = r.global_samples;
     fo.fit.global_keep = r.global_keep;
     fo.fit.global_span = r.global_span;
+    fo.fit.coordinate_passes = r.coordinate_passes;
     auto fit = fit_collectives(catalog, *spec, *topo, start, runs, fo);
     if (!fit) {
       errors.add({sys.name + " " + collective::op_name(op) + ": " + fit.error().message, table, 0});

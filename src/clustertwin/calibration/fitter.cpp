@@ -376,6 +376,47 @@ base::Result<FitResult> fit(std::span<const Parameter> params, std::span<const O
     if (s.ok && (!best || s.cost < best->cost - 1e-12)) best = s;
   }
   if (!best) return fail("the solver found no usable solution from any start");
+  // Coordinate search from the best solution: each parameter in turn over 16 log-spaced values
+  // within `global_span` x of where it is (and its bounds), the others held, keeping the best;
+  // then the solver from there. A line the solution leaves losing at every size has a zero
+  // Jacobian column, so no gradient step moves it; stepping its parameters one at a time finds
+  // the sizes where it could win. Repeated while the solver's optimum falls.
+  if (o.coordinate_passes > 0) {
+    for (int round = 0; round < o.global_rounds; ++round) {
+      std::vector<double> u = best->u;
+      double cur = objective(u);
+      bool moved = false;
+      for (int pass = 0; pass < o.coordinate_passes; ++pass) {
+        bool pass_moved = false;
+        for (int j = 0; j < k; ++j) {
+          const auto [lo, hi] = span_of(j, u[j]);
+          double best_v = u[j];
+          for (int g = 0; g < 16; ++g) {
+            auto t = u;
+            t[j] = lo + (hi - lo) * (g + 0.5) / 16;
+            const double c = objective(t);
+            if (c < cur * (1 - 1e-9)) {
+              cur = c;
+              best_v = t[j];
+            }
+          }
+          if (best_v != u[j]) {
+            u[j] = best_v;
+            pass_moved = true;
+          }
+        }
+        if (!err.message.empty()) return fail(err);
+        if (!pass_moved) break;
+        moved = true;
+      }
+      if (!moved) break;
+      auto s = solve(params, obs, {}, model, o, u, {}, &err);
+      if (!err.message.empty()) return fail(err);
+      // Ceres' cost is half the objective; demand a real fall, not rounding.
+      if (!s.ok || !(s.cost < best->cost * (1 - 1e-6))) break;
+      best = s;
+    }
+  }
 
   // Identifiability at the solution, on the robustly weighted Jacobian, column by column in
   // the caller's order (Gram-Schmidt): zero columns are seen by no measurement; a column inside
