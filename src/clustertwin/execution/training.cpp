@@ -340,7 +340,12 @@ ChunkCost chunk_cost(const Context& c, int first_layer, int layers, bool embed, 
                                 static_cast<int>(c.gpus / per_domain));
         ep = std::max(net, nvl);
       }
-      ep *= 4;
+      // The busiest EP rank receives its experts' share of the routed rows (the routing skew the
+      // experts are timed with, pass.moe_imbalance: 1 under forced balance) and sends as many
+      // back in the combine; an exchange ends when that rank's rows have crossed its links, so
+      // a skewed exchange takes that much longer (receiver-bound; the kernels above time a
+      // uniform exchange).
+      ep *= 4 * c.pass.moe_imbalance;
       // Recomputing the whole MoE block re-runs its dispatch and combine.
       if (l.recompute_bits() & workload::recompute_module::kMoe) ep *= 1.5;
       if (l.ep_overlap || l.schedule == workload::PipelineSchedule::kDualPipe) {

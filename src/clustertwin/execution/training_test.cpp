@@ -206,6 +206,37 @@ TEST(Training, BiasedExpertsAddTheirUnfusedBiasPasses) {
   EXPECT_NEAR(la.recompute - lb.recompute, fwd, 1e-9);
 }
 
+// Dropless routing with the measured skew: the busiest EP rank receives that much more in the
+// dispatch and sends that much more back in the combine, so its exchanges take that much longer
+// than under forced balance (the experts' GEMMs already see the same share).
+TEST(Training, SkewedRoutingSlowsTheExchangeOfTheBusiestRank) {
+  Fixture f("hgx-h100*32", "qwen3-235b-a22b");
+  workload::TrainingLayout l{.tp = 2,
+                             .pp = 32,
+                             .dp = 4,
+                             .ep = 8,
+                             .vpp = 3,
+                             .micro_batch = 1,
+                             .global_batch = 2048,
+                             .seq_len = 4096,
+                             .recompute = models::Recompute::kSelective};
+  l.moe_dispatch = workload::MoeDispatch::kAllToAll;
+  auto measured = l;
+  measured.routing = workload::MoeRouting::kMeasured;
+  l.routing = workload::MoeRouting::kBalanced;
+  auto sa = f.setup(l);
+  auto sb = f.setup(measured);
+  sa.gpus = sb.gpus = 256;
+  auto a = training_part_costs(sa);
+  auto b = training_part_costs(sb);
+  ASSERT_TRUE(a && b);
+  const int moe_layer = f.model.layers - 1;
+  ASSERT_TRUE(f.model.is_moe_layer(moe_layer));
+  ASSERT_GT(a->layers[moe_layer].ep, 0);
+  EXPECT_NEAR(b->layers[moe_layer].ep / a->layers[moe_layer].ep,
+              workload::moe_imbalance_measured(8), 1e-9);
+}
+
 TEST(Training, AJobOnEveryGpuWithoutPipelineSendsNothing) {
   // Pure data parallelism on the whole cluster: no pipeline send may address a GPU past the
   // last one (this was an internal error on one 8-GPU server).
