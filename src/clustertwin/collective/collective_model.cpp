@@ -139,7 +139,7 @@ std::string CollectiveModel::unavailable(const Group& g, Op op, const Dtype& dt,
         }
         if (!sharp_) {
           return "nvls across NVLink domains needs SHARP enabled (NCCL's SHARP plugin with "
-                 "NCCL_COLLNET_ENABLE=1; cluster scale_out.sharp or --sharp on); it is off: "
+                 "NCCL_COLLNET_ENABLE=1; the cluster's scale_out.sharp, or sharp on); it is off: "
                  "nvls_tree runs instead";
         }
         if (!g.uniform())
@@ -157,7 +157,7 @@ std::string CollectiveModel::unavailable(const Group& g, Op op, const Dtype& dt,
       }
       if (!sharp_) {
         return "collnet needs SHARP enabled (NCCL's SHARP plugin with NCCL_COLLNET_ENABLE=1; "
-               "cluster scale_out.sharp or --sharp on); it is off";
+               "the cluster's scale_out.sharp, or sharp on); it is off";
       }
       if (D < 2) return "collnet needs at least 2 NVLink domains";
       if (!g.uniform()) return "collnet needs the same number of GPUs in every domain";
@@ -167,7 +167,7 @@ std::string CollectiveModel::unavailable(const Group& g, Op op, const Dtype& dt,
         return "pat runs all_gather and reduce_scatter only";
       if (p != 1)
         return "pat needs one GPU per NVLink domain (NCCL: 'PAT only supports 1 GPU per node'); "
-               "use --gpus-per-domain 1";
+               "take 1 GPU per domain";
       return {};
     case Algorithm::kHierarchical:
       if (op != Op::kAllReduce) return "hierarchical runs all_reduce only";
@@ -195,14 +195,14 @@ base::Status CollectiveModel::check(const Group& g, Op op, const Dtype& dt, Algo
   if (g.ranks() < 2)
     return fail("a collective needs at least 2 GPUs, got " + std::to_string(g.ranks()));
   if (auto why = unavailable(g, op, dt, a); !why.empty()) {
-    return fail(std::string("--algo ") + algorithm_name(a) + " cannot run here: " + why);
+    return fail(std::string("{algo} ") + algorithm_name(a) + " cannot run here: " + why);
   }
   if (p != Protocol::kAuto && a != Algorithm::kHierarchical) {
     const auto ps = protocols(a, op);
     if (std::find(ps.begin(), ps.end(), p) == ps.end()) {
       std::string list;
       for (auto q : ps) list += std::string(list.empty() ? "" : ", ") + protocol_name(q);
-      return fail(std::string("--protocol ") + protocol_name(p) + " cannot run with " +
+      return fail(std::string("{protocol} ") + protocol_name(p) + " cannot run with " +
                   algorithm_name(a) + " (it runs " + list + ")");
     }
   }
@@ -606,7 +606,7 @@ base::Result<Estimate> CollectiveModel::estimate(const Group& g, const Request& 
       any = any || std::find(ps.begin(), ps.end(), r.protocol) != ps.end();
     }
     if (!any)
-      return fail(std::string("--protocol ") + protocol_name(r.protocol) +
+      return fail(std::string("{protocol} ") + protocol_name(r.protocol) +
                   ": no algorithm runs it for " + op_name(r.op));
   }
   return best(g, r);
@@ -627,7 +627,7 @@ base::Result<std::vector<Estimate>> CollectiveModel::sweep(const Group& g, Reque
 
 base::Result<Estimate> CollectiveModel::hierarchical(const Group& g, const Request& r) {
   if (auto why = unavailable(g, r.op, r.dtype, Algorithm::kHierarchical); !why.empty()) {
-    return fail("--algo hierarchical cannot run here: " + why);
+    return fail("{algo} hierarchical cannot run here: " + why);
   }
   const int p = g.per_domain();
   const int D = g.domains();

@@ -38,20 +38,20 @@ base::Result<Group> make_group(const topology::Topology& topo, std::span<const i
 }
 
 base::Result<Group> place_first(const topology::Topology& topo, int n, int per_domain) {
-  if (n < 1) return fail("--gpus: expected at least 1 GPU, got " + std::to_string(n));
+  if (n < 1) return fail("{gpus}: expected at least 1 GPU, got " + std::to_string(n));
   const int ds = topo.domain_size();
   if (per_domain < 0 || per_domain > ds) {
-    return fail("--gpus-per-domain: expected 1.." + std::to_string(ds) +
+    return fail("{gpus_per_domain}: expected 1.." + std::to_string(ds) +
                 " (the NVLink domain size), got " + std::to_string(per_domain));
   }
   const int k = per_domain == 0 ? ds : per_domain;
   const long capacity = static_cast<long>(topo.domains()) * k;
   if (n > capacity) {
     if (k == ds) {
-      return fail("--gpus " + std::to_string(n) + " is more than the cluster's " +
+      return fail("{gpus} " + std::to_string(n) + " is more than the cluster's " +
                   std::to_string(topo.gpus()) + " GPUs");
     }
-    return fail("--gpus " + std::to_string(n) + " with " + std::to_string(k) +
+    return fail("{gpus} " + std::to_string(n) + " with " + std::to_string(k) +
                 " per NVLink domain needs " + std::to_string((n + k - 1) / k) +
                 " domains; the cluster has " + std::to_string(topo.domains()));
   }

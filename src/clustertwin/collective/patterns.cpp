@@ -346,7 +346,7 @@ base::Status add_flows(FlowSet& out, const topology::Topology& topo, const Group
           if (b.too_many(static_cast<int64_t>(n) * (D - 1))) {
             return fail("all_to_all over " + std::to_string(n) + " GPUs in " + std::to_string(D) +
                         " domains needs more than " + std::to_string(o.max_flows) +
-                        " flows even aggregated per domain; use --model analytical");
+                        " flows even aggregated per domain; use {model} analytical");
           }
           for (int d = 0; d < D; ++d) {
             for (int e = 0; e < D; ++e) {

@@ -14,14 +14,14 @@ using base::fail;
 
 base::Result<std::vector<int64_t>> sweep_sizes(int64_t min_bytes, int64_t max_bytes, double factor,
                                                int64_t step_bytes) {
-  if (min_bytes < 0) return fail("--min-bytes: expected a size >= 0");
+  if (min_bytes < 0) return fail("{min_bytes}: expected a size >= 0");
   if (max_bytes < min_bytes) {
-    return fail("--max-bytes (" + std::to_string(max_bytes) + ") is below --min-bytes (" +
+    return fail("{max_bytes} (" + std::to_string(max_bytes) + ") is below {min_bytes} (" +
                 std::to_string(min_bytes) + ")");
   }
-  if (step_bytes < 0) return fail("--step-bytes: expected a size >= 0");
+  if (step_bytes < 0) return fail("{step_bytes}: expected a size >= 0");
   if (step_bytes == 0 && !(factor > 1.0)) {
-    return fail("--step-factor: expected a factor > 1 (or --step-bytes > 0), got " +
+    return fail("{step_factor}: expected a factor > 1 (or {step_bytes} > 0), got " +
                 std::to_string(factor));
   }
   std::vector<int64_t> out;
@@ -99,7 +99,7 @@ base::Result<SweepResult> run_sweep(const hardware::Catalog& catalog, const Swee
   auto group = place_first(*topo, n, spec.gpus_per_domain);
   if (!group) return fail(group.error());
   if (group->ranks() < 2)
-    return fail("--gpus: a collective needs at least 2 GPUs, got " +
+    return fail("{gpus}: a collective needs at least 2 GPUs, got " +
                 std::to_string(group->ranks()));
   ModelOptions mo{.network = spec.model,
                   .routing = spec.routing,

@@ -37,7 +37,7 @@ base::Result<PowerSetup> resolve_power_setup(const hardware::Catalog& catalog,
   // The cap and clock lock as given; a node policy's per-node budget lowers the cap.
   S.settings = settings.gpu;
   if (auto st = S.gm().check(S.settings); !st) return base::fail(st.error());
-  S.cap_reason = S.settings.cap.base() > 0 ? "--power-cap" : "default (TGP)";
+  S.cap_reason = S.settings.cap.base() > 0 ? "power cap (asked)" : "default (TGP)";
   if (!settings.node_policy.empty()) {
     const auto& pol = S.system_params->node_policies;
     auto it = std::find_if(pol.begin(), pol.end(),

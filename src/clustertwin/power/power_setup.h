@@ -36,8 +36,9 @@ struct PowerSetup {
   const FacilityParams* facility = nullptr;
   std::optional<GpuPowerModel> gpu_model;
   std::optional<SystemPowerModel> system_model;
-  GpuSettings settings;    ///< the cap after the node policy, the clock lock
-  std::string cap_reason;  ///< "default (TGP)", "--power-cap" or "node policy ... (... per node)"
+  GpuSettings settings;  ///< the cap after the node policy, the clock lock
+  std::string
+      cap_reason;  ///< "default (TGP)", "power cap (asked)" or "node policy ... (... per node)"
   std::optional<SmoothingSettings> smoothing;
   CoolingPlan cooling_plan;
 

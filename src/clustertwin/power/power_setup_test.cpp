@@ -25,7 +25,7 @@ TEST(PowerSetup, ResolvesTheSystemAndTheSettingsOnce) {
   auto c = resolve_power_setup(catalog(), power_catalog(), gb300(), capped);
   ASSERT_TRUE(c) << c.error().message;
   EXPECT_EQ(c->cap_W(), 1200);
-  EXPECT_EQ(c->cap_reason, "--power-cap");
+  EXPECT_EQ(c->cap_reason, "power cap (asked)");
   const auto& policies = s->system_params->node_policies;
   ASSERT_FALSE(policies.empty());
   PowerSettings pol{.node_policy = policies.front().first};

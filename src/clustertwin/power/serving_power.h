@@ -85,7 +85,7 @@ struct ServingPowerResult {
   execution::ServingResult serving;  ///< the run under the settings (re-simulated if slowed)
   double baseline_tokens_per_s = 0, baseline_tpot_p99_s = 0, baseline_ttft_p99_s = 0;
   double cap_W = 0;
-  std::string cap_reason;  ///< "default (TGP)" or "--power-cap"
+  std::string cap_reason;  ///< "default (TGP)" or "power cap (asked)"
   double clock_lock_MHz = 0;
   double kernel_slowdown = 1;  ///< run's kernel-time multiplier fed back
 

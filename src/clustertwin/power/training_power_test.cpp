@@ -158,7 +158,7 @@ TEST(TrainingPower, CapSlowsTheStepThroughFeedback) {
   EXPECT_GT(r->compute_slowdown, 1.05);
   EXPECT_GT(r->step_time_s, r->baseline_step_time_s * 1.03);
   EXPECT_LE(r->gpu_peak_W, 0.98 * 800 + 1e-6);
-  EXPECT_EQ(r->cap_reason, "--power-cap");
+  EXPECT_EQ(r->cap_reason, "power cap (asked)");
   auto slow = training_compute_slowdown(catalog(), power_catalog(), j.setup(llama8b_layout()),
                                         *j.gpu, o.gpu);
   ASSERT_TRUE(slow);

@@ -37,7 +37,7 @@ base::Status check_results_document(const Json& results) {
     const bool list_ok = key == "collectives" && it->is_array();
     if (!it->is_object() && !list_ok) {
       return base::fail("section '" + std::string(key) + "' is a " + it->type_name() +
-                        ", expected an object (the output of --json)");
+                        ", expected an object (a clustertwin results JSON)");
     }
     any = true;
   }
@@ -58,15 +58,15 @@ base::Status check_results_document(const Json& results) {
     }
     return base::fail(
         "not a clustertwin results document: expected one of the sections cluster, collectives, "
-        "training, inference, power, schedule, goodput or search at the top level (the output "
-        "of --json), got " +
+        "training, inference, power, schedule, goodput or search at the top level (a clustertwin "
+        "results JSON), got " +
         (keys.empty() ? std::string("an empty object") : "keys " + keys));
   }
   const auto version = results.find("schema_version");
   if (version == results.end()) {
     return base::fail(
-        "no 'schema_version' at the top level: expected the output of clustertwin "
-        "--json (schema_version " +
+        "no 'schema_version' at the top level: expected a clustertwin results JSON "
+        "(schema_version " +
         std::to_string(kSchemaVersion) + ")");
   }
   if (!version->is_number_integer() || version->get<int64_t>() != kSchemaVersion) {
@@ -93,7 +93,8 @@ base::Result<Json> read_results(std::string_view text, const std::string& file) 
       at = what.find("] ");
       at = at == std::string::npos ? 0 : at + 2;
     }
-    return base::fail("not valid JSON (expected the output of --json): " + what.substr(at), file);
+    return base::fail("not valid JSON (expected a clustertwin results JSON): " + what.substr(at),
+                      file);
   }
   if (auto st = check_results_document(results); !st) {
     return base::fail(st.error().message, file);

@@ -62,7 +62,7 @@ base::Result<Run> run_once(const ClusterModel& cluster, SpeedModel& speed, const
 base::Result<GoodputResult> run_goodput(const ClusterModel& cluster, SpeedModel& speed,
                                         const GoodputConfig& cfg) {
   if (cfg.gpus <= 0 || cfg.gpus > cluster.gpus()) {
-    return base::fail("--gpus " + std::to_string(cfg.gpus) + ": the cluster has " +
+    return base::fail("{gpus} " + std::to_string(cfg.gpus) + ": the cluster has " +
                       std::to_string(cluster.gpus()) + " GPUs");
   }
   auto id = speed.add(cfg.work, cfg.gpus);
@@ -86,8 +86,8 @@ base::Result<GoodputResult> run_goodput(const ClusterModel& cluster, SpeedModel&
     if (!std::isfinite(t) || t >= g.horizon_s) {
       return base::fail(std::string(what) + " takes " + std::to_string(t) +
                         " s, not less than the " + std::to_string(g.horizon_s) +
-                        " s simulated: give faster --storage-write/--storage-read, a shorter "
-                        "--restart or more --days");
+                        " s simulated: give a faster {storage_write}/{storage_read}, a shorter "
+                        "{restart} or more {days}");
     }
   }
   const int domains = std::max(1, nodes / std::max(1, cluster.max_domain_nodes()));
@@ -99,7 +99,7 @@ base::Result<GoodputResult> run_goodput(const ClusterModel& cluster, SpeedModel&
   if (!(g.interval_s > 0) || !std::isfinite(g.interval_s)) {
     return base::fail(
         "no checkpoint interval: the failure model gives this job no failures; "
-        "give --checkpoint SECONDS");
+        "give {checkpoint} SECONDS");
   }
   g.ettr_expected =
       expected_ettr(g.interval_s, g.checkpoint.save_s, g.checkpoint.restore_s, g.mtbi_expected_s);

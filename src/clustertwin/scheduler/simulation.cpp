@@ -220,7 +220,7 @@ base::Status check_inputs(const ClusterModel& cluster, Workload& w, const SimCon
   PlacementConfig pc = cfg.placement;
   const bool segmented =
       pc.policy == PlacementPolicy::kBlock || pc.policy == PlacementPolicy::kKueue;
-  if (cfg.spares < 0) return base::fail("--spares must be >= 0");
+  if (cfg.spares < 0) return base::fail("{spares} must be >= 0");
   // Times that pace the run: a zero interval would loop at one instant forever, a horizon past
   // the engine's clock would overflow it (issue 19).
   if (cfg.horizon <= 0 || cfg.horizon > engine::to_ticks(base::seconds(kMaxHorizonS))) {
@@ -235,7 +235,7 @@ base::Status check_inputs(const ClusterModel& cluster, Workload& w, const SimCon
     return base::fail("max_events must be >= 1, got " + std::to_string(cfg.max_events));
   }
   if (cfg.spares > 0 && cfg.spares >= index.block_nodes()) {
-    return base::fail("--spares " + std::to_string(cfg.spares) +
+    return base::fail("{spares} " + std::to_string(cfg.spares) +
                       " leaves no capacity: base blocks (" +
                       std::string(cluster.blocks_are_domains() ? "NVLink domains" : "leaf groups") +
                       ") have " + std::to_string(index.block_nodes()) + " nodes");
@@ -270,7 +270,7 @@ base::Status check_inputs(const ClusterModel& cluster, Workload& w, const SimCon
       const int64_t room = it->second;
       if (nodes > room) {
         bad = who() + " needs " + std::to_string(nodes) + " nodes in segments of " +
-              std::to_string(seg) + "; " + placement_name(pc.policy) + " placement with --spares " +
+              std::to_string(seg) + "; " + placement_name(pc.policy) + " placement with {spares} " +
               std::to_string(cfg.spares) + " can give at most " + std::to_string(room);
       }
     }

@@ -262,7 +262,7 @@ TEST(Simulation, RejectsImpossibleInputs) {
   auto spares = replay_config({}, 18);
   auto r3 = simulate(c, ok.w, spares, nullptr);
   ASSERT_FALSE(r3);
-  EXPECT_NE(r3.error().message.find("--spares 18 leaves no capacity"), std::string::npos);
+  EXPECT_NE(r3.error().message.find("{spares} 18 leaves no capacity"), std::string::npos);
   // 34 trays need 3 segments of 16; 2 racks with 2 spares each hold 2.
   Builder big;
   big.add(0, 136, 10, 10);

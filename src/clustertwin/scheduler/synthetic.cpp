@@ -45,7 +45,7 @@ base::Result<SyntheticSpec> parse_synthetic(std::string_view spec) {
   s.preset = std::string(spec.substr(0, colon));
   const std::vector<std::string> presets = {"llm", "philly-like"};
   if (std::find(presets.begin(), presets.end(), s.preset) == presets.end()) {
-    return base::fail("--synthetic: unknown preset '" + s.preset + "'" +
+    return base::fail("{synthetic}: unknown preset '" + s.preset + "'" +
                       base::did_you_mean(s.preset, presets) + " (expected llm or philly-like)");
   }
   if (s.preset == "philly-like") {
@@ -63,7 +63,7 @@ base::Result<SyntheticSpec> parse_synthetic(std::string_view spec) {
     rest = comma == std::string_view::npos ? std::string_view{} : rest.substr(comma + 1);
     const size_t eq = kv.find('=');
     if (eq == std::string_view::npos) {
-      return base::fail("--synthetic: expected key=value, got '" + std::string(kv) + "'");
+      return base::fail("{synthetic}: expected key=value, got '" + std::string(kv) + "'");
     }
     const std::string key(kv.substr(0, eq));
     const std::string_view val = kv.substr(eq + 1);
@@ -73,11 +73,11 @@ base::Result<SyntheticSpec> parse_synthetic(std::string_view spec) {
     if (count) {
       auto iv = base::parse_integer(
           val, {.min = key == "jobs" ? 0 : 1, .max = key == "jobs" ? base::kMaxJobs : 1'000'000});
-      if (!iv) return base::fail("--synthetic: " + key + ": " + iv.error().message);
+      if (!iv) return base::fail("{synthetic}: " + key + ": " + iv.error().message);
       v = static_cast<double>(*iv);
     } else {
       auto rv = base::parse_real(val, {.min = 0, .max = 1000});
-      if (!rv) return base::fail("--synthetic: " + key + ": " + rv.error().message);
+      if (!rv) return base::fail("{synthetic}: " + key + ": " + rv.error().message);
       v = *rv;
     }
     if (key == "load") {
@@ -85,7 +85,7 @@ base::Result<SyntheticSpec> parse_synthetic(std::string_view spec) {
     } else if (key == "jobs") {
       s.jobs = static_cast<int64_t>(v);
     } else if (key == "inference") {
-      if (v >= 1) return base::fail("--synthetic: inference must be a fraction below 1");
+      if (v >= 1) return base::fail("{synthetic}: inference must be a fraction below 1");
       s.inference = v;
     } else if (key == "pretrain") {
       s.pretrain = v;
@@ -96,7 +96,7 @@ base::Result<SyntheticSpec> parse_synthetic(std::string_view spec) {
     } else if (key == "accounts") {
       s.accounts = std::max(1, static_cast<int>(v));
     } else {
-      return base::fail("--synthetic: unknown key '" + key + "'" + base::did_you_mean(key, keys) +
+      return base::fail("{synthetic}: unknown key '" + key + "'" + base::did_you_mean(key, keys) +
                         " (known: load, jobs, inference, pretrain, finetune, dev, accounts)");
     }
   }
@@ -199,8 +199,8 @@ base::Result<Workload> generate(const SyntheticSpec& spec, const ClusterModel& c
   for (double r : rate) expected_jobs += std::max(0.0, r) * H;
   if (!(expected_jobs <= static_cast<double>(base::kMaxJobs))) {
     return base::fail(fmt::format(
-        "--synthetic: the stream would submit about {:.3g} jobs over the horizon, more than the "
-        "limit of {} (base::kMaxJobs): lower the load or jobs, or shorten --days",
+        "{{synthetic}}: the stream would submit about {:.3g} jobs over the horizon, more than the "
+        "limit of {} (base::kMaxJobs): lower the load or jobs, or shorten {{days}}",
         expected_jobs, base::kMaxJobs));
   }
   for (size_t k = 0; k < classes.size(); ++k) {

@@ -451,7 +451,7 @@ base::Result<Workload> read_trace(std::string_view text, const std::string& file
   if (!errors.empty()) {
     return base::fail(
         base::Error{errors.combined().to_string() +
-                        "\n(use --bad-rows skip to skip malformed rows and count them)",
+                        "\n(use {bad_rows} skip to skip malformed rows and count them)",
                     "", 0});
   }
   if (header.empty()) return base::fail("the trace is empty (expected a header line)", file);

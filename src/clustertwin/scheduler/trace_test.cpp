@@ -76,7 +76,7 @@ TEST(Trace, BadRowsStopWithEveryRowOrSkipWithACount) {
   EXPECT_NE(m.find("bad.csv:5: duration_s: expected seconds >= 0, got '-1'"), std::string::npos)
       << m;
   EXPECT_NE(m.find("bad.csv:6:"), std::string::npos) << m;
-  EXPECT_NE(m.find("--bad-rows skip"), std::string::npos) << m;
+  EXPECT_NE(m.find("{bad_rows} skip"), std::string::npos) << m;
   auto s = read_trace(csv, "bad.csv", {.bad_rows = BadRows::kSkip});
   ASSERT_TRUE(s);
   EXPECT_EQ(s->jobs.size(), 1u);
