@@ -6,8 +6,8 @@
 # `tools/quickstart.sh`, `import clustertwin` works from any directory (README.md, "Quick start").
 #
 # The module takes the same requests as the CLI and the scenario files: keyword arguments are the
-# keys of a scenario file's `workload.training` / `workload.inference` block, with the same
-# defaults and checks; results are the dicts `clustertwin train|serve --json` writes.
+# keys of a scenario file's `workload.training` / `workload.inference` (...) block, with the same
+# defaults and checks; results are the dicts the verbs' `--json` writes.
 
 # %%
 import clustertwin
@@ -46,6 +46,20 @@ best = clustertwin.serve(cluster="hgx-h100*1", model="llama3.1-8b", serving="aut
                          osl=256, scenario="offline", precision="fp8")
 s = best["inference"]
 print(f"{s['layout']['summary']}: {s['tokens_per_s_per_gpu']:,.0f} tokens/s per GPU")
+
+# %% [markdown]
+# ## A month of that job under failures, and its power
+# `goodput` and `power` take the training keywords plus their study's own
+# (`goodput_fields()`, `power_fields()`); `schedule` a whole cluster's job stream
+# (`schedule_fields()`).
+
+# %%
+g = clustertwin.goodput(cluster="gb300-nvl72*8", gpus=256, model="llama3.1-70b", tp=8, pp=4,
+                        days=30, spares=2, sweep=False)["goodput"]
+print(f"ETTR {g['ettr_breakdown']['ettr']:.1%} over {g['horizon_s'] / 86400:.0f} days, "
+      f"{g['interruptions']} interruptions")
+p = clustertwin.power(cluster="hgx-h100*2", model="llama3.1-8b", tp=8, power_cap="600W")["power"]
+print(f"rack peak {p['rack_peak_W'] / 1e3:.1f} kW, {p['energy_per_token_J']:.3f} J per token")
 
 # %% [markdown]
 # ## Bad input

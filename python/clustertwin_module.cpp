@@ -1,11 +1,13 @@
 // The Python door (DESIGN.md §2: "thin ways in"): `import clustertwin`, then
 //   clustertwin.train(cluster="hgx-h100*2", model="llama3.1-8b", tp=8)   -> dict
 //   clustertwin.serve(cluster="hgx-h100*1", model="llama3.1-8b", serving="auto") -> dict
+//   clustertwin.goodput(...), clustertwin.power(...), clustertwin.schedule(...)   -> dict
 // Keywords are the keys of the request's field table (scenario/fields.h: the same table that
 // makes the CLI's flags and the scenario files' keys); the library checks them as it does for
-// every door. Results are the JSON `clustertwin train|serve --json` writes, through the same
-// serializer (report::dump), parsed by Python's json module. Bad input raises clustertwin.Error
-// (a ValueError) carrying the library's message with each field named by its keyword.
+// every door. Results are the JSON `clustertwin train|serve|goodput|power|schedule --json` writes,
+// through the same serializer (report::dump), parsed by Python's json module. Bad input raises
+// clustertwin.Error (a ValueError) carrying the library's message with each field named by its
+// keyword.
 
 #include <pybind11/pybind11.h>
 
@@ -13,11 +15,15 @@
 #include <stdexcept>
 #include <string>
 #include <type_traits>
+#include <utility>
 #include <variant>
 #include <vector>
 
 #include "clustertwin/base/text.h"
 #include "clustertwin/report/json_out.h"
+#include "clustertwin/scenario/goodput.h"
+#include "clustertwin/scenario/power.h"
+#include "clustertwin/scenario/schedule.h"
 #include "clustertwin/scenario/serving.h"
 #include "clustertwin/scenario/training.h"
 
@@ -89,6 +95,40 @@ void set_field(R& r, const scenario::Field<R>& field, const py::handle& v,
       field.member);
 }
 
+/// Sets the field `key` of `r` when one of `tables` has it; false when none does.
+template <class R>
+bool set_if_field(R& r, std::initializer_list<const scenario::FieldTable<R>*> tables,
+                  const std::string& key, const py::handle& value,
+                  const std::vector<scenario::FieldWord>& words, std::vector<std::string>& keys) {
+  for (const auto* t : tables) {
+    for (const auto& f : *t) {
+      keys.push_back(f.key);
+      if (f.key == key) {
+        set_field(r, f, value, words);
+        return true;
+      }
+    }
+  }
+  return false;
+}
+
+/// Sets `env`'s catalog directory when `key` is `catalog`; false otherwise.
+bool set_if_catalog(scenario::Environment& env, const std::string& key, const py::handle& value,
+                    const std::vector<scenario::FieldWord>& words) {
+  if (key != kCatalogKeyword) return false;
+  if (!py::isinstance<py::str>(value)) {
+    raise(std::string(kCatalogKeyword) + ": expected a directory, got " + type_name(value), words);
+  }
+  env.catalog_dir = value.cast<std::string>();
+  return true;
+}
+
+[[noreturn]] void unknown_keyword(const std::string& key, std::vector<std::string> keys,
+                                  const std::vector<scenario::FieldWord>& words) {
+  keys.push_back(kCatalogKeyword);
+  raise("unknown keyword '" + key + "'" + base::did_you_mean(key, keys), words);
+}
+
 /// A request from keyword arguments: each keyword a key of one of `tables` (or `catalog`, the
 /// environment's catalog directory, which goes to `env`).
 template <class R>
@@ -98,28 +138,32 @@ R request_from(const py::kwargs& kwargs,
   R r;
   for (const auto& item : kwargs) {
     const std::string key = py::str(item.first);
-    if (key == kCatalogKeyword) {
-      if (!py::isinstance<py::str>(item.second)) {
-        raise(
-            std::string(kCatalogKeyword) + ": expected a directory, got " + type_name(item.second),
-            words);
-      }
-      env.catalog_dir = item.second.cast<std::string>();
-      continue;
-    }
-    const scenario::Field<R>* field = nullptr;
-    std::vector<std::string> keys{kCatalogKeyword};
-    for (const auto* t : tables) {
-      for (const auto& f : *t) {
-        keys.push_back(f.key);
-        if (f.key == key) field = &f;
-      }
-    }
-    if (field == nullptr)
-      raise("unknown keyword '" + key + "'" + base::did_you_mean(key, keys), words);
-    set_field(r, *field, item.second, words);
+    std::vector<std::string> keys;
+    if (set_if_catalog(env, key, item.second, words)) continue;
+    if (!set_if_field(r, tables, key, item.second, words, keys)) unknown_keyword(key, keys, words);
   }
   return r;
+}
+
+/// A training request and a study's settings (goodput, power) from one set of keyword
+/// arguments, as their verbs take one set of flags: each keyword a key of the training table or
+/// of the study's.
+template <class S>
+std::pair<scenario::TrainingRequest, S> request_pair_from(
+    const py::kwargs& kwargs, const scenario::FieldTable<S>& study,
+    const std::vector<scenario::FieldWord>& words, scenario::Environment& env) {
+  std::pair<scenario::TrainingRequest, S> out;
+  for (const auto& item : kwargs) {
+    const std::string key = py::str(item.first);
+    std::vector<std::string> keys;
+    if (set_if_catalog(env, key, item.second, words)) continue;
+    if (set_if_field(out.first, {&scenario::training_fields()}, key, item.second, words, keys))
+      continue;
+    if (!set_if_field(out.second, {&study}, key, item.second, words, keys)) {
+      unknown_keyword(key, keys, words);
+    }
+  }
+  return out;
 }
 
 /// The results document as the CLI writes it (`--json`), as a Python dict.
@@ -159,6 +203,48 @@ py::object serve(const py::kwargs& kwargs) {
   report::Json j = {{"inference", run->json}};
   if (run->power) j["power"] = run->power->json;
   return to_dict(j);
+}
+
+py::object goodput(const py::kwargs& kwargs) {
+  const auto& words = scenario::goodput_words();
+  scenario::Environment env;
+  const auto [training, settings] =
+      request_pair_from<scenario::GoodputSettings>(kwargs, scenario::goodput_fields(), words, env);
+  base::Result<scenario::GoodputRun> run = base::fail("not run");
+  {
+    py::gil_scoped_release unlocked;
+    run = scenario::run_goodput(env, training, settings);
+  }
+  if (!run) raise(run.error().to_string(), words);
+  return to_dict({{"goodput", run->json}});  // as cmd_goodput.cpp writes it
+}
+
+py::object power(const py::kwargs& kwargs) {
+  const auto& words = scenario::power_words();
+  scenario::Environment env;
+  const auto [training, settings] =
+      request_pair_from<scenario::PowerSettings>(kwargs, scenario::power_fields(), words, env);
+  base::Result<scenario::PowerRun> run = base::fail("not run");
+  {
+    py::gil_scoped_release unlocked;
+    run = scenario::run_power(env, training, settings);
+  }
+  if (!run) raise(run.error().to_string(), words);
+  return to_dict({{"training", run->training}, {"power", run->power}});  // as cmd_power.cpp
+}
+
+py::object schedule(const py::kwargs& kwargs) {
+  const auto& words = scenario::schedule_words();
+  scenario::Environment env;
+  const auto request =
+      request_from<scenario::ScheduleRequest>(kwargs, {&scenario::schedule_fields()}, words, env);
+  base::Result<scenario::ScheduleRun> run = base::fail("not run");
+  {
+    py::gil_scoped_release unlocked;
+    run = scenario::run_schedule(env, request, /*quiet=*/true);
+  }
+  if (!run) raise(run.error().to_string(), words);
+  return to_dict({{"schedule", run->json}});  // as cmd_schedule.cpp writes it
 }
 
 /// The fields of the tables as Python sees them: keyword -> {"help", "flag", "default"[,
@@ -201,17 +287,54 @@ py::dict fields_of(std::initializer_list<const scenario::FieldTable<R>*> tables,
 PYBIND11_MODULE(clustertwin, m) {
   using namespace clustertwin;
   m.doc() =
-      "clustertwin: a digital twin of AI supercomputers. train(**fields) and serve(**fields) take "
-      "the keys of a scenario file's workload.training / workload.inference (training_fields() "
-      "and serving_fields() list them with their defaults) and return the results JSON of "
-      "`clustertwin train|serve --json` as a dict; catalog=DIR reads another catalog. Bad input "
-      "raises clustertwin.Error (a ValueError) with the library's message.";
+      "clustertwin: a digital twin of AI supercomputers. train(**fields), serve(**fields), "
+      "goodput(**fields), power(**fields) and schedule(**fields) take the keys of a scenario "
+      "file's workload blocks (training_fields(), serving_fields(), goodput_fields(), "
+      "power_fields() and schedule_fields() list them with their defaults) and return the results "
+      "JSON of the verb's --json as a dict; catalog=DIR reads another catalog. Bad input raises "
+      "clustertwin.Error (a ValueError) with the library's message.";
   py::register_exception<python::InputError>(m, "Error", PyExc_ValueError);
   m.def("train", &python::train,
         "One training step (as `clustertwin train --json -`): keywords are the training fields");
   m.def("serve", &python::serve,
         "One serving study (as `clustertwin serve --json -`): keywords are the serving fields; "
         "serving='auto' searches the layouts");
+  m.def("goodput", &python::goodput,
+        "One long training job under failures (as `clustertwin goodput --json -`): keywords are "
+        "the training fields and the goodput study's (goodput_fields())");
+  m.def("power", &python::power,
+        "The power view of a training job (as `clustertwin power --json -`): keywords are the "
+        "training fields and the power study's (power_fields())");
+  m.def("schedule", &python::schedule,
+        "A cluster over days to months (as `clustertwin schedule --json -`): keywords are the "
+        "schedule fields");
+  m.def(
+      "goodput_fields",
+      [] {
+        auto d = python::fields_of<scenario::TrainingRequest>({&scenario::training_fields()},
+                                                              scenario::goodput_words());
+        d.attr("update")(python::fields_of<scenario::GoodputSettings>({&scenario::goodput_fields()},
+                                                                      scenario::goodput_words()));
+        return d;
+      },
+      "The keywords of goodput(): the training fields and the study's");
+  m.def(
+      "power_fields",
+      [] {
+        auto d = python::fields_of<scenario::TrainingRequest>({&scenario::training_fields()},
+                                                              scenario::power_words());
+        d.attr("update")(python::fields_of<scenario::PowerSettings>({&scenario::power_fields()},
+                                                                    scenario::power_words()));
+        return d;
+      },
+      "The keywords of power(): the training fields and the study's");
+  m.def(
+      "schedule_fields",
+      [] {
+        return python::fields_of<scenario::ScheduleRequest>({&scenario::schedule_fields()},
+                                                            scenario::schedule_words());
+      },
+      "The keywords of schedule()");
   m.def(
       "training_fields",
       [] {

@@ -117,6 +117,60 @@ class Serving(unittest.TestCase):
         self.assertGreater(result["inference"]["tokens_per_s_per_gpu"], 0)
 
 
+class Studies(unittest.TestCase):
+    """goodput, power and schedule: the same keywords as their verbs' flags, the same JSON."""
+
+    def assert_same_as_cli(self, verb, call, kwargs, fields):
+        result = call(**kwargs)
+        cli = run_cli(verb, cli_args(kwargs, fields))
+        self.assertEqual(cli.returncode, 0, cli.stderr)
+        self.assertEqual(result, json.loads(cli.stdout))
+        return result
+
+    def test_goodput_is_the_cli_json(self):
+        kwargs = dict(cluster="gb300-nvl72*8", gpus=256, model="llama3.1-70b", tp=8, pp=4,
+                      days=10, spares=2, failure_scale=10, sweep=False)
+        result = self.assert_same_as_cli("goodput", clustertwin.goodput, kwargs,
+                                         clustertwin.goodput_fields())
+        self.assertGreater(result["goodput"]["ettr_breakdown"]["ettr"], 0)
+
+    def test_power_is_the_cli_json(self):
+        kwargs = dict(cluster="hgx-h100*2", model="llama3.1-8b", tp=8, power_cap="600W")
+        result = self.assert_same_as_cli("power", clustertwin.power, kwargs,
+                                         clustertwin.power_fields())
+        self.assertIn("power", result)
+        self.assertGreater(result["training"]["step_time_s"], 0)
+
+    def test_schedule_is_the_cli_json(self):
+        kwargs = dict(cluster="gb300-nvl72*2", synthetic="llm:jobs=200", days=1)
+        result = self.assert_same_as_cli("schedule", clustertwin.schedule, kwargs,
+                                         clustertwin.schedule_fields())
+        self.assertEqual(len(result["schedule"]["runs"]), 1)
+
+    def test_study_keywords_are_the_verbs_flags(self):
+        # Each verb's own outputs are flags, not keywords (schedule's --trace is its job trace, a
+        # keyword).
+        for verb, fields, outputs in (("goodput", clustertwin.goodput_fields(), {"--json"}),
+                                      ("power", clustertwin.power_fields(), {"--json", "--trace"}),
+                                      ("schedule", clustertwin.schedule_fields(),
+                                       {"--json", "--jobs-csv"})):
+            with self.subTest(verb=verb):
+                helptext = subprocess.run([CLI, verb, "--help"], capture_output=True, text=True,
+                                          check=True, env=cli_env()).stdout
+                flags = set(re.findall(r"^\s+(--[a-z0-9-]+)", helptext, re.M))
+                self.assertEqual({f["flag"] for f in fields.values()},
+                                 flags - {"--help"} - outputs)
+
+    def test_a_study_error_names_keywords(self):
+        with self.assertRaises(clustertwin.Error) as caught:
+            clustertwin.schedule(cluster="gb300-nvl72*2", synthetic="llm:jobz=3")
+        self.assertIn("synthetic", str(caught.exception))
+        self.assertNotIn("--", str(caught.exception))
+        with self.assertRaises(clustertwin.Error) as caught:
+            clustertwin.goodput(model="llama3.1-8b", dayz=3)
+        self.assertIn("did you mean 'days'", str(caught.exception))
+
+
 class Errors(unittest.TestCase):
     def assert_same_message(self, verb, kwargs, fields):
         call = clustertwin.train if verb == "train" else clustertwin.serve
