@@ -139,7 +139,7 @@ std::string CollectiveModel::unavailable(const Group& g, Op op, const Dtype& dt,
         }
         if (!sharp_) {
           return "nvls across NVLink domains needs SHARP enabled (NCCL's SHARP plugin with "
-                 "NCCL_COLLNET_ENABLE=1; the cluster's scale_out.sharp, or sharp on); it is off: "
+                 "NCCL_COLLNET_ENABLE=1; cluster scale_out.sharp or {sharp} on); it is off: "
                  "nvls_tree runs instead";
         }
         if (!g.uniform())
@@ -157,7 +157,7 @@ std::string CollectiveModel::unavailable(const Group& g, Op op, const Dtype& dt,
       }
       if (!sharp_) {
         return "collnet needs SHARP enabled (NCCL's SHARP plugin with NCCL_COLLNET_ENABLE=1; "
-               "the cluster's scale_out.sharp, or sharp on); it is off";
+               "cluster scale_out.sharp or {sharp} on); it is off";
       }
       if (D < 2) return "collnet needs at least 2 NVLink domains";
       if (!g.uniform()) return "collnet needs the same number of GPUs in every domain";
@@ -167,7 +167,7 @@ std::string CollectiveModel::unavailable(const Group& g, Op op, const Dtype& dt,
         return "pat runs all_gather and reduce_scatter only";
       if (p != 1)
         return "pat needs one GPU per NVLink domain (NCCL: 'PAT only supports 1 GPU per node'); "
-               "take 1 GPU per domain";
+               "use {gpus_per_domain} 1";
       return {};
     case Algorithm::kHierarchical:
       if (op != Op::kAllReduce) return "hierarchical runs all_reduce only";

@@ -12,6 +12,30 @@
 namespace clustertwin::collective {
 using base::fail;
 
+namespace {
+
+/// A reason with its `{key}` field names (which each door writes as its own word, DESIGN.md §2)
+/// written as the bare keys, for the JSON.
+std::string keys_plain(const std::string& text) {
+  std::string out;
+  for (size_t i = 0; i < text.size(); ++i) {
+    const size_t close = text[i] == '{' ? text.find('}', i) : std::string::npos;
+    const bool key = close != std::string::npos && close > i + 1 &&
+                     std::all_of(text.begin() + static_cast<long>(i) + 1,
+                                 text.begin() + static_cast<long>(close),
+                                 [](char c) { return (c >= 'a' && c <= 'z') || c == '_'; });
+    if (key) {
+      out.append(text, i + 1, close - i - 1);
+      i = close;
+    } else {
+      out += text[i];
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
 base::Result<std::vector<int64_t>> sweep_sizes(int64_t min_bytes, int64_t max_bytes, double factor,
                                                int64_t step_bytes) {
   if (min_bytes < 0) return fail("{min_bytes}: expected a size >= 0");
@@ -258,7 +282,7 @@ nlohmann::json to_json(const SweepResult& r) {
   j["avg_busbw_GBps"] = sig(r.avg_busbw_GBps);
   nlohmann::json avail = nlohmann::json::object();
   for (const auto& a : r.availability) {
-    avail[algorithm_name(a.algorithm)] = a.ok ? std::string("available") : a.reason;
+    avail[algorithm_name(a.algorithm)] = a.ok ? std::string("available") : keys_plain(a.reason);
   }
   j["algorithms"] = avail;
   nlohmann::json rows = nlohmann::json::array();
