@@ -4,13 +4,17 @@
 #   [-DEXPECT_STDERR=<s>]   stderr must contain s
 #   [-DEXPECT_STDOUT=<s>]   stdout must contain s
 #   [-DWORKDIR=<dir>]
+#   [-DTIMEOUT=<s>]         the run's limit (default 600 s)
 if(NOT WORKDIR)
   set(WORKDIR ${CMAKE_CURRENT_BINARY_DIR})
+endif()
+if(NOT TIMEOUT)
+  set(TIMEOUT 600)
 endif()
 execute_process(COMMAND ${BIN} ${ARGS}
                 WORKING_DIRECTORY ${WORKDIR}
                 OUTPUT_VARIABLE out ERROR_VARIABLE err RESULT_VARIABLE rc
-                TIMEOUT 600)
+                TIMEOUT ${TIMEOUT})
 if(NOT "${rc}" STREQUAL "${EXPECT_RC}")
   message(FATAL_ERROR "exit code ${rc}, expected ${EXPECT_RC}\nstdout:\n${out}\nstderr:\n${err}")
 endif()

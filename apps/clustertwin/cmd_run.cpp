@@ -13,37 +13,11 @@
 #include "commands.h"
 
 namespace clustertwin::app {
-namespace {
 
-// The flagship scenario (kept identical to examples/azure-ndv6-gb300.yaml; a test diffs them).
-constexpr const char* kFlagship =
-    R"(# The flagship: Azure NDv6 GB300 (64 GB300 NVL72 racks, 4,608 GPUs) training a trillion-
-# parameter GPT on the whole cluster. Run: clustertwin run examples/azure-ndv6-gb300.yaml
-name: azure-ndv6-gb300
-cluster: azure-ndv6-gb300
-workload:
-  training:
-    model: megatron-gpt-1t
-    gpus: 4608
-    tp: 8
-    pp: 16
-    vpp: 2
-    global_batch: 4608
-    seq_len: 4096
-    precision: fp8
-    tp_comm_overlap: true
-    tokens: 15T
-    power: true
-  inference:
-    model: deepseek-r1
-    gpus: 72
-    scenario: server
-    precision: fp4
-    tp: 8
-    ep: 8
-    dp_attention: true
-    power: true
-)";
+// The flagship scenario: examples/azure-ndv6-gb300.yaml, compiled in (cmake/embed_text.cmake).
+extern const char* const kFlagshipYaml;
+
+namespace {
 
 int run_and_write(const Context& ctx, const config::Document& doc, const std::string& json_path) {
   auto out = scenario::run_scenario(ctx, doc, ctx.quiet);
@@ -82,7 +56,7 @@ base::Result<ScenarioOutput> run_scenario_document(const Context& ctx,
 }
 
 int run_flagship(const Context& ctx) {
-  auto doc = config::parse_document(kFlagship, "built-in:azure-ndv6-gb300");
+  auto doc = config::parse_document(kFlagshipYaml, "built-in:azure-ndv6-gb300");
   if (!doc) return bad_input(doc.error());
   return run_and_write(ctx, *doc, "");
 }
@@ -98,7 +72,7 @@ Verb add_run(CLI::App& app, const Context& ctx) {
   cmd->add_option("--json", o->json, "write results JSON to FILE ('-' for stdout)");
   return {cmd, [&ctx, o] {
             if (o->file.empty()) {
-              auto doc = config::parse_document(kFlagship, "built-in:azure-ndv6-gb300");
+              auto doc = config::parse_document(kFlagshipYaml, "built-in:azure-ndv6-gb300");
               return run_and_write(ctx, *doc, o->json);
             }
             auto doc = config::load_document(o->file);

@@ -168,7 +168,11 @@ async function runCase({ name, json, detail }) {
       const { data } = ctx.getImageData(0, 0, canvas.width, canvas.height);
       for (let i = 3; i < data.length; i += 4 * 7) if (data[i] > 0) inked++;
     }
-    return { id: el.dataset.chart, instance: true, canvas: !!canvas, inked,
+    // The value axes' ends as drawn (the CDFs must reach their limit lines, the timeline its step).
+    const ends = (axis) => inst.getModel().getComponent(axis, 0);
+    const xModel = ends('xAxis');
+    const xExtent = xModel && xModel.axis && xModel.axis.scale ? xModel.axis.scale.getExtent() : null;
+    return { id: el.dataset.chart, instance: true, canvas: !!canvas, inked, xExtent,
              drawn: inst.getZr().storage.getDisplayList().length, series,
              width: el.clientWidth, height: el.clientHeight };
   }));
@@ -216,6 +220,8 @@ async function runCase({ name, json, detail }) {
     const mem = t.memory_per_gpu || t.memory;
     const terms = mem.stages ? null : Object.keys(mem).filter((k) => k.endsWith('_B') && !/^(capacity|total|usable)/.test(k)).length;
     check(terms === null || points('training/memory') === terms, `${name}: memory chart shows ${points('training/memory')} terms of ${terms}`);
+    const tx = byId['training/timeline'].xExtent;
+    check(tx && tx[1] >= t.step_time_s, `${name}: the timeline axis ends at ${tx && tx[1]} s, before the ${t.step_time_s} s step`);
     const types = new Set(byId['training/timeline'].series.map((s) => s.type));
     check(types.has('custom'), `${name}: timeline is not a custom (Gantt) series`);
   }
@@ -228,11 +234,17 @@ async function runCase({ name, json, detail }) {
       check(byId[id].series.some((s) => s.name === 'chosen' && s.data === 1), `${name}: ${id} does not mark the chosen layout`);
     }
   }
-  // Latency CDFs: p50, p90, p99 and max of each latency the run reports.
-  for (const [key, id] of [['ttft_s', 'inference/ttft-cdf'], ['tpot_s', 'inference/tpot-cdf']]) {
+  // Latency CDFs: p50, p90, p99 and max of each latency the run reports, on an axis that reaches
+  // the limit line (it once ended before a limit no request came near).
+  for (const [key, id, lim, scale] of [['ttft_s', 'inference/ttft-cdf', 'ttft_limit_s', 1], ['tpot_s', 'inference/tpot-cdf', 'tpot_limit_s', 1e3]]) {
     const stats = results.inference && results.inference[key];
     if (stats && typeof stats === 'object') {
       check(points(id) === 4, `${name}: ${id} shows ${points(id)} of 4 percentiles`);
+      const limit = results.inference[lim];
+      const x = byId[id] && byId[id].xExtent;
+      if (typeof limit === 'number') {
+        check(x && x[1] >= limit * scale, `${name}: ${id} axis ends at ${x && x[1]}, before the limit ${limit * scale}`);
+      }
     }
   }
   const gen = results.inference && results.inference.generation_ratio;
@@ -241,16 +253,20 @@ async function runCase({ name, json, detail }) {
     check(points('inference/generation', (s) => s.name === 'base') === gen.steps.length + 1,
       `${name}: the waterfall shows ${points('inference/generation', (s) => s.name === 'base')} bars of ${gen.steps.length + 1}`);
   }
-  if (results.power) {
-    results.power.waveforms.forEach((w, i) =>
-      check(points(`power/${i}`) === w.t_s.length, `${name}: power/${i} shows ${points(`power/${i}`)} of ${w.t_s.length} samples`));
-  }
+  // Power: a waveform and its smoothed twin share a chart; every sample of every waveform is drawn.
+  const powerCharts = (prefix, waves) => {
+    const ids = charts.map((c) => c.id).filter((id) => id.startsWith(prefix) && /^\d+$/.test(id.slice(prefix.length)));
+    const shown = ids.reduce((n, id) => n + points(id), 0);
+    const want = waves.reduce((n, w) => n + w.t_s.length, 0);
+    const twins = new Set(waves.map((w) => String(w.name).replace(/,? smoothed$/, ''))).size;
+    check(shown === want, `${name}: ${prefix}* show ${shown} of ${want} samples`);
+    check(ids.length === twins, `${name}: ${ids.length} power charts for ${twins} waveforms (smoothed twins together)`);
+  };
+  if (results.power) powerCharts('power/', results.power.waveforms);
   if (results.inference && results.inference.power) {
     const waves = results.inference.power.waveforms || [];
     check(waves.length > 0, `${name}: the serving power view has no waveforms`);
-    waves.forEach((w, i) =>
-      check(points(`inference/power/${i}`) === w.t_s.length,
-        `${name}: inference/power/${i} shows ${points(`inference/power/${i}`)} of ${w.t_s.length} samples`));
+    powerCharts('inference/power/', waves);
   }
   if (results.warnings) {
     const items = await page.$$eval('ul.warnings li', (e) => e.length);

@@ -79,6 +79,8 @@
     if (key.endsWith('_B')) return si(v, 'B');
     if (key.endsWith('_W')) return si(v, 'W');
     if (key.endsWith('_J')) return si(v, 'J');
+    if (key.endsWith('_L_per_min')) return `${sig(v)} L/min`;
+    if (key.endsWith('_C')) return `${sig(v)} °C`;
     if (k.endsWith('_us')) return seconds(v * 1e-6);
     if (k.endsWith('_ms')) return seconds(v * 1e-3);
     const perSecond = /(^|_)per_s(_|$)/.test(k);
@@ -98,13 +100,13 @@
     return key
       .replace(/_per_s_per_/g, '/s per ')
       .replace(/_per_s$/g, '/s')
-      .replace(/_(FLOPps|GBps|Bps|bps|B|W|J|us|ms|s)$/, '')
+      .replace(/_(FLOPps|GBps|Bps|bps|B|W|J|us|ms|s|C|L_per_min)$/, '')
       .replace(/_per_/g, ' per ')
       .replace(/_/g, ' ')
       .replace(/\btflops\b/g, 'TFLOP/s')
       .replace(/\bgpu\b/g, 'GPU')
       .replace(/\bgpus\b/g, 'GPUs')
-      .replace(/\b(mfu|hbm|cpu|nic|ttft|tpot|kv|slo|tp|pp|dp|cp|ep|vpp|it)\b/g, (m) => m.toUpperCase());
+      .replace(/\b(mfu|hbm|cpu|nic|ttft|tpot|kv|slo|tp|pp|dp|cp|ep|vpp|it|pue|tgp)\b/g, (m) => m.toUpperCase());
   }
 
   // ------------------------------------------------------------------------------------ DOM
@@ -169,6 +171,14 @@
   }
 
   const num = (v) => typeof v === 'number' && Number.isFinite(v);
+  /** The smallest of 1, 1.2, 1.5, 2, 2.5, 3, 4, 5, 6 or 8 times a power of ten at or above v: an
+   *  axis end that reads well. */
+  function niceCeil(v) {
+    if (!(v > 0)) return 1;
+    const p = 10 ** Math.floor(Math.log10(v));
+    for (const m of [1, 1.2, 1.5, 2, 2.5, 3, 4, 5, 6, 8, 10]) if (m * p >= v * (1 - 1e-9)) return m * p;
+    return 10 * p;
+  }
 
   function card(title, body, opts = {}) {
     return h('div', { class: `card${opts.wide ? ' wide' : ''}${opts.full ? ' full' : ''}` },
@@ -621,18 +631,36 @@
       const dur = e.dur_s !== undefined ? e.dur_s : e.end_s - e.start_s;
       return { track, name, kind, start_s: e.start_s, dur_s: dur, micro, chunk: e.chunk };
     });
-    // The stage tails (exposed data-parallel reduction, optimizer) when the timeline reaches them.
+    // The stage tails (exposed data-parallel reduction, optimizer) when the timeline reaches them,
+    // or when it holds only the first micro-batches (timelineCut): the tails are exact figures of
+    // each stage, drawn at its pipeline end past the band of micro-batches not drawn.
+    const cut = timelineCut(t, ops);
     if (Array.isArray(t.stages)) {
       for (const s of t.stages) {
         const track = `stage ${s.stage}`;
         const last = Math.max(...ops.filter((o) => o.track === track).map((o) => o.start_s + o.dur_s));
-        if (!Number.isFinite(last) || !Number.isFinite(s.pipeline_end_s) ||
-            Math.abs(last - s.pipeline_end_s) > 1e-3 * Math.max(1e-9, s.pipeline_end_s)) continue;
+        if (!Number.isFinite(last) || !Number.isFinite(s.pipeline_end_s)) continue;
+        if (!cut && Math.abs(last - s.pipeline_end_s) > 1e-3 * Math.max(1e-9, s.pipeline_end_s)) continue;
         if (s.dp_exposed_s > 0) ops.push({ track, name: 'DP reduce (exposed)', kind: 'dp_comm', start_s: s.pipeline_end_s, dur_s: s.dp_exposed_s });
         if (s.optimizer_s > 0) ops.push({ track, name: 'optimizer', kind: 'optimizer', start_s: s.pipeline_end_s + (s.dp_exposed_s || 0), dur_s: s.optimizer_s });
       }
     }
     return ops.filter((o) => Number.isFinite(o.start_s) && Number.isFinite(o.dur_s));
+  }
+
+  /** The timeline JSON holds the first micro-batches of a step only (report::training_json keeps
+   *  2 pp + 2 of them): {shown, all, from_s, to_s} when micro-batches are missing — the band from
+   *  the last drawn operation to the first stage's pipeline end — else null. */
+  function timelineCut(t, ops) {
+    const all = t.layout && num(t.layout.micro_batches) ? t.layout.micro_batches : null;
+    const micros = ops.map((o) => o.micro).filter(num);
+    if (!all || !micros.length) return null;
+    const shown = Math.max(...micros) + 1;
+    if (shown >= all) return null;
+    const ends = (Array.isArray(t.stages) ? t.stages : []).map((s) => s.pipeline_end_s).filter(num);
+    const from = Math.max(...ops.filter((o) => num(o.micro)).map((o) => o.start_s + o.dur_s));
+    const to = ends.length ? Math.min(...ends) : null;
+    return { shown, all, from_s: from, to_s: to !== null && to > from ? to : null };
   }
 
   /** Rows of objects as a table (columns: the union of scalar keys, in first-seen order). */
@@ -728,7 +756,7 @@
         xAxis: Object.assign({ type: 'category', data: stages.map((s) => String(s.stage).replace(/^stage /, stages.length > 1 ? '' : 'stage ')),
           axisLabel: { hideOverlap: true } }, axisName(stages.length > 1 ? 'pipeline stage' : '', 26)),
         yAxis: { type: 'value', max: cap ? (v) => Math.max(v.max, cap) * 1.05 : null,
-                 axisLabel: { formatter: (v) => si(v, 'B') } },
+                 axisLabel: { formatter: (v) => si(v, 'B'), showMaxLabel: !cap } },
         series: comps.map((k, i) => ({
           name: label(k), type: 'bar', stack: 'mem', barMaxWidth: 90, data: stages.map((s) => s[k] || 0),
           itemStyle: { color: PALETTE[i % PALETTE.length] },
@@ -765,17 +793,29 @@
         data: ops.filter((e) => e.kind === kind).map((e) => ({
           value: [tracks.indexOf(e.track), e.start_s, e.start_s + e.dur_s, e.name], e })),
       }));
+      // The axis spans the whole step; micro-batches the JSON does not hold are a grey band
+      // that says so, so a 12 s step does not read as a 5 s one.
+      const cut = timelineCut(t, ops);
+      const end = Math.max(num(t.step_time_s) ? t.step_time_s : 0, ...ops.map((o) => o.start_s + o.dur_s));
+      if (cut && cut.to_s !== null && series.length) {
+        series[0].markArea = { silent: true, itemStyle: { color: 'rgba(165,177,194,0.18)' },
+          label: { show: true, position: 'inside', color: '#5a6473', fontSize: 12, lineHeight: 17,
+                   formatter: `micro-batches ${cut.shown + 1}–${cut.all}\n(same pattern, not drawn)` },
+          data: [[{ xAxis: cut.from_s }, { xAxis: cut.to_s }]] };
+      }
       const option = baseOption({
         tooltip: { trigger: 'item', formatter: (p) => `${p.marker}<b>${esc(p.data.e.name)}</b> on ${esc(p.data.e.track)}` +
           `<br>${esc(label(String(p.data.e.kind || '')))} · start ${seconds(p.data.e.start_s)} · ${seconds(p.data.e.dur_s)}` },
         grid: { left: 72, right: 24, top: 40, bottom: 64 },
         dataZoom: [{ type: 'inside', filterMode: 'weakFilter' }, { type: 'slider', height: 16, bottom: 10, filterMode: 'weakFilter' }],
-        xAxis: Object.assign({ type: 'value', min: 0, axisLabel: { formatter: (v) => seconds(v) } }, axisName('time in step', 26)),
+        xAxis: Object.assign({ type: 'value', min: 0, max: niceCeil(end), axisLabel: { formatter: (v) => seconds(v) } },
+          axisName('time in step', 26)),
         yAxis: { type: 'category', data: tracks, inverse: true, axisTick: { show: false } },
         series,
       });
+      const drawn = cut ? `first ${cut.shown} of ${cut.all} micro-batches drawn · ` : '';
       cards.push(card('Per-stage timeline', chart('training/timeline', 'training', option, Math.max(220, 110 + tracks.length * 26)),
-        { full: true, note: `${ops.length} operations on ${tracks.length} tracks · scroll to zoom` }));
+        { full: true, note: `${drawn}${ops.length} operations on ${tracks.length} tracks · scroll to zoom` }));
     }
 
     if (Array.isArray(t.stages) && t.stages.length && typeof t.stages[0] === 'object') {
@@ -796,6 +836,8 @@
       num(inf.ttft_p99_s) ? [seconds(inf.ttft_p99_s), 'TTFT p99', lim(inf.ttft_p99_s, inf.ttft_limit_s)] : null,
       num(inf.tpot_p99_s) ? [seconds(inf.tpot_p99_s), 'TPOT p99', lim(inf.tpot_p99_s, inf.tpot_limit_s)] : null,
       num(inf.rate_qps) ? [sig(inf.rate_qps), 'requests/s', inf.scenario ? `${inf.scenario} scenario` : null] : null,
+      inf.generation_ratio && num(inf.generation_ratio.ratio)
+        ? [`×${sig(inf.generation_ratio.ratio)}`, 'per GPU vs the baseline', inf.generation_ratio.baseline || null] : null,
     ]));
     const setup = ['model', 'cluster', 'gpu', 'gpus', 'precision', 'scenario', 'layout', 'requests', 'duration_s']
       .filter((k) => inf[k] !== undefined && typeof inf[k] !== 'object');
@@ -819,13 +861,18 @@
           value: [p[xKey] * xScale, p.tokens_per_s_per_gpu], p,
           itemStyle: p.meets_slo === false ? { opacity: 0.35 } : undefined })),
       }));
+      // The search marks the frontier of each kind (aggregated, disaggregated) on its own: one
+      // line per kind, since one line through both zigzagged between them.
       const frontier = opts.frontier ? pts.filter((p) => p.pareto).sort((a, b) => a[xKey] - b[xKey]) : [];
       const xs = pts.map((p) => p[xKey] * xScale).filter((v) => v > 0).concat(limit ? [limit * xScale] : []);
-      if (frontier.length) {
-        series.push({ name: 'Pareto frontier', type: 'line', step: false, symbol: 'none', z: 1,
-          lineStyle: { color: '#2d3748', width: 1.5, type: 'dashed' }, itemStyle: { color: '#2d3748' },
-          data: frontier.map((p) => ({ value: [p[xKey] * xScale, p.tokens_per_s_per_gpu], p })) });
-      }
+      const kinds = [];
+      for (const p of frontier) if (!kinds.includes(p.kind)) kinds.push(p.kind);
+      kinds.forEach((kind, k) => {
+        series.push({ name: kinds.length > 1 ? `frontier, ${kind}` : 'Pareto frontier', type: 'line', step: false,
+          symbol: 'none', z: 1, lineStyle: { color: k ? '#8854d0' : '#2d3748', width: 1.5, type: k ? 'dotted' : 'dashed' },
+          itemStyle: { color: k ? '#8854d0' : '#2d3748' },
+          data: frontier.filter((p) => p.kind === kind).map((p) => ({ value: [p[xKey] * xScale, p.tokens_per_s_per_gpu], p })) });
+      });
       if (chosen && Number.isFinite(chosen[xKey])) {
         series.push({ name: 'chosen', type: 'scatter', symbol: 'pin', symbolSize: 34, z: 5,
           itemStyle: { color: '#eb3b5a' },
@@ -862,17 +909,26 @@
       const qs = [['p50', 50], ['p90', 90], ['p99', 99], ['max', 100]]
         .filter(([k]) => stats && num(stats[k])).map(([k, q]) => [stats[k] * scale, q, k]);
       if (qs.length < 2) return null;
+      // The axis reaches past both the slowest request and the limit, so the limit line is
+      // always drawn (an axis fitted to the data alone ended before a limit nobody reached).
+      const reach = Math.max(qs[qs.length - 1][0], num(limit) ? limit * scale : 0);
       const option = baseOption({
-        tooltip: { trigger: 'item', formatter: (p) => `${p.marker}${p.data[2]}: ${sig(p.data[0])} ${unit}` },
+        tooltip: { trigger: 'item', formatter: (p) => `${p.marker}${p.data.value[2]}: ${sig(p.data.value[0])} ${unit}` },
         legend: { show: false },
-        grid: { left: 64, right: 28, top: 28, bottom: 56 },
-        xAxis: Object.assign({ type: 'value', min: 0, axisLabel: { formatter: (v) => sig(v) } }, axisName(unit, 30)),
+        grid: { left: 64, right: 36, top: 28, bottom: 56 },
+        xAxis: Object.assign({ type: 'value', min: 0, max: niceCeil(reach * 1.08),
+          axisLabel: { formatter: (v) => sig(v), hideOverlap: true } }, axisName(unit, 30)),
         yAxis: Object.assign({ type: 'value', min: 0, max: 100, axisLabel: { formatter: '{value}%' } },
           axisName('requests within', 44)),
-        series: [{ name: title, type: 'line', symbolSize: 8, data: qs,
-          label: { show: true, position: 'left', formatter: (p) => p.data[2], fontSize: 11 },
+        // p50, p90 and p99 are labelled on their left; the max, which sits just above p99 and
+        // often just right of it, above its point, so the two labels never overlap.
+        series: [{ name: title, type: 'line', symbolSize: 8, data: qs.map((q) => ({ value: q,
+          label: { position: q[2] === 'max' ? 'top' : 'left' } })),
+          label: { show: true, formatter: (p) => `${p.data.value[2]} ${sig(p.data.value[0])}`, fontSize: 11 },
           markLine: num(limit) ? { symbol: 'none', silent: true, lineStyle: { color: '#eb3b5a', type: 'dashed' },
-            label: { formatter: `limit ${seconds(limit)}`, color: '#eb3b5a' }, data: [{ xAxis: limit * scale }] } : undefined }],
+            // Along the line, mid-height: at its top end it sat on the max's label.
+            label: { formatter: `limit ${seconds(limit)}`, color: '#eb3b5a', position: 'insideMiddleTop' },
+            data: [{ xAxis: limit * scale }] } : undefined }],
       });
       return card(title, chart(id, 'inference', option, 300), { note: 'p50, p90, p99 and max of the simulated requests' });
     };
@@ -895,7 +951,9 @@
     const gen = inf.generation_ratio;
     const steps = gen && Array.isArray(gen.steps) ? gen.steps.filter((x) => x && num(x.tokens_per_s_per_gpu)) : [];
     if (steps.length >= 2) {
-      const names = steps.map((x) => String(x.change)).concat(['predicted']);
+      // The first bar is the baseline system itself (the cluster `--compare` named).
+      const names = steps.map((x, i) => (i === 0 && gen.baseline ? `${x.change}: ${gen.baseline}` : String(x.change)))
+        .concat(['predicted']);
       const base = [], rise = [], fall = [];
       steps.forEach((x, i) => {
         const prev = i ? steps[i - 1].tokens_per_s_per_gpu : 0;
@@ -908,16 +966,18 @@
       base.push(0); rise.push(last); fall.push(0);
       const stepOf = (i) => (i < steps.length ? steps[i] : { change: 'predicted', layout: steps[steps.length - 1].layout,
         tokens_per_s_per_gpu: last, factor: gen.ratio });
-      const option = baseOption({
+      const option = (widthPx) => baseOption({
         tooltip: { trigger: 'axis', axisPointer: { type: 'shadow' }, formatter: (ps) => {
           const q = stepOf(ps[0].dataIndex);
           return `<b>${esc(q.change)}</b><br>${sig(q.tokens_per_s_per_gpu)} tokens/s per GPU · ×${sig(q.factor)}` +
             `<br>${esc(q.layout)}`;
         } },
         legend: { show: false },
-        grid: { left: 64, right: 24, top: 28, bottom: 96 },
-        xAxis: { type: 'category', data: names, axisLabel: { interval: 0, rotate: 20, fontSize: 11,
-          formatter: (v) => (v.length > 26 ? `${v.slice(0, 25)}…` : v) } },
+        // Labels wrap inside their bar's slot (no rotation: a rotated first label ran off the
+        // left edge), and the grid makes room for them.
+        grid: { left: 64, right: 24, top: 28, bottom: 16, containLabel: true },
+        xAxis: { type: 'category', data: names, axisLabel: { interval: 0, fontSize: 11, lineHeight: 14,
+          width: Math.max(48, ((widthPx || 900) - 100) / names.length - 10), overflow: 'break' } },
         yAxis: Object.assign({ type: 'value', axisLabel: { formatter: (v) => sig(v) } }, axisName('tokens/s per GPU', 48)),
         series: [
           { name: 'base', type: 'bar', stack: 'w', silent: true, itemStyle: { color: 'transparent' }, data: base },
@@ -931,7 +991,7 @@
         ],
       });
       cards.push(card('Why this generation is faster per GPU', chart('inference/generation', 'inference', option, 380),
-        { wide: true, note: `×${sig(gen.ratio)} predicted; each bar one change, best layout re-searched` }));
+        { wide: true, note: `×${sig(gen.ratio)} per GPU${gen.baseline ? ` over ${gen.baseline}` : ''} predicted; each bar one change, best layout re-searched` }));
     }
     // `serve --power` (and scenario files with inference.power): the serving run's power view.
     if (inf.power && typeof inf.power === 'object') cards.push(...powerCards(inf.power, 'inference/power', 'Serving power'));
@@ -973,35 +1033,77 @@
     // Sentences (the basis of a figure) go under the table, where they do not squeeze it.
     const long = (k) => typeof p[k] === 'string' && p[k].length > 40;
     const keys = Object.keys(p);
-    const main = ['gpu_tgp_W', 'gpu_cap_W', 'gpu_avg_W', 'gpu_peak_W', 'rack_avg_W', 'rack_peak_W', 'rack_limit_W',
-      'cluster_avg_W', 'cluster_peak_W', 'facility_W', 'pue', 'rack_coolant_flow_L_per_min', 'rack_return_peak_C',
-      'energy_per_step_J', 'energy_per_token_J', 'tokens_per_s'].filter((k) => p[k] !== undefined);
-    cards.push(card(title, h('div', {}, kvTable(p, main.length ? main : keys.filter((k) => !long(k))),
+    // The curated table: what each figure is, in words, with its unit (the keys stay in the
+    // folded list below).
+    const main = [
+      ['gpu_tgp_W', 'GPU board power (TGP)'], ['gpu_cap_W', 'GPU power limit'],
+      ['gpu_avg_W', 'GPU power, average'], ['gpu_peak_W', 'GPU power, peak'],
+      ['rack_avg_W', 'rack power, average'], ['rack_peak_W', 'rack power, peak'], ['rack_limit_W', 'rack power limit'],
+      ['cluster_avg_W', 'IT power, average'], ['cluster_peak_W', 'IT power, peak'], ['facility_W', 'facility power'],
+      ['pue', 'PUE (facility / IT)'], ['rack_coolant_flow_L_per_min', 'coolant flow per rack'],
+      ['rack_return_peak_C', 'coolant return, peak'], ['energy_per_step_J', 'energy per step (IT)'],
+      ['energy_per_token_J', 'energy per token (IT)'], ['tokens_per_s', 'tokens/s'],
+    ].filter(([k]) => num(p[k]));
+    const curated = main.length
+      ? table(['', ''], main.map(([k, what]) => [what, k === 'pue' ? sig(p[k]) : k === 'tokens_per_s' ? si(p[k], '') : byKey(k, p[k])]))
+      : kvTable(p, keys.filter((k) => !long(k)));
+    cards.push(card(title, h('div', {}, curated,
       keys.filter(long).map((k) => h('p', { class: 'note' }, `${label(k)}: ${p[k]}`)),
       allFigures(p, keys.filter((k) => !long(k))))));
-    waves.forEach((w, i) => {
-      const data = w.t_s.map((t, k) => [t, w.power_W[k]]);
+    // A waveform and its smoothed twin ("rack (stage 15)" and "rack (stage 15), smoothed") share
+    // one chart, so the swing with and without smoothing reads at a glance; ids PREFIX/0, 1, ...
+    const groups = [];
+    for (const w of waves) {
+      if (!Array.isArray(w.t_s) || !Array.isArray(w.power_W)) continue;
+      const base = String(w.name).replace(/,? smoothed$/, '');
+      let g = groups.find((x) => x.base === base);
+      if (!g) groups.push(g = { base, waves: [] });
+      g.waves.push(w);
+    }
+    groups.forEach((g, i) => {
+      const limit = Math.max(0, ...g.waves.map((w) => (num(w.limit_W) ? w.limit_W : 0)));
+      const color = PALETTE[(i + 4) % PALETTE.length];
       const option = baseOption({
         tooltip: { trigger: 'axis', valueFormatter: (v) => si(v, 'W') },
-        legend: { show: false },
-        grid: { left: 64, right: 24, top: 24, bottom: 60 },
+        legend: { show: g.waves.length > 1, top: 0, textStyle: { fontSize: 12 } },
+        grid: { left: 64, right: 24, top: g.waves.length > 1 ? 30 : 24, bottom: 60 },
         dataZoom: [{ type: 'inside' }, { type: 'slider', height: 16, bottom: 8 }],
-        xAxis: Object.assign({ type: 'value', min: 'dataMin', max: 'dataMax', axisLabel: { formatter: (v) => seconds(v) } }, axisName('time', 26)),
-        yAxis: { type: 'value', scale: true, axisLabel: { formatter: (v) => si(v, 'W') },
-                 max: w.limit_W ? (v) => Math.max(v.max, w.limit_W) * 1.04 : null },
-        series: [{
-          name: w.name, type: 'line', showSymbol: false, sampling: 'lttb', data,
-          lineStyle: { width: 1.2, color: PALETTE[(i + 4) % PALETTE.length] },
-          areaStyle: { opacity: 0.12, color: PALETTE[(i + 4) % PALETTE.length] },
-          markLine: w.limit_W ? { symbol: 'none', silent: true, lineStyle: { color: '#eb3b5a', type: 'dashed' },
-            label: { formatter: `limit ${si(w.limit_W, 'W')}`, position: 'insideEndTop', color: '#eb3b5a' },
-            data: [{ yAxis: w.limit_W }] } : undefined,
-        }],
+        xAxis: Object.assign({ type: 'value', min: 'dataMin', max: 'dataMax',
+          axisLabel: { formatter: (v) => seconds(v), hideOverlap: true } }, axisName('time', 26)),
+        // The top label is left out: an axis stretched to a limit ends at an odd value whose
+        // label sat on the one below it.
+        yAxis: { type: 'value', scale: true, axisLabel: { formatter: (v) => si(v, 'W'), showMaxLabel: !limit },
+                 max: limit ? (v) => Math.max(v.max, limit) * 1.04 : null },
+        series: g.waves.map((w, k) => {
+          const smoothed = /smoothed$/.test(String(w.name));
+          return {
+            name: smoothed ? 'smoothed' : g.waves.length > 1 ? 'as drawn by the job' : String(w.name),
+            type: 'line', showSymbol: false, sampling: 'lttb', data: w.t_s.map((t, n) => [t, w.power_W[n]]),
+            lineStyle: { width: smoothed ? 2 : 1.2, color: smoothed ? '#2d3748' : color },
+            itemStyle: { color: smoothed ? '#2d3748' : color },
+            areaStyle: smoothed ? undefined : { opacity: 0.12, color },
+            z: smoothed ? 3 : 2,
+            markLine: k === 0 && limit ? { symbol: 'none', silent: true, lineStyle: { color: '#eb3b5a', type: 'dashed' },
+              label: { formatter: `limit ${si(limit, 'W')}`, position: 'insideEndTop', color: '#eb3b5a' },
+              data: [{ yAxis: limit }] } : undefined,
+          };
+        }),
       });
-      const peak = Math.max(...w.power_W);
-      const min = Math.min(...w.power_W);
-      cards.push(card(`${title}: ${w.name}`, chart(`${prefix}/${i}`, 'power', option, 280),
-        { wide: waves.length === 1, note: `peak ${si(peak, 'W')} · min ${si(min, 'W')} · swing ${si(peak - min, 'W')}` }));
+      // The swing while the job runs its steps (as in the answer above), not the ramps at start
+      // and stop.
+      const swing = (w) => {
+        let lo = Infinity, hi = -Infinity;
+        w.t_s.forEach((t, n) => {
+          if (!num(win.stop_s) || (t >= t0 && t <= win.stop_s)) { lo = Math.min(lo, w.power_W[n]); hi = Math.max(hi, w.power_W[n]); }
+        });
+        return hi >= lo ? hi - lo : 0;
+      };
+      const raw = g.waves.find((w) => !/smoothed$/.test(String(w.name))) || g.waves[0];
+      const sm = g.waves.find((w) => /smoothed$/.test(String(w.name)));
+      const note = `peak ${si(Math.max(...raw.power_W), 'W')} · swing${num(win.stop_s) ? ' in steps' : ''} ${si(swing(raw), 'W')}` +
+        (sm && sm !== raw ? `, ${si(swing(sm), 'W')} smoothed` : '');
+      cards.push(card(`${title}: ${g.base}`, chart(`${prefix}/${i}`, 'power', option, 280),
+        { wide: groups.length === 1, note }));
     });
     return cards;
   }
@@ -1098,6 +1200,18 @@
     const names = runs.map((r) => runName(r, runs));
     const cards = [];
     const r0 = runs[0];
+    // The answer: each run's utilisation, goodput and ETTR over the horizon (one row of figures
+    // per placement when runs are compared).
+    const pick = (f) => { try { return f(); } catch (e) { return null; } };
+    runs.forEach((r, i) => cards.push(answer([
+      num(r.utilization) ? [percent(r.utilization), 'GPU utilisation', `over ${seconds(r.horizon_s)}`] : null,
+      num(r.goodput_fraction) ? [percent(r.goodput_fraction), 'goodput', 'useful GPU-time / all'] : null,
+      pick(() => r.ettr.wall_gpu_hours > 0) ? [percent(r.ettr.ettr), 'ETTR', 'training jobs'] : null,
+      pick(() => num(r.queue_wait_s.mean)) ? [seconds(r.queue_wait_s.mean), 'mean queue wait',
+        num(r.queue_wait_s.p90) ? `p90 ${seconds(r.queue_wait_s.p90)}` : null] : null,
+      pick(() => num(r.failures.count)) ? [count(r.failures.count), 'failures',
+        `${count(r.failures.job_interruptions)} job interruptions`] : null,
+    ], runs.length > 1 ? names[i] : null)));
     const rows = [];
     const row = (what, f) => rows.push([what, ...runs.map((r) => { try { return f(r); } catch (e) { return '–'; } })]);
     row('queue policy / priority', (r) => `${r.policy} / ${r.priority}`);

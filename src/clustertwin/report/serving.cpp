@@ -211,7 +211,10 @@ Json serving_json(const ServingReport& r) {
                    {"factor", r6(s.factor)},
                    {"meets_slo", s.meets}});
     }
-    j["generation_ratio"] = {{"title", r.generation_title}, {"steps", g}, {"ratio", r6(total)}};
+    j["generation_ratio"] = {{"title", r.generation_title},
+                             {"baseline", r.generation_baseline},
+                             {"steps", g},
+                             {"ratio", r6(total)}};
   }
   std::vector<std::string> notes = r.notes;
   notes.insert(notes.end(), x.notes.begin(), x.notes.end());

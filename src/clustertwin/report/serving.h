@@ -25,6 +25,7 @@ struct ServingReport {
   const search::ServingSearchResult* search = nullptr;  ///< --serving auto
   std::vector<search::GenerationStep> generation;       ///< --compare
   std::string generation_title;
+  std::string generation_baseline;  ///< --compare: the baseline cluster, as the user named it
   std::vector<std::string> notes;
 };
 

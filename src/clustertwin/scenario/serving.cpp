@@ -653,6 +653,7 @@ base::Status serve_impl(const Environment& ctx, const ServingRequest& o, bool qu
     auto steps = search::generation_breakdown(s, from, to, o.threads);
     if (!steps) return base::fail(steps.error());
     rep.generation = *steps;
+    rep.generation_baseline = o.compare;
     rep.generation_title = fmt::format(
         "per-GPU {} {} throughput, {} ({} GPUs, {}) over {} ({} GPUs, {}), same software "
         "assumptions (steady-state estimates, best layout at each step):",
@@ -709,6 +710,13 @@ base::Result<ServingRun> run_serving(const Environment& env, const ServingReques
           : std::string("?"),
       j.value("scenario", std::string("?")), num("tokens_per_s_per_gpu"), num("ttft_p99_s"),
       1e3 * num("tpot_p99_s"));
+  // With a comparison: the per-GPU ratio on a line of its own (the seed's question).
+  if (const auto g = j.find("generation_ratio"); g != j.end() && g->contains("ratio")) {
+    out.summary += fmt::format(
+        "\n            x{:.2f} tokens/s per GPU over {} (steady-state estimates, "
+        "best layout at each step)",
+        (*g)["ratio"].get<double>(), g->value("baseline", std::string("?")));
+  }
   return out;
 }
 
