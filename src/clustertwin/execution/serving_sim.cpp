@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdio>
 #include <deque>
+#include <limits>
 #include <numeric>
 #include <queue>
 
@@ -127,6 +128,8 @@ struct Instance {
   int64_t traced = 0;
   /// Prefill pool: when each rank's link is free to send the next KV cache (transfer()).
   std::vector<double> kv_send_free_s;
+  /// Streaming front end: when it has handled every response handed to it so far.
+  double responses_free_s = 0;
 };
 
 class Sim {
@@ -138,6 +141,11 @@ class Sim {
     tps_ = l.tokens_per_step();
     q_ = 1.0 + l.mtp;
     max_out_ = s.dataset.output.max;
+    // Streamed responses (ServingSetup): server and interactive runs stream; the PyTorch
+    // runtime's front end pays host time per response.
+    if (s.scenario != ServingScenario::kOffline && l.runtime == workload::ServingRuntime::kPytorch)
+      response_s_ = s.calibration.stream_host_per_response_s;
+    stream_interval_ = std::max(1, l.stream_interval);
     auto make = [&](bool prefill, const StepModel& step, const workload::InstanceLayout& il,
                     const workload::ServingMemory& m, int count, int first_gpu) {
       for (int i = 0; i < count; ++i) {
@@ -574,7 +582,8 @@ class Sim {
     r.finish.push({g.iter + std::max<int64_t>(steps, 1), q.epoch, id});
   }
 
-  void complete(Instance& in, Rank& r, const Group& g, int32_t id) {
+  // `t`: when the last token reaches the user (the front end's delivery, end_iteration).
+  void complete(Instance& in, Rank& r, const Group& g, int32_t id, double t) {
     Seq& q = seqs_[static_cast<size_t>(id)];
     const double steps = static_cast<double>(g.iter - q.start_iter);
     r.kv_used -= q.kv_base + (s_.layout.kv_policy == KvPolicy::kReserve ? 0.0 : steps * tps_);
@@ -582,7 +591,6 @@ class Sim {
     r.decoding--;
     q.state = State::kDone;
     q.generated = q.output;
-    const double t = now_s();
     const double ttft = q.first_token - q.arrival;
     ttft_.push_back(ttft);
     e2e_.push_back(t - q.arrival);
@@ -606,7 +614,26 @@ class Sim {
     Group& g = in.groups[static_cast<size_t>(group_idx)];
     const bool reserve = s_.layout.kv_policy == KvPolicy::kReserve;
     g.iter++;
-    const double t = now_s();
+    const double t_gpu = now_s();
+    // The streaming front end (ServingSetup): the responses of this iteration -- one per
+    // decoding sequence every stream_interval iterations, and every first token -- reach the
+    // users when the front end has handled them and everything handed to it before.
+    double t = t_gpu;
+    if (response_s_ > 0) {
+      double responses = 0;
+      for (int rank_id : g.ranks) {
+        const Rank& r = in.ranks[static_cast<size_t>(rank_id)];
+        responses += static_cast<double>(r.decoding) / stream_interval_;
+        for (auto [id, tok] : r.chunks) {
+          const Seq& q = seqs_[static_cast<size_t>(id)];
+          // A prefill-pool instance hands its first tokens to the decode side with the KV.
+          if (q.prefilled + tok >= q.prompt && q.first_token < 0 && !in.prefill_pool)
+            responses += 1;
+        }
+      }
+      t = std::max(in.responses_free_s, t_gpu) + response_s_ * responses;
+      in.responses_free_s = t;
+    }
     for (int rank_id : g.ranks) {
       Rank& r = in.ranks[static_cast<size_t>(rank_id)];
       const double grow = static_cast<double>(r.decoding) * tps_;
@@ -618,7 +645,7 @@ class Sim {
         r.finish.pop();
         Seq& q = seqs_[static_cast<size_t>(e.id)];
         if (q.state != State::kDecode || q.epoch != e.epoch) continue;
-        complete(in, r, g, e.id);
+        complete(in, r, g, e.id, t);
       }
       // Prompt chunks of this iteration.
       for (auto [id, tok] : r.chunks) {
@@ -637,7 +664,7 @@ class Sim {
           q.start_iter = g.iter;
           q.ctx_base = 0;
           r.decoding++;
-          complete(in, r, g, id);
+          complete(in, r, g, id, t);
           continue;
         }
         if (in.prefill_pool) {
@@ -655,7 +682,7 @@ class Sim {
         });
       }
     }
-    if (emit_.empty() || emit_.back().second != emitted_) emit_.emplace_back(t, emitted_);
+    if (emit_.empty() || emit_.back().second != emitted_) emit_.emplace_back(t_gpu, emitted_);
     check_stop();
     if (stopped_) return;
     g.busy = false;
@@ -820,6 +847,8 @@ class Sim {
   int64_t requested_ = 0;  // the deployment's request count (before rounding to instances)
   double tps_ = 1, q_ = 1;
   int64_t max_out_ = 0;
+  double response_s_ = 0;  // front-end host time per streamed response (0: not streaming)
+  double stream_interval_ = 1;
   Simulator sim_;
   std::vector<Instance> instances_;
   std::vector<Seq> seqs_;
@@ -878,6 +907,17 @@ StepSetup step_setup(const ServingSetup& s, const workload::InstanceLayout& il, 
 }
 
 int64_t max_sequence(const ServingSetup& s) { return s.dataset.input.max + s.dataset.output.max; }
+
+// Output tokens/s one instance's streaming front end can deliver (ServingSetup): a response
+// carries stream_interval steps of tokens and costs stream_host_per_response_s; unbounded when
+// the run does not stream or the runtime pays no host time per response.
+double stream_token_cap(const ServingSetup& s) {
+  const double c = s.calibration.stream_host_per_response_s;
+  if (s.scenario == ServingScenario::kOffline ||
+      s.layout.runtime != workload::ServingRuntime::kPytorch || c <= 0)
+    return std::numeric_limits<double>::infinity();
+  return std::max(1, s.layout.stream_interval) * s.layout.tokens_per_step() / c;
+}
 
 using Prepared = PreparedServing;
 
@@ -984,7 +1024,8 @@ base::Result<SteadyEstimate> estimate_serving(const ServingSetup& s, const Lengt
     const auto chunk = static_cast<int64_t>(
         il.chunked_prefill ? std::max(1.0, std::min(lm.input, budget)) : lm.input);
     e.step = p->agg.uniform(b, lm.context, prefill_per_step, chunk);
-    const double inst_tokens = il.ranks() * static_cast<double>(b) * tps / e.step.total;
+    const double inst_tokens =
+        std::min(il.ranks() * static_cast<double>(b) * tps / e.step.total, stream_token_cap(s));
     e.tokens_per_s_per_gpu = inst_tokens * l.replicas / gpus;
     e.tpot_s = e.step.total / tps;
     const double chunks = il.chunked_prefill ? std::ceil(lm.input_p99 / budget) : 1.0;
@@ -993,7 +1034,8 @@ base::Result<SteadyEstimate> estimate_serving(const ServingSetup& s, const Lengt
   } else if (!p->has_pre) {
     // Decode pool alone (a search pairs it with prefill pools later): its own rate only.
     e.step = p->agg.uniform(b, lm.context, 0, 0);
-    const double dec_rate = il.ranks() * static_cast<double>(b) * tps / e.step.total;
+    const double dec_rate =
+        std::min(il.ranks() * static_cast<double>(b) * tps / e.step.total, stream_token_cap(s));
     e.decode_instance_rps = dec_rate / lm.output;
     e.requests_per_s = l.replicas * e.decode_instance_rps;
     e.tokens_per_s_per_gpu = e.requests_per_s * lm.output / gpus;
@@ -1013,7 +1055,8 @@ base::Result<SteadyEstimate> estimate_serving(const ServingSetup& s, const Lengt
     const StepTime tp = p->pre.time(rs);
     const double pre_rate = pl.ranks() * tokens / tp.total;  // prompt tokens/s per instance
     e.step = p->agg.uniform(b, lm.context, 0, 0);
-    const double dec_rate = il.ranks() * static_cast<double>(b) * tps / e.step.total;
+    const double dec_rate =
+        std::min(il.ranks() * static_cast<double>(b) * tps / e.step.total, stream_token_cap(s));
     const double rate =
         std::min(l.prefill_replicas * pre_rate / lm.input, l.replicas * dec_rate / lm.output);
     e.requests_per_s = rate;

@@ -15,6 +15,19 @@
 /// Disaggregated: prompts run on prefill instances, the KV cache moves to a decode instance over
 /// NVLink or the NICs (StepModel::kv_transfer_s), and decoding continues there.
 ///
+/// Streaming front end (server / interactive with the PyTorch runtime; TensorRT-LLM blog 8,
+/// "Support Stream Interval"): LoadGen needs each sample's first token, so these runs stream, and
+/// every iteration hands the instance's front end one response per decoding sequence every
+/// `stream_interval` iterations plus every first token. Each costs
+/// StepCalibration::stream_host_per_response_s of host time (detokenization, OpenAI protocol
+/// objects, inter-process messages, under Python's GIL); the front end handles them first come
+/// first served, one iteration's responses as one batch, without holding the GPU back (the
+/// executor runs ahead). Tokens, first tokens and completions reach the user when the front end
+/// has handled them, so near its capacity (stream_interval x tokens per step / that time per
+/// instance) its queue delays first tokens by seconds while TPOT, an average over a sample's
+/// tokens, barely moves -- what the measured DeepSeek-R1 servers show (TTFT p99 1.2-1.7 s, TPOT
+/// p99 67-72 ms of 80). Offline runs do not stream (their responses are whole answers).
+///
 /// LoadGen rules (shared/reference/mlperf-inference-setups.md §0.1): latency counts from the
 /// scheduled arrival; TTFT = first token - arrival; TPOT per sample = (e2e - TTFT)/(n - 1);
 /// p99 over samples; throughput = output tokens / time of the last completion.

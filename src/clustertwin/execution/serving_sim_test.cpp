@@ -410,6 +410,63 @@ TEST(ServingSim, ServerLatencyGrowsWithTheRate) {
   EXPECT_LT(low->duration_s, low->arrival_window_s + 60);
 }
 
+// The streaming front end (serving_sim.h): with the PyTorch runtime every streamed response
+// costs host time in the instance's front end, handled first come first served. Near its
+// capacity the queue delays first tokens far more than it moves TPOT (an average over a
+// sample's tokens); stream_interval N hands over one response per N iterations; offline runs and
+// TensorRT engines do not pay it.
+TEST(ServingSim, StreamingFrontEndQueuesResponses) {
+  Fixture f = llama2_h200(2000);
+  bind(f);
+  auto& s = f.setup;
+  s.scenario = workload::ServingScenario::kServer;
+  s.limits = s.dataset.limits(s.scenario);
+  s.rate_qps = 60;  // ~16,000 output tokens/s over 8 instances: ~2,000 per instance
+  s.calibration.stream_host_per_response_s = 0;
+  auto free_run = simulate_serving(s);
+  ASSERT_TRUE(free_run) << free_run.error().to_string();
+  // 420 us per response: one instance's front end handles ~2,400 responses/s, so at ~2,000
+  // tokens/s per instance it is ~85% busy.
+  s.calibration.stream_host_per_response_s = 420e-6;
+  auto loaded = simulate_serving(s);
+  ASSERT_TRUE(loaded);
+  EXPECT_GT(loaded->ttft_s.p99, free_run->ttft_s.p99 + 0.05);
+  EXPECT_LT(loaded->tpot_s.p50, 1.2 * free_run->tpot_s.p50);
+  // Every token still arrives: the same output, a little later.
+  EXPECT_NEAR(loaded->tokens_per_s, free_run->tokens_per_s, 0.05 * free_run->tokens_per_s);
+  // One response every 8 iterations: the front end keeps up again.
+  s.layout.stream_interval = 8;
+  auto every8 = simulate_serving(s);
+  ASSERT_TRUE(every8);
+  EXPECT_LT(every8->ttft_s.p99, loaded->ttft_s.p99);
+  EXPECT_LT(every8->ttft_s.p99, free_run->ttft_s.p99 + 0.05);
+  // TensorRT engines under the C++ executor, and offline runs (no streaming), do not pay it.
+  s.layout.stream_interval = 1;
+  s.layout.runtime = workload::ServingRuntime::kTrtEngine;
+  auto engine = simulate_serving(s);
+  ASSERT_TRUE(engine);
+  s.calibration.stream_host_per_response_s = 0;
+  auto engine_free = simulate_serving(s);
+  ASSERT_TRUE(engine_free);
+  EXPECT_DOUBLE_EQ(engine->ttft_s.p99, engine_free->ttft_s.p99);
+  s.layout.runtime = workload::ServingRuntime::kPytorch;
+  s.scenario = workload::ServingScenario::kOffline;
+  s.limits.reset();
+  s.rate_qps = 0;
+  auto offline_free = simulate_serving(s);
+  s.calibration.stream_host_per_response_s = 420e-6;
+  auto offline = simulate_serving(s);
+  ASSERT_TRUE(offline && offline_free);
+  EXPECT_DOUBLE_EQ(offline->tokens_per_s, offline_free->tokens_per_s);
+  // The steady-state estimate caps an instance at the front end's capacity.
+  s.scenario = workload::ServingScenario::kServer;
+  s.limits = s.dataset.limits(s.scenario);
+  const auto lm = length_moments(s.dataset);
+  auto capped = estimate_serving(s, lm);
+  ASSERT_TRUE(capped);
+  EXPECT_LE(capped->tokens_per_s_per_gpu * 8, 8 / 420e-6 * 1.0001);
+}
+
 TEST(ServingSim, RateSearchReportsBestEffortWhenNothingMeetsTheLimits) {
   Fixture f = llama2_h200(4000);
   bind(f);

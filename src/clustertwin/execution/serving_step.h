@@ -119,6 +119,12 @@ struct StepCalibration {
   /// runtime (h_eager in the header comment; seconds). Default: fitted on TensorRT-LLM's CUDA-
   /// graph ablation (blog 3), see default_step_calibration(). `serve --calibration` may refit it.
   double eager_host_per_layer_s = 0.0;
+  /// Host time of the serving front end per streamed response of the PyTorch runtime
+  /// (detokenization, OpenAI protocol objects, inter-process messages under one Python GIL;
+  /// TensorRT-LLM blog 8 "Support Stream Interval"), seconds. The front end of an instance
+  /// handles its responses first come first served (execution::ServingSetup); offline runs do
+  /// not stream. Default: fitted, see default_step_calibration().
+  double stream_host_per_response_s = 0.0;
 };
 /// The calibration used unless a caller overrides it (fitted; see the validation test).
 StepCalibration default_step_calibration();

@@ -42,6 +42,7 @@ Json layout_json(const workload::ServingLayout& l) {
             {"tp_overlap", l.tp_overlap},
             {"adp_balance", l.adp_balance},
             {"runtime", workload::runtime_name(l.runtime)},
+            {"stream_interval", l.stream_interval},
             {"mtp_draft_tokens", l.mtp}};
   if (l.mtp > 0) j["mtp_acceptance"] = r6(l.mtp_acceptance);
   if (l.disaggregated) {

@@ -237,6 +237,15 @@ FieldTable<R> make_serving_fields() {
                 "trt-engine (TensorRT engines under the C++ executor)",
         .choices = {"pytorch", "trt-engine"},
         .show_default = true},
+      F{.key = "stream_interval",
+        .flag = "stream-interval",
+        .name = "stream interval",
+        .member = &R::stream_interval,
+        .help = "server/interactive: iterations between the streamed responses of a sequence "
+                "(TensorRT-LLM stream_interval); with {runtime} pytorch every response costs "
+                "host time in the instance's front end",
+        .ints = {.min = 1, .max = 100000},
+        .show_default = true},
       F{.key = "tp_overlap",
         .flag = "tp-overlap",
         .name = "TP overlap",
@@ -433,6 +442,7 @@ base::Result<workload::ServingLayout> explicit_layout(const ServingRequest& o, i
     if (o.tp_overlap >= 0) l.tp_overlap = o.tp_overlap;
     l.adp_balance = o.adp_assign == "balanced";
     l.runtime = runtime_of(o);
+    l.stream_interval = o.stream_interval;
   }
   if (l.replicas <= 0) {
     const int64_t rest = gpus - (l.disaggregated ? l.prefill_replicas * l.prefill.gpus() : 0);
@@ -553,6 +563,7 @@ base::Status serve_impl(const Environment& ctx, const ServingRequest& o, bool qu
   if (o.tp_overlap >= 0) s.layout.tp_overlap = o.tp_overlap;
   s.layout.adp_balance = o.adp_assign == "balanced";
   s.layout.runtime = runtime_of(o);
+  s.layout.stream_interval = o.stream_interval;
   if (*sc != workload::ServingScenario::kOffline) {
     auto lim = limits_of(o, *dataset, *sc);
     if (!lim) return base::fail(lim.error());

@@ -39,6 +39,7 @@ struct ServingRequest {
   std::string kv_policy = "preempt";
   std::string adp_assign = "balanced";
   std::string runtime = "pytorch";  ///< host side of the runtime (workload::ServingRuntime)
+  int stream_interval = 1;          ///< iterations between streamed responses (ServingLayout)
   double tp_overlap = -1;
   double rate = 0;
   int64_t requests = 0;

@@ -407,6 +407,8 @@ base::Result<ServingLayout> parse_serving_yaml(std::string_view text, const std:
   if (auto rt = r->choice("runtime", {"pytorch", "trt-engine"}, Need::kOptional)) {
     l.runtime = *rt == "pytorch" ? ServingRuntime::kPytorch : ServingRuntime::kTrtEngine;
   }
+  l.stream_interval = static_cast<int>(
+      r->integer("stream_interval", Need::kOptional, 1, 100000).value_or(l.stream_interval));
   r->finish();
   top.finish();
   if (!ctx.errors.empty()) return fail(ctx.errors.combined());

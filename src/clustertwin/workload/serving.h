@@ -128,6 +128,15 @@ struct ServingLayout {
   /// per-rank first-come scheduler does; kept to show the imbalance).
   bool adp_balance = true;
   ServingRuntime runtime = ServingRuntime::kPytorch;
+  /// Iterations between the streamed responses of a sequence (TensorRT-LLM `stream_interval`,
+  /// default 1; blog 8 "Support Stream Interval"): in the server and interactive scenarios each
+  /// decoding sequence hands a response to the serving front end every `stream_interval`
+  /// iterations (its first token and its last at once). With the PyTorch runtime every response
+  /// costs host time in the front end (detokenization, OpenAI protocol objects, inter-process
+  /// messages, under Python's GIL), served first come first served per instance
+  /// (execution::ServingSetup, StepCalibration::stream_host_per_response_s). NVIDIA's v5.1
+  /// DeepSeek-R1 configs leave it at 1; its v6.0 GB300 Server config sets 100 (setups §1.6).
+  int stream_interval = 1;
 
   [[nodiscard]] int64_t gpus() const;
   /// "TP8 EP8 ADP x9" or "ctx TP4 x14 + gen TP8 x2".
@@ -189,6 +198,7 @@ base::Result<std::vector<int64_t>> parse_graph_batches(std::string_view text);
 ///     tp_overlap: 0.5
 ///     adp_balance: true         # attention-DP: least-loaded rank (false: fill rank 0 first)
 ///     runtime: pytorch          # pytorch | trt-engine (ServingRuntime)
+///     stream_interval: 1        # iterations between streamed responses (server, interactive)
 /// `replicas` 0 means "as many as the GPUs hold" (the caller fills it in).
 base::Result<ServingLayout> parse_serving_yaml(std::string_view text, const std::string& file);
 
