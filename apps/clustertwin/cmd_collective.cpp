@@ -33,6 +33,7 @@ struct CollectiveOptions {
   int channels = 0;
   std::string calibration;
   std::string sharp;
+  std::string tuner;  // empty: nccl, or fastest with --calibration
   std::string impl;
   std::string moe = "deepseek-v3";
   std::string tokens = "1,128,2048";
@@ -139,6 +140,13 @@ int run(const Context& ctx, const CollectiveOptions& o) {
   s.dtype = *dt;
 
   if (!o.sharp.empty()) s.sharp = o.sharp == "on";
+  // A profile fitted to the user's own nccl-tests curves holds the lines NCCL ran there, so auto
+  // keeps the fastest fitted line (the curve it was fitted to) unless --tuner says otherwise.
+  auto tuner = collective::parse_tuner(!o.tuner.empty()        ? o.tuner
+                                       : o.calibration.empty() ? "nccl"
+                                                               : "fastest");
+  if (!tuner) return with_flag("--tuner", tuner.error());
+  s.tuner = *tuner;
   auto r = collective::run_sweep(*cat, s);
   if (!r) return bad_input(r.error());
   if (!o.json.empty()) {
@@ -216,6 +224,13 @@ Verb add_collective(CLI::App& app, const Context& ctx) {
                   "SHARP in-network reduction (CollNet, multi-node NVLS): on or off (default: the "
                   "cluster's scale_out.sharp, off unless set, as NCCL without its SHARP plugin)")
       ->check(CLI::IsMember({"on", "off"}));
+  cmd->add_option(
+         "--tuner", o->tuner,
+         "how auto picks across NVLink domains: nccl (what NCCL's own tuner runs) or "
+         "fastest (the line this model predicts fastest, as forcing NCCL_ALGO/NCCL_PROTO "
+         "to the best would); default nccl, fastest with --calibration (a profile's lines are what "
+         "NCCL ran on the cluster it was fitted to)")
+      ->check(CLI::IsMember({"nccl", "fastest"}));
   cmd->add_option("--impl", o->impl,
                   "MoE dispatch/combine kernel for --op all_to_all: nccl, deepep-normal, "
                   "deepep-ll or nvlink-onesided (docs/models/collectives.md, MoE all-to-all)")

@@ -13,6 +13,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <fstream>
 #include <map>
 #include <sstream>
@@ -137,6 +138,8 @@ void check_rows(const std::vector<Row>& rows, bool a2a) {
         std::stod(r.count("measured") ? r.at("measured") : r.at("measured_GBps"));
     const double got = a2a ? predict_a2a(r) : predict_collective(r);
     const double err = got / measured - 1;
+    std::printf("%-7s %-11s %-8s measured %9.2f predicted %9.2f %+6.1f%%\n", id.c_str(),
+                r.at("source").c_str(), r.at("role").c_str(), measured, got, 100 * err);
     if (r.at("role") == "degraded") {
       EXPECT_GT(got, measured) << id << ": a degraded system must measure below the prediction";
       continue;

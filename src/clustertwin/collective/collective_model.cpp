@@ -74,6 +74,47 @@ CollectiveModel::CollectiveModel(const hardware::Catalog& catalog, const topolog
   }
   sharp_ = sharp_hw_ && opt_.sharp.value_or(spec.scale_out.sharp);
   channels_ = opt_.channels > 0 ? opt_.channels : cal_->ring_channels(gpu_);
+  // What NCCL's topology search sees (its units, src/graph/topo.h): NVLink as links x its
+  // per-link figure (SM80 20.0, SM90 20.6, SM100 40.1 GB/s); the NIC at line rate; the GPU-NIC
+  // PCIe path at NCCL's x16 figure for the NIC's host interface (Gen4 24, Gen5 48, Gen6 96 GB/s:
+  // ConnectX-6 Gen4, ConnectX-7 Gen5, ConnectX-8 Gen6, NVIDIA ConnectX datasheets).
+  if (gpu) {
+    tuner_hw_.cc = compute_class((*gpu)->architecture);
+    const double per_link = tuner_hw_.cc >= ComputeClass::kBlackwell ? 40.1
+                            : tuner_hw_.cc >= ComputeClass::kHopper  ? 20.6
+                                                                     : 20.0;
+    tuner_hw_.nvlink_gbs = per_link * (*gpu)->nvlink_links;
+  }
+  if (auto cpu = catalog.cpu((*sys)->cpu)) tuner_hw_.cpu = cpu_vendor((*cpu)->display_name);
+  if (auto nic = catalog.nic((*sys)->nic)) {
+    tuner_hw_.nic_gbs = (*nic)->bandwidth.base() / 1e9;
+    tuner_hw_.pci_gbs = tuner_hw_.nic_gbs > 50.0 + 1e-9   ? 96.0
+                        : tuner_hw_.nic_gbs > 25.0 + 1e-9 ? 48.0
+                                                          : 24.0;
+  }
+  const int domain_gpus = std::max(1, (*sys)->nvlink_domain_gpus);
+  tuner_hw_.gpus_per_domain = domain_gpus;
+  tuner_hw_.nics_per_domain =
+      (*sys)->gpus_per_node > 0 ? (*sys)->nics_per_node * domain_gpus / (*sys)->gpus_per_node : 0;
+}
+
+base::Result<TunerKind> parse_tuner(std::string_view s) {
+  if (s == "nccl") return TunerKind::kNccl;
+  if (s == "fastest") return TunerKind::kFastest;
+  return fail("unknown tuner '" + std::string(s) + "' (known: nccl, fastest)");
+}
+
+const char* tuner_name(TunerKind t) { return t == TunerKind::kNccl ? "nccl" : "fastest"; }
+
+TunerInputs CollectiveModel::tuner_inputs(const Group& g) const {
+  TunerHardware hw = tuner_hw_;
+  // NCCL's topology holds the communicator's GPUs of each node and the NICs next to them.
+  const int ppn = std::max(1, g.per_domain());
+  hw.gpus_per_domain = ppn;
+  hw.nics_per_domain = std::max(
+      1, static_cast<int>(std::lround(static_cast<double>(tuner_hw_.nics_per_domain) * ppn /
+                                      std::max(1, tuner_hw_.gpus_per_domain))));
+  return derive_tuner_inputs(hw, g.ranks(), g.domains(), ppn, sharp_, nvls_hw_);
 }
 
 std::vector<Protocol> CollectiveModel::protocols(Algorithm a, Op op) {
@@ -523,7 +564,29 @@ base::Result<Estimate> CollectiveModel::evaluate(const Group& g, const Request& 
   return finish_estimate(e, r.op, r.bytes, g.ranks());
 }
 
+base::Result<std::optional<Estimate>> CollectiveModel::nccl_pick(const Group& g,
+                                                                 const Request& r) {
+  const auto ranked = nccl_tuner_rank(tuner_inputs(g), r.op, r.bytes);
+  for (const auto& line : ranked) {
+    if (r.protocol != Protocol::kAuto && line.protocol != r.protocol) continue;
+    if (!unavailable(g, r.op, r.dtype, line.algorithm).empty()) continue;
+    const auto ps = protocols(line.algorithm, r.op);
+    if (std::find(ps.begin(), ps.end(), line.protocol) == ps.end()) continue;
+    auto e = evaluate(g, r, line.algorithm, line.protocol);
+    if (!e) return fail(e.error());
+    return std::optional<Estimate>(*e);
+  }
+  return std::optional<Estimate>();
+}
+
 base::Result<Estimate> CollectiveModel::best(const Group& g, const Request& r) {
+  // Across NVLink domains `auto` is what NCCL's tuner would run (see TunerKind).
+  if (r.algorithm == Algorithm::kAuto && opt_.tuner == TunerKind::kNccl && g.domains() > 1 &&
+      r.op != Op::kAllToAll && r.op != Op::kSendRecv) {
+    auto pick = nccl_pick(g, r);
+    if (!pick) return fail(pick.error());
+    if (*pick) return **pick;
+  }
   std::vector<Algorithm> algos;
   if (r.algorithm != Algorithm::kAuto) {
     algos.push_back(r.algorithm);

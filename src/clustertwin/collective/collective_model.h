@@ -25,6 +25,7 @@
 #include "clustertwin/base/result.h"
 #include "clustertwin/collective/calibration.h"
 #include "clustertwin/collective/group.h"
+#include "clustertwin/collective/nccl_tuner.h"
 #include "clustertwin/collective/types.h"
 #include "clustertwin/hardware/catalog.h"
 #include "clustertwin/network/flow_sim.h"
@@ -34,6 +35,14 @@ namespace clustertwin::collective {
 
 enum class NetworkModelKind { kAnalytical, kFlow };
 base::Result<NetworkModelKind> parse_network_model(std::string_view s);
+
+/// How `auto` picks across NVLink domains: `nccl` = what NCCL's own tuner picks (nccl_tuner.h;
+/// the default: what a user running NCCL gets), `fastest` = the line this model predicts fastest
+/// (what forcing NCCL_ALGO/NCCL_PROTO to the best choice would get). Inside one NVLink domain
+/// both are the fastest calibrated line: those lines were fitted to what NCCL ran there.
+enum class TunerKind { kNccl, kFastest };
+base::Result<TunerKind> parse_tuner(std::string_view s);
+const char* tuner_name(TunerKind t);
 
 /// Channels of one collective, at most: NCCL's MAXCHANNELS (src/include/device.h; 32 in older
 /// releases, 64 in current ones). More would only multiply flows (and once made a
@@ -52,6 +61,7 @@ struct ModelOptions {
   /// SHARP (CollNet, multi-node NVLS) on or off; unset = the cluster's scale_out.sharp. On
   /// where the switches lack SHARP is refused by the callers (sharp_supported()).
   std::optional<bool> sharp;
+  TunerKind tuner = TunerKind::kNccl;
 };
 
 struct Request {
@@ -122,6 +132,8 @@ class CollectiveModel {
   [[nodiscard]] bool sharp_supported() const { return sharp_hw_; }
   [[nodiscard]] bool sharp_enabled() const { return sharp_; }
   [[nodiscard]] int channels() const { return channels_; }
+  /// What NCCL's tuner knows about this group (its graphs as NCCL's search would find them).
+  [[nodiscard]] TunerInputs tuner_inputs(const Group& g) const;
   [[nodiscard]] const network::FlowSimStats& last_flow_stats() const { return stats_; }
   [[nodiscard]] int64_t flow_solves() const { return solves_; }
 
@@ -152,6 +164,8 @@ class CollectiveModel {
   base::Result<Estimate> evaluate(const Group& g, const Request& r, Algorithm a, Protocol p);
   base::Result<Estimate> hierarchical(const Group& g, const Request& r);
   base::Result<Estimate> best(const Group& g, const Request& r);
+  /// NCCL's pick across domains: the first line of NCCL's ranking this model can run.
+  base::Result<std::optional<Estimate>> nccl_pick(const Group& g, const Request& r);
   [[nodiscard]] network::SteadyOptions steady_options(const Line& l, int per_domain) const;
   [[nodiscard]] bool representative_ok() const;
   /// Groups that cannot contend anywhere (see the definition): solved one per shape.
@@ -167,6 +181,7 @@ class CollectiveModel {
   bool sharp_ = false;     // ... and SHARP enabled (cluster setting or ModelOptions::sharp)
   std::string nvswitch_, scale_out_switch_;
   int channels_ = 16;
+  TunerHardware tuner_hw_;
   std::map<std::pair<uint64_t, Key>, std::pair<double, std::string>> memo_;  // by group fingerprint
   network::FlowSimStats stats_;
   int64_t solves_ = 0;

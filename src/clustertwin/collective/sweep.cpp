@@ -128,7 +128,8 @@ base::Result<SweepResult> run_sweep(const hardware::Catalog& catalog, const Swee
   ModelOptions mo{.network = spec.model,
                   .routing = spec.routing,
                   .channels = spec.channels,
-                  .sharp = spec.sharp};
+                  .sharp = spec.sharp,
+                  .tuner = spec.tuner};
   CollectiveModel model(catalog, *topo, *cal, mo);
   if (spec.sharp.value_or(false) && !model.sharp_supported()) {
     return fail("sharp: on needs SHARP in the scale-out switches; " +
@@ -210,6 +211,9 @@ std::string render_table(const SweepResult& r) {
                                               "this GPU)"))
      << "; algorithm " << algorithm_name(r.spec.algorithm) << ", protocol "
      << protocol_name(r.spec.protocol)
+     << (r.domains > 1 && r.spec.algorithm == Algorithm::kAuto
+             ? (r.spec.tuner == TunerKind::kNccl ? " (NCCL's tuner)" : " (fastest line)")
+             : "")
      << (r.domains > 1 ? (r.sharp ? "; SHARP on" : "; SHARP off") : "") << "; GB/s = 1e9 B/s\n";
   os << "#\n";
   std::snprintf(line, sizeof line, "# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s  %-12s  %s\n",
@@ -279,6 +283,7 @@ nlohmann::json to_json(const SweepResult& r) {
   j["calibrated"] = r.calibrated;
   if (!r.profile.empty()) j["calibration_profile"] = r.profile;
   j["sharp"] = r.sharp;
+  j["tuner"] = tuner_name(r.spec.tuner);
   j["avg_busbw_GBps"] = sig(r.avg_busbw_GBps);
   nlohmann::json avail = nlohmann::json::object();
   for (const auto& a : r.availability) {
@@ -338,6 +343,7 @@ std::optional<SweepSpec> read_sweep_spec(config::Reader& r) {
   if (auto v = r.integer("channels", Need::kOptional, 1, 64)) s.channels = static_cast<int>(*v);
   if (auto v = r.string("calibration", Need::kOptional)) s.calibration = *v;
   if (auto v = r.boolean("sharp", Need::kOptional)) s.sharp = *v;
+  text("tuner", parse_tuner, s.tuner);
   r.finish();
   if (!ok) return std::nullopt;
   return s;

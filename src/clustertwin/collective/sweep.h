@@ -35,6 +35,8 @@ struct SweepSpec {
   std::string calibration;
   /// SHARP on/off; unset: the cluster's scale_out.sharp (off unless the cluster enables it).
   std::optional<bool> sharp;
+  /// How `auto` picks across NVLink domains (NCCL's tuner by default).
+  TunerKind tuner = TunerKind::kNccl;
 };
 
 struct SweepRow {
