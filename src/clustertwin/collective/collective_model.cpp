@@ -111,9 +111,9 @@ TunerInputs CollectiveModel::tuner_inputs(const Group& g) const {
   // NCCL's topology holds the communicator's GPUs of each node and the NICs next to them.
   const int ppn = std::max(1, g.per_domain());
   hw.gpus_per_domain = ppn;
-  hw.nics_per_domain = std::max(
-      1, static_cast<int>(std::lround(static_cast<double>(tuner_hw_.nics_per_domain) * ppn /
-                                      std::max(1, tuner_hw_.gpus_per_domain))));
+  hw.nics_per_domain =
+      std::max(1, static_cast<int>(std::lround(static_cast<double>(tuner_hw_.nics_per_domain) *
+                                               ppn / std::max(1, tuner_hw_.gpus_per_domain))));
   return derive_tuner_inputs(hw, g.ranks(), g.domains(), ppn, sharp_, nvls_hw_);
 }
 
@@ -564,8 +564,7 @@ base::Result<Estimate> CollectiveModel::evaluate(const Group& g, const Request& 
   return finish_estimate(e, r.op, r.bytes, g.ranks());
 }
 
-base::Result<std::optional<Estimate>> CollectiveModel::nccl_pick(const Group& g,
-                                                                 const Request& r) {
+base::Result<std::optional<Estimate>> CollectiveModel::nccl_pick(const Group& g, const Request& r) {
   const auto ranked = nccl_tuner_rank(tuner_inputs(g), r.op, r.bytes);
   for (const auto& line : ranked) {
     if (r.protocol != Protocol::kAuto && line.protocol != r.protocol) continue;

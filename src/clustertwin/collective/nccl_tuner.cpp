@@ -26,16 +26,34 @@ constexpr Table kBaseLat = {{{6.8, 14.0, 8.4},
                              {8.0, 8.0, 8.0}}};
 constexpr std::array<Table, 3> kHwLat = {{
     // NVLink
-    {{{0.6, 1.25, 4.0}, {0.6, 1.9, 3.4}, {0, 0, 3.7}, {0, 0, 2.8}, {0, 0, 25}, {0, 0, 25}, {0, 0, 4.0}}},
+    {{{0.6, 1.25, 4.0},
+      {0.6, 1.9, 3.4},
+      {0, 0, 3.7},
+      {0, 0, 2.8},
+      {0, 0, 25},
+      {0, 0, 25},
+      {0, 0, 4.0}}},
     // PCI
-    {{{1.0, 1.9, 4.0}, {1.0, 2.5, 5.7}, {0, 0, 3.7}, {0, 0, 2.8}, {0, 0, 0}, {0, 0, 0}, {0, 0, 4.0}}},
+    {{{1.0, 1.9, 4.0},
+      {1.0, 2.5, 5.7},
+      {0, 0, 3.7},
+      {0, 0, 2.8},
+      {0, 0, 0},
+      {0, 0, 0},
+      {0, 0, 4.0}}},
     // NET
-    {{{5.0, 8.5, 14}, {2.7, 4.0, 14.0}, {0, 0, 31}, {0, 0, 30}, {0, 0, 18}, {0, 0, 20.9}, {0, 0, 14}}},
+    {{{5.0, 8.5, 14},
+      {2.7, 4.0, 14.0},
+      {0, 0, 31},
+      {0, 0, 30},
+      {0, 0, 18},
+      {0, 0, 20.9},
+      {0, 0, 14}}},
 }};
 // [compute class][index2: 1 node, 2 nodes, more]
 using ByCc = std::array<std::array<double, 3>, 4>;
-constexpr ByCc kLlMaxBw = {{{39.0, 39.0, 20.4}, {87.7, 22.5, 19.0}, {141.0, 45.0, 35.0},
-                            {2 * 141.0, 2 * 45.0, 2 * 35.0}}};
+constexpr ByCc kLlMaxBw = {
+    {{39.0, 39.0, 20.4}, {87.7, 22.5, 19.0}, {141.0, 45.0, 35.0}, {2 * 141.0, 2 * 45.0, 2 * 35.0}}};
 constexpr ByCc kPerChMaxRingLL128 = {
     {{20.0, 20.0, 20.0}, {20.0, 20.0, 20.0}, {36.7, 36.7, 36.7}, {40.0, 40.0, 40.0}}};
 constexpr ByCc kPerChMaxTreeLL128 = {
@@ -48,17 +66,17 @@ constexpr std::array<double, 4> kNvlsEfficiency = {0.0, 0.0, 0.85, 0.74};
 
 // Trees off the model at medium sizes: NCCL's static correction by log2(size / 64 B).
 constexpr std::array<std::array<double, 24>, 3> kTreeCorrection = {{
-    {1.0, 1.0, 1.0, 1.0, .9, .8, .7, .7, .7, .7, .6, .5,
+    {1.0, 1.0, 1.0, 1.0, .9, .8, .7, .7,  .7,  .7,  .6,  .5,
      .4,  .4,  .5,  .6,  .7, .8, .9, 1.0, 1.0, 1.0, 1.0, 1.0},
-    {1.0, 1.0, 1.0, 1.0, 1.0, .9, .8, .8, .8, .7, .6, .6,
+    {1.0, 1.0, 1.0, 1.0, 1.0, .9, .8, .8, .8, .7,  .6,  .6,
      .6,  .6,  .6,  .6,  .8,  .9, .9, .9, .9, 1.0, 1.0, 1.0},
     {.9, .9, .9, .9, .9, .9, .9, .8, .7, .6, .6, .5,
      .5, .5, .5, .6, .7, .8, .7, .7, .8, .9, .9, .9},
 }};
 
-constexpr int kMaxChannels = 64;     // device.h MAXCHANNELS
-constexpr int kMaxDirectArity = 7;   // device.h NCCL_MAX_DIRECT_ARITY
-constexpr int kMaxNvlsArity = 32;    // device.h NCCL_MAX_NVLS_ARITY
+constexpr int kMaxChannels = 64;    // device.h MAXCHANNELS
+constexpr int kMaxDirectArity = 7;  // device.h NCCL_MAX_DIRECT_ARITY
+constexpr int kMaxNvlsArity = 32;   // device.h NCCL_MAX_NVLS_ARITY
 
 int log2i(int64_t n) {
   int l = -1;
@@ -177,8 +195,8 @@ std::vector<TunerLine> nccl_tuner_lines(const TunerInputs& in, Op op) {
         double intra = g.bw_intra * kNvlsEfficiency[cc] * (g.channels - 1) / g.channels;
         intra *= ar ? 2.0 : (ppn - 1) / ppn;
         const double inter = g.bw_inter * ((nodes <= 2 && a == kNvlsTreeA) ? 2 : 1);
-        bw = std::min({intra, inter,
-                       a == kNvlsTreeA ? nvls_tree_max : std::numeric_limits<double>::max()});
+        bw = std::min(
+            {intra, inter, a == kNvlsTreeA ? nvls_tree_max : std::numeric_limits<double>::max()});
       }
       double bus = g.channels * bw;
       if (a == kRingA && p == kLLP) bus = std::min(ll_max, bus * .5);
@@ -186,8 +204,7 @@ std::vector<TunerLine> nccl_tuner_lines(const TunerInputs& in, Op op) {
       if (a == kTreeA && ar) bus = std::min(bus * .92, g.channels * tree_max);
       if (a == kTreeA && p == kLLP) bus = std::min(bus * 1.0 / 3.8, ll_max);
       if (a == kTreeA && p == kLL128P) {
-        bus = std::min(bus * (nodes == 1 ? 7.0 / 9.0 : 120.0 / 128.0),
-                       g.channels * tree_ll128_max);
+        bus = std::min(bus * (nodes == 1 ? 7.0 / 9.0 : 120.0 / 128.0), g.channels * tree_ll128_max);
       }
       if (a == kPatA) bus *= .75;
       if (a == kCnDirect) {
@@ -206,9 +223,8 @@ std::vector<TunerLine> nccl_tuner_lines(const TunerInputs& in, Op op) {
         if (!in.collnet || local > in.collnet_direct.channels) bus = 0;
       }
       if (!(a != kRingA && agrs)) {
-        const double ratio = (a == kRingA || a == kNvlsA || a == kNvlsTreeA)
-                                 ? static_cast<double>(n) / nsteps
-                                 : .5;
+        const double ratio =
+            (a == kRingA || a == kNvlsA || a == kNvlsTreeA) ? static_cast<double>(n) / nsteps : .5;
         bus *= ratio;
       }
       if (bus <= 0) continue;
@@ -300,9 +316,9 @@ constexpr std::array<double, 19> kSpeedInter = {48.0, 30.0, 28.0, 24.0, 20.0, 18
 constexpr std::array<double, 17> kSpeedInterSm90 = {48.0, 45.0, 42.0, 40.0, 30.0, 24.0,
                                                     22.0, 20.0, 17.5, 15.0, 12.0, 6.0,
                                                     3.0,  2.4,  1.2,  0.24, 0.12};
-constexpr std::array<double, 20> kSpeedInterSm100 = {
-    96.0, 86.0, 80.0, 48.0, 45.1, 42.0, 40.0, 30.0, 24.0, 22.0,
-    20.0, 17.5, 15.0, 12.0, 6.0,  3.0,  2.4,  1.2,  0.24, 0.12};
+constexpr std::array<double, 20> kSpeedInterSm100 = {96.0, 86.0, 80.0, 48.0, 45.1, 42.0, 40.0,
+                                                     30.0, 24.0, 22.0, 20.0, 17.5, 15.0, 12.0,
+                                                     6.0,  3.0,  2.4,  1.2,  0.24, 0.12};
 
 struct Found {
   int channels = 0;
@@ -314,8 +330,7 @@ struct Found {
 /// channels x speed, going down while the next speed is above 0.49 of the best; stopping at a
 /// "perfect" graph (max channels).
 template <class Fit>
-Found search_speeds(const std::vector<double>& speeds, double max_bw, int max_channels,
-                    Fit fit) {
+Found search_speeds(const std::vector<double>& speeds, double max_bw, int max_channels, Fit fit) {
   Found best;
   for (double s : speeds) {
     if (s > max_bw + 1e-9) continue;
@@ -372,7 +387,8 @@ TunerInputs derive_tuner_inputs(const TunerHardware& hw, int ranks, int nodes, i
     }
     return ch;
   };
-  const Found ring = search_speeds(speeds, path, ring_max, [&](double s) { return ring_fit(s, 1); });
+  const Found ring =
+      search_speeds(speeds, path, ring_max, [&](double s) { return ring_fit(s, 1); });
   in.ring = dup_channels({ring.channels, ring.bw, ring.bw, true}, hw.cc, ring_max);
   // Trees need not close back to the starting NIC: NCCL lets NVLink carry ndevs/(ndevs-1) more.
   const double tree_scale = ppn > 1 ? static_cast<double>(ppn) / (ppn - 1) : 1.0;

@@ -34,9 +34,9 @@ enum class CpuVendor { kIntel, kAmd, kArm };
 
 /// One algorithm's graph (src/include/graph.h struct ncclTopoGraph): what the search found.
 struct TunerGraph {
-  int channels = 0;       ///< nChannels
-  double bw_intra = 0;    ///< GB/s per channel inside a node
-  double bw_inter = 0;    ///< GB/s per channel across nodes
+  int channels = 0;          ///< nChannels
+  double bw_intra = 0;       ///< GB/s per channel inside a node
+  double bw_inter = 0;       ///< GB/s per channel across nodes
   bool nvlink_intra = true;  ///< typeIntra is NVLink (else PCI)
 };
 

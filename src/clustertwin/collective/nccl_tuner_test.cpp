@@ -82,15 +82,18 @@ TEST(NcclTuner, SmallMessagesTakeLowLatencyProtocols) {
 
 TEST(NcclTuner, WhatEachOpMayRun) {
   const auto in = derive_tuner_inputs(hgx_h100(), 32, 4, 8, false, true);
-  for (const auto& l : nccl_tuner_lines(in, Op::kBroadcast)) EXPECT_EQ(l.algorithm, Algorithm::kRing);
+  for (const auto& l : nccl_tuner_lines(in, Op::kBroadcast))
+    EXPECT_EQ(l.algorithm, Algorithm::kRing);
   // All-gather across nodes: ring only (NVLS and CollNet need the SHARP plugin; PAT needs one
   // GPU per node).
-  for (const auto& l : nccl_tuner_lines(in, Op::kAllGather)) EXPECT_EQ(l.algorithm, Algorithm::kRing);
+  for (const auto& l : nccl_tuner_lines(in, Op::kAllGather))
+    EXPECT_EQ(l.algorithm, Algorithm::kRing);
   // One GPU per node: PAT joins.
   auto one = hgx_h100();
   const auto sparse = derive_tuner_inputs(one, 16, 16, 1, false, true);
   bool pat = false;
-  for (const auto& l : nccl_tuner_lines(sparse, Op::kAllGather)) pat = pat || l.algorithm == Algorithm::kPat;
+  for (const auto& l : nccl_tuner_lines(sparse, Op::kAllGather))
+    pat = pat || l.algorithm == Algorithm::kPat;
   EXPECT_TRUE(pat);
   // No NVLS-tree inside one node; no CollNet without SHARP; nothing for point-to-point.
   const auto node = derive_tuner_inputs(hgx_h100(), 8, 1, 8, false, true);
