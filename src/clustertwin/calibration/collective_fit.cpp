@@ -240,7 +240,8 @@ base::Result<CollectiveFit> fit_collectives(const hardware::Catalog& catalog,
   if (!errors.empty()) return fail(errors.combined());
 
   // The candidate lines of every run, as `auto` considers them, and the parameters.
-  collective::CollectiveModel probe(catalog, topo, base, {.network = o.network});
+  collective::CollectiveModel probe(
+      catalog, topo, base, {.network = o.network, .tuner = collective::TunerKind::kFastest});
   struct LineUse {
     Op family;
     Algorithm a;
@@ -445,7 +446,9 @@ base::Result<CollectiveFit> fit_collectives(const hardware::Catalog& catalog,
         if (entry.times.empty() || entry.key != key) {
           if (!m) {
             cal.emplace(base.with_profile(make_profile(v, nullptr)));
-            m.emplace(catalog, topo, *cal, collective::ModelOptions{.network = o.network});
+            m.emplace(catalog, topo, *cal,
+                      collective::ModelOptions{.network = o.network,
+                                               .tuner = collective::TunerKind::kFastest});
           }
           entry.key = key;
           entry.times.assign(runs[i].rows.size(), std::numeric_limits<double>::infinity());

@@ -41,7 +41,8 @@ double uniform(std::mt19937_64& g) {
 CollectiveRun synthetic(const Setup& s, const collective::Calibration& cal, Op op, int ranks,
                         int per_node, double noise, std::mt19937_64& g) {
   collective::CollectiveModel m(s.catalog, s.topo, cal,
-                                {.network = collective::NetworkModelKind::kAnalytical});
+                                {.network = collective::NetworkModelKind::kAnalytical,
+                                 .tuner = collective::TunerKind::kFastest});
   auto group = collective::place_first(s.topo, ranks, per_node);
   EXPECT_TRUE(group);
   CollectiveRun run;
@@ -163,7 +164,8 @@ TEST(CollectiveFit, ProfileRoundTripsThroughTheCollectiveLayer) {
   // The profile read back predicts what the fit predicted.
   const auto cal = s.cal.with_profile(*prof);
   collective::CollectiveModel m(s.catalog, s.topo, cal,
-                                {.network = collective::NetworkModelKind::kAnalytical});
+                                {.network = collective::NetworkModelKind::kAnalytical,
+                                 .tuner = collective::TunerKind::kFastest});
   auto group = collective::place_first(s.topo, 16, 8);
   for (size_t i = 0; i < runs[0].rows.size(); ++i) {
     collective::Request req{.op = Op::kAllReduce, .bytes = runs[0].rows[i].size_bytes};
