@@ -33,7 +33,7 @@ struct CollectiveOptions {
   int channels = 0;
   std::string calibration;
   std::string sharp;
-  std::string tuner;  // empty: nccl, or fastest with --calibration
+  std::string tuner;  // empty: collective::resolve_tuner's rule
   std::string impl;
   std::string moe = "deepseek-v3";
   std::string tokens = "1,128,2048";
@@ -140,13 +140,11 @@ int run(const Context& ctx, const CollectiveOptions& o) {
   s.dtype = *dt;
 
   if (!o.sharp.empty()) s.sharp = o.sharp == "on";
-  // A profile fitted to the user's own nccl-tests curves holds the lines NCCL ran there, so auto
-  // keeps the fastest fitted line (the curve it was fitted to) unless --tuner says otherwise.
-  auto tuner = collective::parse_tuner(!o.tuner.empty()        ? o.tuner
-                                       : o.calibration.empty() ? "nccl"
-                                                               : "fastest");
-  if (!tuner) return with_flag("--tuner", tuner.error());
-  s.tuner = *tuner;
+  if (!o.tuner.empty()) {  // unset: collective::resolve_tuner's rule
+    auto tuner = collective::parse_tuner(o.tuner);
+    if (!tuner) return with_flag("--tuner", tuner.error());
+    s.tuner = *tuner;
+  }
   auto r = collective::run_sweep(*cat, s);
   if (!r) return bad_input(r.error());
   if (!o.json.empty()) {

@@ -57,6 +57,7 @@ CollectiveModel::CollectiveModel(const hardware::Catalog& catalog, const topolog
   auto sys = catalog.system(spec.system);
   CT_CHECK(sys.has_value(), "topology of an unknown system");
   gpu_ = (*sys)->gpu;
+  tuner_ = resolve_tuner(opt_.tuner, calibration, gpu_);
   auto gpu = catalog.gpu(gpu_);
   auto nvsw = catalog.switch_spec((*sys)->nvswitch);
   if (nvsw) {
@@ -76,8 +77,8 @@ CollectiveModel::CollectiveModel(const hardware::Catalog& catalog, const topolog
   channels_ = opt_.channels > 0 ? opt_.channels : cal_->ring_channels(gpu_);
   // What NCCL's topology search sees (its units, src/graph/topo.h): NVLink as links x its
   // per-link figure (SM80 20.0, SM90 20.6, SM100 40.1 GB/s); the NIC at line rate; the GPU-NIC
-  // PCIe path at NCCL's x16 figure for the NIC's host interface (Gen4 24, Gen5 48, Gen6 96 GB/s:
-  // ConnectX-6 Gen4, ConnectX-7 Gen5, ConnectX-8 Gen6, NVIDIA ConnectX datasheets).
+  // PCIe path at NCCL's figure for the NIC's host interface (the NIC catalog's pcie_generation
+  // and pcie_lanes, nccl_pci_gbs).
   if (gpu) {
     tuner_hw_.cc = compute_class((*gpu)->architecture);
     const double per_link = tuner_hw_.cc >= ComputeClass::kBlackwell ? 40.1
@@ -88,9 +89,7 @@ CollectiveModel::CollectiveModel(const hardware::Catalog& catalog, const topolog
   if (auto cpu = catalog.cpu((*sys)->cpu)) tuner_hw_.cpu = cpu_vendor((*cpu)->display_name);
   if (auto nic = catalog.nic((*sys)->nic)) {
     tuner_hw_.nic_gbs = (*nic)->bandwidth.base() / 1e9;
-    tuner_hw_.pci_gbs = tuner_hw_.nic_gbs > 50.0 + 1e-9   ? 96.0
-                        : tuner_hw_.nic_gbs > 25.0 + 1e-9 ? 48.0
-                                                          : 24.0;
+    tuner_hw_.pci_gbs = nccl_pci_gbs((*nic)->pcie_generation, (*nic)->pcie_lanes);
   }
   const int domain_gpus = std::max(1, (*sys)->nvlink_domain_gpus);
   tuner_hw_.gpus_per_domain = domain_gpus;
@@ -105,6 +104,12 @@ base::Result<TunerKind> parse_tuner(std::string_view s) {
 }
 
 const char* tuner_name(TunerKind t) { return t == TunerKind::kNccl ? "nccl" : "fastest"; }
+
+TunerKind resolve_tuner(std::optional<TunerKind> requested, const Calibration& calibration,
+                        std::string_view gpu) {
+  if (requested) return *requested;
+  return calibration.profile_for(gpu) != nullptr ? TunerKind::kFastest : TunerKind::kNccl;
+}
 
 TunerInputs CollectiveModel::tuner_inputs(const Group& g) const {
   TunerHardware hw = tuner_hw_;
@@ -580,7 +585,7 @@ base::Result<std::optional<Estimate>> CollectiveModel::nccl_pick(const Group& g,
 
 base::Result<Estimate> CollectiveModel::best(const Group& g, const Request& r) {
   // Across NVLink domains `auto` is what NCCL's tuner would run (see TunerKind).
-  if (r.algorithm == Algorithm::kAuto && opt_.tuner == TunerKind::kNccl && g.domains() > 1 &&
+  if (r.algorithm == Algorithm::kAuto && tuner_ == TunerKind::kNccl && g.domains() > 1 &&
       r.op != Op::kAllToAll && r.op != Op::kSendRecv) {
     auto pick = nccl_pick(g, r);
     if (!pick) return fail(pick.error());

@@ -37,9 +37,13 @@ enum class NetworkModelKind { kAnalytical, kFlow };
 base::Result<NetworkModelKind> parse_network_model(std::string_view s);
 
 /// How `auto` picks across NVLink domains: `nccl` = what NCCL's own tuner picks (nccl_tuner.h;
-/// the default: what a user running NCCL gets), `fastest` = the line this model predicts fastest
-/// (what forcing NCCL_ALGO/NCCL_PROTO to the best choice would get). Inside one NVLink domain
-/// both are the fastest calibrated line: those lines were fitted to what NCCL ran there.
+/// what a user running NCCL gets), `fastest` = the line this model predicts fastest (what forcing
+/// NCCL_ALGO/NCCL_PROTO to the best choice would get). Inside one NVLink domain both are the
+/// fastest calibrated line: those lines were fitted to what NCCL ran there. Unset
+/// (ModelOptions::tuner), CollectiveModel applies one rule for every caller (collective, train,
+/// serve, sweep): `fastest` where a calibration profile is laid over the GPU (its lines are what
+/// NCCL ran on the user's cluster: the fit took the fastest fitted line as the measured curve),
+/// `nccl` otherwise (resolve_tuner).
 enum class TunerKind { kNccl, kFastest };
 base::Result<TunerKind> parse_tuner(std::string_view s);
 const char* tuner_name(TunerKind t);
@@ -61,8 +65,14 @@ struct ModelOptions {
   /// SHARP (CollNet, multi-node NVLS) on or off; unset = the cluster's scale_out.sharp. On
   /// where the switches lack SHARP is refused by the callers (sharp_supported()).
   std::optional<bool> sharp;
-  TunerKind tuner = TunerKind::kNccl;
+  /// Unset: resolve_tuner's rule (fastest under a profile, else NCCL's tuner).
+  std::optional<TunerKind> tuner;
 };
+
+/// The tuner a model runs: `requested` when set, else `fastest` when `calibration` lays a profile
+/// over `gpu` (Calibration::profile_for), else `nccl`.
+TunerKind resolve_tuner(std::optional<TunerKind> requested, const Calibration& calibration,
+                        std::string_view gpu);
 
 struct Request {
   Op op = Op::kAllReduce;
@@ -128,6 +138,8 @@ class CollectiveModel {
   static std::vector<Protocol> protocols(Algorithm a, Op op);
 
   [[nodiscard]] const std::string& gpu_name() const { return gpu_; }
+  /// How `auto` picks across NVLink domains here (ModelOptions::tuner resolved).
+  [[nodiscard]] TunerKind tuner() const { return tuner_; }
   /// The scale-out switches have SHARP (whether or not it is enabled).
   [[nodiscard]] bool sharp_supported() const { return sharp_hw_; }
   [[nodiscard]] bool sharp_enabled() const { return sharp_; }
@@ -182,6 +194,7 @@ class CollectiveModel {
   std::string nvswitch_, scale_out_switch_;
   int channels_ = 16;
   TunerHardware tuner_hw_;
+  TunerKind tuner_ = TunerKind::kNccl;
   std::map<std::pair<uint64_t, Key>, std::pair<double, std::string>> memo_;  // by group fingerprint
   network::FlowSimStats stats_;
   int64_t solves_ = 0;

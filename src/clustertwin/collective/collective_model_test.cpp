@@ -493,6 +493,39 @@ TEST(CollectiveModel, SharpIsOffUnlessEnabled) {
   }
 }
 
+TEST(CollectiveModel, TunerFollowsTheCalibrationProfileForEveryCaller) {
+  // One rule (resolve_tuner) for collective, train, serve and sweeps: NCCL's tuner unless a
+  // profile is laid over the GPU (its lines are what NCCL ran on the user's cluster), an explicit
+  // choice always wins.
+  auto topo = build("hgx-h100*4");
+  auto g = place_first(topo, 32);
+  ASSERT_TRUE(g);
+  CollectiveModel plain(catalog(), topo, calibration());
+  EXPECT_EQ(plain.tuner(), TunerKind::kNccl);
+  CalibrationFile profile;
+  profile.name = "users-cluster";
+  profile.gpus = {plain.gpu_name()};
+  const Calibration with = calibration().with_profile(profile);
+  CollectiveModel profiled(catalog(), topo, with);
+  EXPECT_EQ(profiled.tuner(), TunerKind::kFastest);
+  CollectiveModel forced(catalog(), topo, with, {.tuner = TunerKind::kNccl});
+  EXPECT_EQ(forced.tuner(), TunerKind::kNccl);
+  // A profile for another GPU changes nothing here.
+  CalibrationFile other = profile;
+  other.gpus = {"b200"};
+  EXPECT_EQ(CollectiveModel(catalog(), topo, calibration().with_profile(other)).tuner(),
+            TunerKind::kNccl);
+  // The profiled model prices `auto` as the explicit fastest one does.
+  CollectiveModel fastest(catalog(), topo, with, {.tuner = TunerKind::kFastest});
+  for (int64_t bytes : {int64_t{1} << 16, int64_t{1} << 26, int64_t{4} << 30}) {
+    auto a = profiled.estimate(*g, {.op = Op::kAllReduce, .bytes = bytes});
+    auto b = fastest.estimate(*g, {.op = Op::kAllReduce, .bytes = bytes});
+    ASSERT_TRUE(a && b);
+    EXPECT_EQ(a->algorithm, b->algorithm);
+    EXPECT_DOUBLE_EQ(a->time.base(), b->time.base());
+  }
+}
+
 TEST(CollectiveModel, NvlsOnALargeDomainIsChannelBound) {
   // One GB200 NVL72 rack: the port-bound NVLS rate grows with the ranks as 2(p-1)/(p+1), but
   // NVLS moves its data through a fixed number of channels (NCCL: busBw = nChannels x per-channel

@@ -423,6 +423,13 @@ TunerInputs derive_tuner_inputs(const TunerHardware& hw, int ranks, int nodes, i
   return in;
 }
 
+double nccl_pci_gbs(int generation, int lanes) {
+  // kvDictPciGen, x100 Mb/s per lane; anything else falls back to Gen3 as NCCL's table does.
+  static constexpr int kRate[] = {15, 30, 60, 120, 240, 480};
+  const int rate = generation >= 1 && generation <= 6 ? kRate[generation - 1] : 60;
+  return lanes * rate / 80.0;
+}
+
 ComputeClass compute_class(const std::string& architecture) {
   if (architecture.find("Blackwell") != std::string::npos) return ComputeClass::kBlackwell;
   if (architecture.find("Hopper") != std::string::npos) return ComputeClass::kHopper;

@@ -83,6 +83,12 @@ struct TunerHardware {
   int gpus_per_domain = 0;
 };
 
+/// NCCL's bandwidth of a PCIe link (src/graph/topo.cc, ncclTopoAddPci: kvDictPciGen gives the
+/// per-lane rate in units of 100 Mb/s, 15/30/60/120/240/480 for Gen1-Gen6 with the encoding
+/// overhead folded in, and the link gets width x rate / 80 GB/s): Gen4 x16 24, Gen5 x16 48,
+/// Gen6 x16 96 GB/s. An unknown generation gets NCCL's fallback, Gen3's 60.
+double nccl_pci_gbs(int generation, int lanes);
+
 /// The graphs NCCL's search finds for ring, tree, NVLS and CollNet on this hardware, for a
 /// communicator spanning `nodes` domains with `ppn` ranks each (search.cc, summarised: the
 /// speeds of NCCL's speed array for the GPU family from the highest the GPU-NIC path allows,

@@ -35,11 +35,20 @@ TunerHardware gb200(int gpus) {
   return hw;
 }
 
-const TunerLine& pick(const TunerInputs& in, Op op, int64_t bytes) {
-  static std::vector<TunerLine> ranked;
-  ranked = nccl_tuner_rank(in, op, bytes);
+TunerLine pick(const TunerInputs& in, Op op, int64_t bytes) {
+  const auto ranked = nccl_tuner_rank(in, op, bytes);
   EXPECT_FALSE(ranked.empty());
-  return ranked.front();
+  return ranked.empty() ? TunerLine{} : ranked.front();
+}
+
+TEST(NcclTuner, PcieBandwidthAsNcclCountsIt) {
+  // topo.cc kvDictPciGen (x100 Mb/s per lane) and width x rate / 80.
+  EXPECT_DOUBLE_EQ(nccl_pci_gbs(3, 16), 12.0);  // NCCL's PCI_BW: "PCI Gen3 x16"
+  EXPECT_DOUBLE_EQ(nccl_pci_gbs(4, 16), 24.0);
+  EXPECT_DOUBLE_EQ(nccl_pci_gbs(5, 16), 48.0);
+  EXPECT_DOUBLE_EQ(nccl_pci_gbs(6, 16), 96.0);
+  EXPECT_DOUBLE_EQ(nccl_pci_gbs(5, 8), 24.0);
+  EXPECT_DOUBLE_EQ(nccl_pci_gbs(9, 16), 12.0);  // unknown: NCCL's Gen3 fallback
 }
 
 TEST(NcclTuner, GraphsOfAnHgxH100Node) {

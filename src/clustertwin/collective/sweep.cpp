@@ -147,6 +147,7 @@ base::Result<SweepResult> run_sweep(const hardware::Catalog& catalog, const Swee
   out.domain_size = topo->domain_size();
   out.calibrated = cal->for_gpu(out.gpu) != nullptr || !profile.empty();
   out.profile = profile;
+  out.tuner = model.tuner();
   out.calibrated = cal->for_gpu(out.gpu) != nullptr;
   out.sharp = model.sharp_enabled();
   out.availability = model.availability(*group, spec.op, spec.dtype);
@@ -212,7 +213,7 @@ std::string render_table(const SweepResult& r) {
      << "; algorithm " << algorithm_name(r.spec.algorithm) << ", protocol "
      << protocol_name(r.spec.protocol)
      << (r.domains > 1 && r.spec.algorithm == Algorithm::kAuto
-             ? (r.spec.tuner == TunerKind::kNccl ? " (NCCL's tuner)" : " (fastest line)")
+             ? (r.tuner == TunerKind::kNccl ? " (NCCL's tuner)" : " (fastest line)")
              : "")
      << (r.domains > 1 ? (r.sharp ? "; SHARP on" : "; SHARP off") : "") << "; GB/s = 1e9 B/s\n";
   os << "#\n";
@@ -283,7 +284,7 @@ nlohmann::json to_json(const SweepResult& r) {
   j["calibrated"] = r.calibrated;
   if (!r.profile.empty()) j["calibration_profile"] = r.profile;
   j["sharp"] = r.sharp;
-  j["tuner"] = tuner_name(r.spec.tuner);
+  j["tuner"] = tuner_name(r.tuner);
   j["avg_busbw_GBps"] = sig(r.avg_busbw_GBps);
   nlohmann::json avail = nlohmann::json::object();
   for (const auto& a : r.availability) {

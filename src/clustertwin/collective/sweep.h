@@ -35,8 +35,9 @@ struct SweepSpec {
   std::string calibration;
   /// SHARP on/off; unset: the cluster's scale_out.sharp (off unless the cluster enables it).
   std::optional<bool> sharp;
-  /// How `auto` picks across NVLink domains (NCCL's tuner by default).
-  TunerKind tuner = TunerKind::kNccl;
+  /// How `auto` picks across NVLink domains; unset: resolve_tuner's rule (fastest under a
+  /// calibration profile, else NCCL's tuner).
+  std::optional<TunerKind> tuner;
 };
 
 struct SweepRow {
@@ -52,6 +53,7 @@ struct SweepResult {
   bool calibrated = false;  ///< the GPU type has a fitted calibration file
   std::string profile;      ///< the profile laid over it (SweepSpec::calibration), or empty
   bool sharp = false;       ///< SHARP enabled (and present) for this run
+  TunerKind tuner = TunerKind::kNccl;  ///< the tuner that ran (SweepSpec::tuner resolved)
   std::vector<SweepRow> rows;
   std::vector<Availability> availability;
   double avg_busbw_GBps = 0;

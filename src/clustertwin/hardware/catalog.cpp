@@ -125,6 +125,10 @@ NicSpec read_nic(Reader& r) {
   n.display_name = r.string("display_name").value_or("");
   n.bandwidth = r.figure<BytesPerSecond>("bandwidth").value_or(BytesPerSecond{});
   n.latency = r.figure<Seconds>("latency").value_or(Seconds{});
+  n.pcie_generation =
+      static_cast<int>(r.integer_figure("pcie_generation", Need::kRequired, 1, 7).value_or(0));
+  n.pcie_lanes =
+      static_cast<int>(r.integer_figure("pcie_lanes", Need::kRequired, 1, 64).value_or(0));
   n.power = r.figure<Watts>("power").value_or(Watts{});
   return n;
 }

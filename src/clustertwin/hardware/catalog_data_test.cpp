@@ -75,6 +75,21 @@ TEST(CatalogData, GpuKeyFigures) {
   EXPECT_DOUBLE_EQ((**cat.gpu("a100")).idle_power.base(), 62);
 }
 
+TEST(CatalogData, NicHostInterfaces) {
+  // ConnectX-6 PCIe Gen4 x16, ConnectX-7 Gen5 x16, ConnectX-8 Gen6 (x16 to the GPU).
+  const auto& cat = embedded();
+  const struct {
+    const char* name;
+    int gen;
+  } pins[] = {{"connectx-6", 4}, {"connectx-7", 5}, {"connectx-8", 6}};
+  for (const auto& pin : pins) {
+    auto n = cat.nic(pin.name);
+    ASSERT_TRUE(n) << n.error().message;
+    EXPECT_EQ((*n)->pcie_generation, pin.gen) << pin.name;
+    EXPECT_EQ((*n)->pcie_lanes, 16) << pin.name;
+  }
+}
+
 TEST(CatalogData, EveryGpuIsConsistentAndSourced) {
   const auto& cat = embedded();
   EXPECT_EQ(cat.gpus().size(), std::size(kGpus)) << "add the new GPU to kGpus";

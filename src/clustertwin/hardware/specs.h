@@ -71,6 +71,10 @@ struct NicSpec {
   std::string display_name;
   BytesPerSecond bandwidth;  ///< line rate of the NIC, per direction
   Seconds latency;           ///< one-way NIC pipeline latency (send + receive side)
+  /// The NIC's host interface: PCIe generation and lanes (NCCL sizes the GPU-NIC path from them,
+  /// collective::nccl_pci_gbs).
+  int pcie_generation = 0;
+  int pcie_lanes = 0;
   Watts power;
   config::Provenance provenance;
 };
