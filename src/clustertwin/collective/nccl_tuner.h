@@ -78,7 +78,7 @@ struct TunerHardware {
   CpuVendor cpu = CpuVendor::kIntel;
   double nvlink_gbs = 0;  ///< per GPU, one direction: links x NCCL's per-link figure
   double nic_gbs = 0;     ///< one NIC's line rate
-  double pci_gbs = 0;     ///< the GPU-NIC PCIe path (x16 at the NIC's generation)
+  double pci_gbs = 0;     ///< the GPU-NIC PCIe path (nccl_pci_gbs of the NIC's host interface)
   int nics_per_domain = 0;
   int gpus_per_domain = 0;
 };
@@ -86,7 +86,7 @@ struct TunerHardware {
 /// NCCL's bandwidth of a PCIe link (src/graph/topo.cc, ncclTopoAddPci: kvDictPciGen gives the
 /// per-lane rate in units of 100 Mb/s, 15/30/60/120/240/480 for Gen1-Gen6 with the encoding
 /// overhead folded in, and the link gets width x rate / 80 GB/s): Gen4 x16 24, Gen5 x16 48,
-/// Gen6 x16 96 GB/s. An unknown generation gets NCCL's fallback, Gen3's 60.
+/// Gen6 x16 96 GB/s. An unknown generation gets NCCL's fallback, Gen3 (60 per lane).
 double nccl_pci_gbs(int generation, int lanes);
 
 /// The graphs NCCL's search finds for ring, tree, NVLS and CollNet on this hardware, for a

@@ -8,31 +8,24 @@
 namespace clustertwin::collective {
 namespace {
 
-// HGX H100: 18 NVLink 4 links (NCCL 20.6 GB/s each), 8 ConnectX-7 400G (50 GB/s) on PCIe Gen5
-// (NCCL's 48 GB/s), Sapphire Rapids hosts.
-TunerHardware hgx_h100() {
-  TunerHardware hw;
-  hw.cc = ComputeClass::kHopper;
-  hw.cpu = CpuVendor::kIntel;
-  hw.nvlink_gbs = 18 * 20.6;
-  hw.nic_gbs = 50;
-  hw.pci_gbs = 48;
-  hw.nics_per_domain = 8;
-  hw.gpus_per_domain = 8;
-  return hw;
+// NCCL's view of a domain: ConnectX-7 400G NICs (50 GB/s) on PCIe Gen5 (NCCL's 48 GB/s), one per
+// GPU.
+TunerHardware domain(ComputeClass cc, CpuVendor cpu, double nvlink_gbs, int gpus) {
+  return {.cc = cc,
+          .cpu = cpu,
+          .nvlink_gbs = nvlink_gbs,
+          .nic_gbs = 50,
+          .pci_gbs = nccl_pci_gbs(5, 16),
+          .nics_per_domain = gpus,
+          .gpus_per_domain = gpus};
 }
+
+// HGX H100: 18 NVLink 4 links (NCCL 20.6 GB/s each), 8 NICs, Sapphire Rapids hosts.
+TunerHardware hgx_h100() { return domain(ComputeClass::kHopper, CpuVendor::kIntel, 18 * 20.6, 8); }
 
 // GB200 NVL72 partition of `gpus` GPUs per rack (4 ConnectX-7 per 4-GPU tray), Grace hosts.
 TunerHardware gb200(int gpus) {
-  TunerHardware hw;
-  hw.cc = ComputeClass::kBlackwell;
-  hw.cpu = CpuVendor::kArm;
-  hw.nvlink_gbs = 18 * 40.1;
-  hw.nic_gbs = 50;
-  hw.pci_gbs = 48;
-  hw.nics_per_domain = gpus;
-  hw.gpus_per_domain = gpus;
-  return hw;
+  return domain(ComputeClass::kBlackwell, CpuVendor::kArm, 18 * 40.1, gpus);
 }
 
 TunerLine pick(const TunerInputs& in, Op op, int64_t bytes) {
