@@ -2,6 +2,7 @@
 //   clustertwin.train(cluster="hgx-h100*2", model="llama3.1-8b", tp=8)   -> dict
 //   clustertwin.serve(cluster="hgx-h100*1", model="llama3.1-8b", serving="auto") -> dict
 //   clustertwin.goodput(...), clustertwin.power(...), clustertwin.schedule(...)   -> dict
+//   clustertwin.collective(cluster="hgx-h100*1", gpus=8, op="all_reduce")          -> dict
 // Keywords are the keys of the request's field table (scenario/fields.h: the same table that
 // makes the CLI's flags and the scenario files' keys); the library checks them as it does for
 // every door. Results are the JSON `clustertwin train|serve|goodput|power|schedule --json` writes,
@@ -21,6 +22,7 @@
 
 #include "clustertwin/base/text.h"
 #include "clustertwin/report/json_out.h"
+#include "clustertwin/scenario/collective.h"
 #include "clustertwin/scenario/goodput.h"
 #include "clustertwin/scenario/power.h"
 #include "clustertwin/scenario/schedule.h"
@@ -247,6 +249,20 @@ py::object schedule(const py::kwargs& kwargs) {
   return to_dict({{"schedule", run->json}});  // as cmd_schedule.cpp writes it
 }
 
+py::object collective(const py::kwargs& kwargs) {
+  const auto& words = scenario::collective_words();
+  scenario::Environment env;
+  const auto request = request_from<scenario::CollectiveRequest>(
+      kwargs, {&scenario::collective_fields()}, words, env);
+  base::Result<scenario::CollectiveRun> run = base::fail("not run");
+  {
+    py::gil_scoped_release unlocked;
+    run = scenario::run_collective(env, request);
+  }
+  if (!run) raise(run.error().to_string(), words);
+  return to_dict(run->json);  // as cmd_collective.cpp writes it
+}
+
 /// The fields of the tables as Python sees them: keyword -> {"help", "flag", "default"[,
 /// "choices"]}.
 template <class R>
@@ -288,9 +304,11 @@ PYBIND11_MODULE(clustertwin, m) {
   using namespace clustertwin;
   m.doc() =
       "clustertwin: a digital twin of AI supercomputers. train(**fields), serve(**fields), "
-      "goodput(**fields), power(**fields) and schedule(**fields) take the keys of a scenario "
+      "goodput(**fields), power(**fields), schedule(**fields) and collective(**fields) take the "
+      "keys of a scenario "
       "file's workload blocks (training_fields(), serving_fields(), goodput_fields(), "
-      "power_fields() and schedule_fields() list them with their defaults) and return the results "
+      "power_fields(), schedule_fields() and collective_fields() list them with their defaults) "
+      "and return the results "
       "JSON of the verb's --json as a dict; catalog=DIR reads another catalog. Bad input raises "
       "clustertwin.Error (a ValueError) with the library's message.";
   py::register_exception<python::InputError>(m, "Error", PyExc_ValueError);
@@ -308,6 +326,16 @@ PYBIND11_MODULE(clustertwin, m) {
   m.def("schedule", &python::schedule,
         "A cluster over days to months (as `clustertwin schedule --json -`): keywords are the "
         "schedule fields");
+  m.def("collective", &python::collective,
+        "A collective's nccl-tests table on a cluster (as `clustertwin collective --json -`): "
+        "keywords are the collective fields");
+  m.def(
+      "collective_fields",
+      [] {
+        return python::fields_of<scenario::CollectiveRequest>({&scenario::collective_fields()},
+                                                              scenario::collective_words());
+      },
+      "The keywords of collective()");
   m.def(
       "goodput_fields",
       [] {

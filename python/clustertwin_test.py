@@ -147,17 +147,26 @@ class Studies(unittest.TestCase):
                                          clustertwin.schedule_fields())
         self.assertEqual(len(result["schedule"]["runs"]), 1)
 
+    def test_collective_is_the_cli_json(self):
+        kwargs = dict(cluster="hgx-h100*2", op="all_gather", min_bytes="1M", max_bytes="64M")
+        result = self.assert_same_as_cli("collective", clustertwin.collective, kwargs,
+                                         clustertwin.collective_fields())
+        self.assertEqual(len(result["results"]), 7)
+
     def test_study_keywords_are_the_verbs_flags(self):
         # Each verb's own outputs are flags, not keywords (schedule's --trace is its job trace, a
         # keyword).
         for verb, fields, outputs in (("goodput", clustertwin.goodput_fields(), {"--json"}),
                                       ("power", clustertwin.power_fields(), {"--json", "--trace"}),
                                       ("schedule", clustertwin.schedule_fields(),
-                                       {"--json", "--jobs-csv"})):
+                                       {"--json", "--jobs-csv"}),
+                                      ("collective", clustertwin.collective_fields(),
+                                       {"--json", "--format"})):
             with self.subTest(verb=verb):
                 helptext = subprocess.run([CLI, verb, "--help"], capture_output=True, text=True,
                                           check=True, env=cli_env()).stdout
-                flags = set(re.findall(r"^\s+(--[a-z0-9-]+)", helptext, re.M))
+                # "-b,--min-bytes": a flag with a one-letter alias (collective's nccl-tests ones)
+                flags = set(re.findall(r"^\s+(?:-[a-z],)?(--[a-z0-9-]+)", helptext, re.M))
                 self.assertEqual({f["flag"] for f in fields.values()},
                                  flags - {"--help"} - outputs)
 

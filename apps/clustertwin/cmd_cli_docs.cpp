@@ -4,8 +4,6 @@
 #include <iostream>
 #include <sstream>
 
-#include "clustertwin/scenario/goodput.h"
-#include "clustertwin/scenario/schedule.h"
 #include "commands.h"
 
 namespace clustertwin::app {
@@ -50,51 +48,6 @@ void verb(const CLI::App& cmd, const std::string& path, std::ostringstream& o) {
   }
 }
 
-/// The keys of a workload block of a scenario file from a request's field tables (after a
-/// `key_header`), each with the flag that sets the same field.
-template <class R>
-void key_rows(scenario::FieldTables<R> tables, const std::vector<scenario::FieldWord>& words,
-              std::ostringstream& o) {
-  for (const auto* t : tables) {
-    for (const auto& f : *t) {
-      if (!f.in_file) continue;
-      std::string help = scenario::render(f.help, words, scenario::Door::kFile);
-      for (auto& ch : help) {
-        if (ch == '\n' || ch == '|') ch = ' ';
-      }
-      o << "| `" << f.key << "` | `--" << f.flag << "` | " << help << " |\n";
-    }
-  }
-}
-
-void key_header(const char* block, std::ostringstream& o) {
-  o << "### `workload." << block << "`\n\n| key | flag | meaning |\n|---|---|---|\n";
-}
-
-/// Every workload block's keys, generated from the same tables as the flags (docs/scenarios.md
-/// explains the file around them).
-void scenario_section(std::ostringstream& o) {
-  o << "## Scenario file keys (`clustertwin run FILE`)\n\n"
-       "A scenario's workload blocks take the fields of the same requests as the verbs' flags, "
-       "by key; `cluster` is the scenario's own (docs/scenarios.md).\n\n";
-  key_header("training", o);
-  key_rows<scenario::TrainingRequest>(
-      {&scenario::training_fields(), &scenario::training_power_fields()},
-      scenario::training_words(), o);
-  o << "\n";
-  key_header("inference", o);
-  key_rows<scenario::ServingRequest>({&scenario::serving_fields()}, scenario::serving_words(), o);
-  o << "\n";
-  key_header("goodput", o);
-  key_rows<scenario::TrainingRequest>({&scenario::training_fields()}, scenario::goodput_words(), o);
-  key_rows<scenario::GoodputSettings>({&scenario::goodput_fields()}, scenario::goodput_words(), o);
-  o << "\n";
-  key_header("schedule", o);
-  key_rows<scenario::ScheduleRequest>({&scenario::schedule_fields()}, scenario::schedule_words(),
-                                      o);
-  o << "\n";
-}
-
 }  // namespace
 
 Verb add_cli_docs(CLI::App& app, const Context&) {
@@ -114,7 +67,7 @@ Verb add_cli_docs(CLI::App& app, const Context&) {
           if (sub->get_group().empty()) continue;
           verb(*sub, "clustertwin " + sub->get_name(), o);
         }
-        scenario_section(o);
+        o << scenario::scenario_keys_doc();
         std::cout << o.str();
         return kExitOk;
       }};

@@ -46,15 +46,6 @@ struct RunOptions {
 
 }  // namespace
 
-base::Status check_scenario_document(const config::Document& doc) {
-  return scenario::check_scenario(doc);
-}
-
-base::Result<ScenarioOutput> run_scenario_document(const Context& ctx,
-                                                   const config::Document& doc) {
-  return scenario::run_scenario(ctx, doc, ctx.quiet);
-}
-
 int run_flagship(const Context& ctx) {
   auto doc = config::parse_document(kFlagshipYaml, "built-in:azure-ndv6-gb300");
   if (!doc) return bad_input(doc.error());

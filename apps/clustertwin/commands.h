@@ -43,10 +43,6 @@ struct Context : scenario::Environment {
 
 /// A training request as the CLI door names it (the library's request; `train` adds its outputs).
 using TrainOptions = scenario::TrainingRequest;
-using TrainingJob = scenario::TrainingJob;
-/// scenario::resolve_training with its messages in the CLI's words (flags).
-base::Result<std::unique_ptr<TrainingJob>> prepare_training(const Context& ctx,
-                                                            const TrainOptions& o);
 /// A library message in the CLI's words: each {key} as the flag that sets it.
 std::string cli_words(const std::string& message);
 
@@ -78,15 +74,8 @@ Verb add_power(CLI::App& app, const Context& ctx);
 Verb add_calibrate(CLI::App& app, const Context& ctx);
 Verb add_sweep(CLI::App& app, const Context& ctx);
 
-/// `describe` of a cluster argument and a scenario's results (scenario/scenario_file.h).
+/// `describe` of a cluster argument (scenario/scenario_file.h).
 using scenario::describe_cluster;
-using scenario::Described;
-using scenario::ScenarioOutput;
-/// Runs a scenario document (`clustertwin run` semantics: the cluster described, each workload
-/// simulated); writes nothing. `clustertwin sweep` runs each point through this.
-base::Result<ScenarioOutput> run_scenario_document(const Context& ctx, const config::Document& doc);
-/// Reads a scenario document strictly (unknown keys, types, units) without running it.
-base::Status check_scenario_document(const config::Document& doc);
 
 /// Runs the built-in flagship scenario (plain `clustertwin`).
 int run_flagship(const Context& ctx);

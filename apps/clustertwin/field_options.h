@@ -35,7 +35,7 @@ template <class R>
 void add_fields(CLI::App* cmd, const scenario::FieldTable<R>& table, R& request,
                 const std::vector<scenario::FieldWord>& words) {
   for (const auto& f : table) {
-    const std::string flag = "--" + f.flag;
+    const std::string flag = "--" + f.flag + (f.short_flag.empty() ? "" : ",-" + f.short_flag);
     const std::string help = scenario::render(f.help, words, scenario::Door::kCli);
     std::visit(
         [&](auto member) {

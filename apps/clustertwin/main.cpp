@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "clustertwin/base/file.h"
+#include "clustertwin/scenario/collective.h"
 #include "clustertwin/scenario/goodput.h"
 #include "commands.h"
 
@@ -18,20 +19,10 @@ std::string cli_words(const std::string& message) {
   static const std::vector<scenario::FieldWord> kWords = [] {
     auto w = scenario::goodput_words();  // the training fields and the goodput study's
     for (const auto& s : scenario::serving_words()) w.push_back(s);
+    for (const auto& s : scenario::collective_words()) w.push_back(s);
     return w;
   }();
   return scenario::render(message, kWords, scenario::Door::kCli);
-}
-
-base::Result<std::unique_ptr<TrainingJob>> prepare_training(const Context& ctx,
-                                                            const TrainOptions& o) {
-  auto job = scenario::resolve_training(ctx, o);
-  if (!job) {
-    base::Error e = job.error();
-    e.message = cli_words(e.message);
-    return base::fail(std::move(e));
-  }
-  return job;
 }
 
 int bad_input(const base::Error& e) {

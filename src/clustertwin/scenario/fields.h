@@ -41,7 +41,8 @@ struct Field {
   std::vector<std::string> choices{};  ///< text: the accepted values (empty: any, checked later)
   bool inverted = false;      ///< a switch whose flag turns the key off (--no-sequence-parallel)
   bool show_default = false;  ///< print the default in --help and docs/cli.md
-  bool in_file = true;  ///< read from a workload block (false: the scenario sets it elsewhere)
+  bool in_file = true;       ///< read from a workload block (false: the scenario sets it elsewhere)
+  std::string short_flag{};  ///< a one-letter CLI alias without its dash ("b" for nccl-tests' -b)
 };
 
 template <class R>

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include <optional>
+#include <sstream>
 
 #include "clustertwin/hardware/catalog.h"
 #include "clustertwin/report/describe.h"
@@ -322,6 +323,57 @@ base::Result<ScenarioOutput> run_scenario(const Environment& env, const config::
   auto s = parse_scenario(doc);
   if (!s) return base::fail(s.error());
   return run_parsed(env, *s, quiet);
+}
+
+namespace {
+
+/// The keys of a workload block of a scenario file from a request's field tables (after a
+/// `key_header`), each with the flag that sets the same field.
+template <class R>
+void key_rows(FieldTables<R> tables, const std::vector<FieldWord>& words, std::ostringstream& o) {
+  for (const auto* t : tables) {
+    for (const auto& f : *t) {
+      if (!f.in_file) continue;
+      std::string help = render(f.help, words, Door::kFile);
+      for (auto& ch : help) {
+        if (ch == '\n' || ch == '|') ch = ' ';
+      }
+      o << "| `" << f.key << "` | `--" << f.flag << "` | " << help << " |\n";
+    }
+  }
+}
+
+void key_header(const char* block, std::ostringstream& o) {
+  o << "### `workload." << block << "`\n\n| key | flag | meaning |\n|---|---|---|\n";
+}
+
+/// Every workload block's keys, generated from the same tables as the flags (docs/scenarios.md
+/// explains the file around them).
+void scenario_section(std::ostringstream& o) {
+  o << "## Scenario file keys (`clustertwin run FILE`)\n\n"
+       "A scenario's workload blocks take the fields of the same requests as the verbs' flags, "
+       "by key; `cluster` is the scenario's own (docs/scenarios.md).\n\n";
+  key_header("training", o);
+  key_rows<TrainingRequest>({&training_fields(), &training_power_fields()}, training_words(), o);
+  o << "\n";
+  key_header("inference", o);
+  key_rows<ServingRequest>({&serving_fields()}, serving_words(), o);
+  o << "\n";
+  key_header("goodput", o);
+  key_rows<TrainingRequest>({&training_fields()}, goodput_words(), o);
+  key_rows<GoodputSettings>({&goodput_fields()}, goodput_words(), o);
+  o << "\n";
+  key_header("schedule", o);
+  key_rows<ScheduleRequest>({&schedule_fields()}, schedule_words(), o);
+  o << "\n";
+}
+
+}  // namespace
+
+std::string scenario_keys_doc() {
+  std::ostringstream o;
+  scenario_section(o);
+  return o.str();
 }
 
 }  // namespace clustertwin::scenario

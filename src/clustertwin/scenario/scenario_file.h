@@ -29,6 +29,10 @@ struct ScenarioOutput {
   std::string summary;
 };
 
+/// The keys of every workload block of a scenario file, generated from the same field tables as
+/// the verbs' flags (a section of docs/cli.md; docs/scenarios.md explains the file around them).
+std::string scenario_keys_doc();
+
 /// Reads a scenario document strictly without running it.
 base::Status check_scenario(const config::Document& doc);
 /// Reads and runs a scenario document; writes nothing (`quiet` silences progress on stderr).

@@ -130,4 +130,24 @@ nlohmann::json analyze(const Design& design, const ReportChoice& choice,
   return out;
 }
 
+nlohmann::json study_json(const Design& design, const nlohmann::json& table) {
+  nlohmann::json axes = nlohmann::json::array();
+  for (const auto& a : design.axes) axes.push_back(a.path);
+  nlohmann::json outputs = nlohmann::json::object();
+  for (const auto& out : design.outputs) outputs[out.name] = out.path;
+  int64_t failed = 0;
+  for (const auto& row : table["rows"]) {
+    // columns: id, axes..., status, ...
+    if (row[1 + design.axes.size()] != "ok") ++failed;
+  }
+  return {{"sweep",
+           {{"name", design.name},
+            {"points", design.points.size()},
+            {"failed_points", failed},
+            {"axes", axes},
+            {"outputs", outputs},
+            {"table", table},
+            {"analysis", analyze(design, design.report, table)}}}};
+}
+
 }  // namespace clustertwin::sweep

@@ -37,4 +37,9 @@ std::vector<int64_t> pareto_front(const std::vector<int64_t>& ids, const std::ve
 nlohmann::json analyze(const Design& design, const ReportChoice& choice,
                        const nlohmann::json& table);
 
+/// A finished study's results JSON (what `sweep --json` writes and the HTML report reads): the
+/// `sweep` section with the design's name, axes and outputs, the points table (Store::table),
+/// how many points failed and the analysis of the design's report choice.
+nlohmann::json study_json(const Design& design, const nlohmann::json& table);
+
 }  // namespace clustertwin::sweep

@@ -649,4 +649,28 @@ YAML::Node Design::scenario(const Point& p) const {
   return s;
 }
 
+base::Status check_points(const Design& design,
+                          const std::function<base::Status(const YAML::Node&)>& check) {
+  base::Errors errors;
+  std::set<std::string> seen;  // one line per distinct problem, at its first point
+  for (const auto& p : design.points) {
+    auto st = check(design.scenario(p));
+    if (st || !seen.insert(st.error().message).second) continue;
+    std::string values;
+    auto e = st.error();
+    for (size_t a = 0; a < design.axes.size(); ++a) {
+      const auto& path = design.axes[a].path;
+      values += fmt::format("{}{}={}", a ? ", " : "", path, value_text(p.values[a]));
+      // A key the design added has no line of its own: the design's line of that key.
+      const std::string last = "'" + path.substr(path.rfind('.') + 1) + "'";
+      if (e.line == 0 && e.message.find(last) != std::string::npos) e.line = design.axes[a].line;
+    }
+    e.message = fmt::format("point {} ({}): {}", p.id, values, e.message);
+    errors.add(e);
+    if (errors.items.size() >= 10) break;
+  }
+  if (!errors.empty()) return base::fail(errors.combined());
+  return {};
+}
+
 }  // namespace clustertwin::sweep

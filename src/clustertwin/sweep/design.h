@@ -15,6 +15,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include <cstdint>
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -87,6 +88,14 @@ base::Result<Design> load_design(const std::string& path);
 nlohmann::json to_json(const YAML::Node& n);
 /// A point's value as a short text: the scalar itself, or compact JSON for a mapping/sequence.
 std::string value_text(const YAML::Node& n);
+
+/// Checks every point's scenario with `check` (the scenario reader, passed in: this layer does
+/// not read scenarios) before anything runs: a misspelt key is the design's error, not a column of
+/// failed points. One error per distinct problem, at its first point, naming the point's values
+/// ("point 3 (workload.training.tp=12): ..."), with the design's line of an axis the design added;
+/// at most 10. What only a run can tell (a layout that does not divide the GPUs) is left to it.
+base::Status check_points(const Design& design,
+                          const std::function<base::Status(const YAML::Node&)>& check);
 
 /// The outputs used when the file lists none: the headline figures of the workloads present in
 /// the base scenario (training step, throughput, MFU, memory; serving throughput; power).

@@ -163,7 +163,7 @@ base::Result<Store> Store::open(const std::string& path, const Design& design) {
         fresh = true;
       } else {
         return base::fail("not a sweep database (" + m +
-                              "): give --db a new file name or the database of this sweep",
+                              "): give {db} a new file name or the database of this sweep",
                           path, 0);
       }
     } else {
@@ -179,7 +179,7 @@ base::Result<Store> Store::open(const std::string& path, const Design& design) {
         return base::fail(
             "holds the results of another design (its scenario, keys, values or outputs differ "
             "from " +
-                design.file + "): give --db another file, or delete this one to start over",
+                design.file + "): give {db} another file, or delete this one to start over",
             path, 0);
       }
       sqlite3_stmt* ids = nullptr;

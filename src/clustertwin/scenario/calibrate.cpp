@@ -1,0 +1,288 @@
+// The calibrate verb's wiring around the fits (moved from apps/clustertwin/cmd_calibrate.cpp;
+// the fits are the calibration layer's).
+
+#include "clustertwin/scenario/calibrate.h"
+
+#include <optional>
+
+#include "clustertwin/calibration/builtin_collectives.h"
+#include "clustertwin/calibration/collective_fit.h"
+#include "clustertwin/calibration/kernel_fit.h"
+#include "clustertwin/calibration/parse.h"
+#include "clustertwin/calibration/report.h"
+#include "clustertwin/calibration/step_fit.h"
+#include "clustertwin/collective/sweep.h"
+#include "clustertwin/compute/compute_model.h"
+
+namespace clustertwin::scenario {
+
+base::Result<std::vector<ProfileInfo>> builtin_profiles(const Environment& env) {
+  auto cat = env.load_catalog();
+  if (!cat) return base::fail(cat.error());
+  std::vector<ProfileInfo> out;
+  for (const auto& f : cat->other_files()) {
+    if (!collective::is_line_file(f)) continue;
+    // "collectives/<name>.yaml"
+    const std::string name = f.path.substr(12, f.path.size() - 12 - 5);
+    if (name == "defaults") continue;
+    auto prof = collective::load_profile(*cat, name);
+    if (!prof) return base::fail(prof.error());
+    out.push_back({.name = name, .gpus = prof->gpus, .measured_on = prof->measured_device});
+  }
+  return out;
+}
+
+base::Result<std::vector<std::unique_ptr<TrainingJob>>> measured_step_jobs(
+    const Environment& env, const std::string& cluster,
+    const std::vector<calibration::StepTime>& runs, const std::string& default_model) {
+  std::vector<std::unique_ptr<TrainingJob>> jobs;
+  base::Errors errors;
+  for (const auto& s : runs) {
+    TrainingRequest t;
+    t.cluster = cluster;
+    t.model = s.model.empty() ? default_model : s.model;
+    if (t.model.empty()) {
+      errors.add({"the run names no model; give the catalog model with {train_model} NAME", s.file,
+                  s.line});
+      continue;
+    }
+    t.gpus = s.gpus;
+    t.tp = s.tp;
+    t.pp = s.pp;
+    t.dp = s.dp;
+    t.cp = s.cp;
+    t.ep = s.ep;
+    t.vpp = s.vpp;
+    t.micro_batch = s.micro_batch > 0 ? s.micro_batch : 1;
+    t.global_batch = s.global_batch;
+    t.seq_len = s.seq_len;
+    if (!s.precision.empty()) t.precision = s.precision;
+    t.overhead = 0;
+    auto job = resolve_training(env, t);
+    if (!job) {
+      errors.add({job.error().message, s.file, s.line});
+      continue;
+    }
+    jobs.push_back(std::move(*job));
+  }
+  if (!errors.empty()) return base::fail(errors.combined());
+  return jobs;
+}
+
+namespace {
+
+base::Error internal(std::string message) {
+  return base::Error{"internal error: " + std::move(message), {}, 0, base::ErrorKind::kSystem};
+}
+
+/// Kernel tables: the compute model's efficiency grids for the cluster's GPU, against the peaks
+/// of an AIConfigurator system spec given with them, else the catalog GPU's own.
+base::Result<CalibrateRun> fit_kernel_tables(const Environment& env, const CalibrateRequest& r,
+                                             const calibration::Measurements& m, std::ostream& out,
+                                             std::ostream* log) {
+  auto cluster = env.load_cluster(r.cluster);
+  if (!cluster) return base::fail(cluster.error());
+  const hardware::GpuSpec& gpu = cluster->gpu();
+  if (m.kernel_specs.size() > 1) {
+    return base::fail("calibrate: give at most one AIConfigurator system spec, got " +
+                      std::to_string(m.kernel_specs.size()));
+  }
+  calibration::KernelRoofline roof = calibration::roofline_of(gpu);
+  std::string spec_source = "catalog/gpus/" + gpu.name + ".yaml (dense peaks, HBM bandwidth)";
+  if (!m.kernel_specs.empty()) {
+    const auto& s = m.kernel_specs.front();
+    roof = {.bf16_flops = s.bf16_flops,
+            .fp8_flops = s.fp8_flops,
+            .fp4_flops = s.fp4_flops,
+            .hbm_Bps = s.hbm_Bps};
+    spec_source = "AIConfigurator system spec " + s.file;
+  }
+  auto catalog_model = compute::ComputeModel::reference(cluster->catalog, gpu.name);
+  if (!catalog_model) return base::fail(catalog_model.error());
+  if (log) {
+    *log << "calibrate: fitting " << m.kernels.size() << " kernel table"
+         << (m.kernels.size() == 1 ? "" : "s") << " for " << gpu.name << "\n";
+  }
+  auto fit = calibration::fit_kernels(m.kernels, roof);
+  if (!fit) return base::fail(fit.error());
+  out << "kernel tables of " << gpu.name << " (held out: shapes off the fitted grid "
+      << "lines; errors |predicted / measured - 1|):\n";
+  for (const auto& l : fit->summary) out << l << "\n";
+  calibration::ComputeProfileMeta meta{
+      .gpu = gpu.name,
+      .device = gpu.display_name,
+      .tables_dir = "the tables cited under sources",
+      .tables_origin = "measured on " + r.cluster + (r.stack.empty() ? "" : ", stack " + r.stack),
+      .spec_source = spec_source,
+      .hbm_efficiency = catalog_model->hbm_efficiency(),
+      .hbm_source = "catalog/compute/" + gpu.name +
+                    ".yaml hbm_efficiency (kernel tables do not measure streaming bandwidth)",
+      .generated_by = "clustertwin calibrate"};
+  for (const auto& in : m.inputs) meta.table_cite[in.path] = in.path + " sha256:" + in.sha256;
+  CalibrateRun run;
+  run.profile = calibration::compute_profile_yaml(*fit, roof, meta);
+  if (auto back =
+          compute::ComputeModel::parse(run.profile, "compute/" + gpu.name + ".yaml", nullptr);
+      !back) {
+    return base::fail(
+        internal("the fitted compute file does not read back: " + back.error().to_string()));
+  }
+  return run;
+}
+
+}  // namespace
+
+base::Result<std::vector<calibration::GeneratedFile>> builtin_calibration(
+    const Environment& env, const std::string& what, const std::string& reference,
+    const std::vector<std::string>& only, std::ostream& out, std::ostream* log) {
+  if (what != "compute" && what != "collectives") {
+    return base::fail("{builtin}: expected 'compute' or 'collectives', got '" + what + "'");
+  }
+  if (reference.empty()) {
+    return base::fail("{builtin} " + what +
+                      ": give {reference} DIR (the folder holding measured/)");
+  }
+  if (!only.empty() && what != "collectives") {
+    return base::fail("{only}: only with {builtin} collectives");
+  }
+  auto cat = env.load_catalog();
+  if (!cat) return base::fail(cat.error());
+  if (what == "compute") {
+    auto built =
+        calibration::builtin_compute(*cat, reference, "clustertwin calibrate --builtin compute");
+    if (!built) return base::fail(built.error());
+    for (const auto& l : built->summary) out << l << "\n";
+    return std::move(built->files);
+  }
+  if (log) *log << "calibrate: fitting the built-in collective lines\n";
+  auto built = calibration::builtin_collectives(*cat, reference, only);
+  if (!built) return base::fail(built.error());
+  for (const auto& l : built->summary) out << l << "\n";
+  return std::move(built->files);
+}
+
+base::Result<CalibrateRun> run_calibrate(const Environment& env, const CalibrateRequest& r,
+                                         std::ostream& out, std::ostream* log) {
+  if (r.cluster.empty()) {
+    return base::fail("{cluster}: required (the cluster the files were measured on)");
+  }
+  if (r.files.empty()) return base::fail("calibrate: give at least one measurement FILE");
+  // Every file, all errors at once.
+  calibration::Measurements m;
+  base::Errors errors;
+  for (const auto& f : r.files) {
+    if (auto st = calibration::parse_path(f, m); !st) errors.add(st.error());
+  }
+  if (!errors.empty()) return base::fail(errors.combined());
+  if (!m.kernels.empty()) {
+    if (!m.collectives.empty() || !m.steps.empty() || !m.serving.empty()) {
+      return base::fail(
+          "calibrate: kernel tables make a compute calibration file of their own "
+          "(catalog/compute/<gpu>.yaml format); fit them in a calibrate run without nccl-tests, "
+          "step-time or serving files");
+    }
+    return fit_kernel_tables(env, r, m, out, log);
+  }
+  if (!m.kernel_specs.empty()) {
+    return base::fail(
+        "calibrate: an AIConfigurator system spec gives the peaks of kernel tables; "
+        "give the tables with it");
+  }
+  if (m.collectives.empty() && m.steps.empty()) {
+    return base::fail("calibrate: the files hold " + std::to_string(m.serving.size()) +
+                      " serving results but no nccl-tests runs, training step times or kernel "
+                      "tables; fitting serving results is not built yet (issue 16): nothing was "
+                      "fitted or written");
+  }
+  if (!m.serving.empty() && log) {
+    *log << "warning: " << m.serving.size()
+         << " serving results were read but not fitted (issue 16)\n";
+  }
+  auto cluster = env.load_cluster(r.cluster);
+  if (!cluster) return base::fail(cluster.error());
+  const std::string gpu = cluster->system().gpu;
+
+  std::optional<calibration::CollectiveFit> fit;
+  calibration::CollectiveFitOptions fo;
+  fo.network = r.network == "analytical" ? collective::NetworkModelKind::kAnalytical
+                                         : collective::NetworkModelKind::kFlow;
+  fo.fit.folds = r.folds;
+  calibration::ProfileMeta meta{.cluster = r.cluster,
+                                .stack = r.stack,
+                                .name = r.stack.empty() ? gpu + "-profile" : r.stack,
+                                .network = fo.network};
+  if (!m.collectives.empty()) {
+    auto cal = collective::Calibration::load(cluster->catalog);
+    if (!cal) return base::fail(cal.error());
+    if (log) {
+      *log << "calibrate: fitting " << m.collectives.size() << " nccl-tests run"
+           << (m.collectives.size() == 1 ? "" : "s") << " on " << r.cluster << "\n";
+    }
+    auto f = calibration::fit_collectives(cluster->catalog, cluster->spec, cluster->topo, *cal,
+                                          m.collectives, fo);
+    if (!f) return base::fail(f.error());
+    fit = std::move(*f);
+    meta.name = r.stack.empty() ? fit->gpu + "-profile" : r.stack;
+    out << calibration::fit_summary(*fit, m.collectives, meta);
+  }
+
+  std::optional<calibration::StepFit> steps;
+  if (!m.steps.empty()) {
+    // Each run prepared as `train` prepares it (catalog communication model, the cluster's
+    // compute model); the fit varies only the compute-time scale.
+    auto jobs = measured_step_jobs(env, r.cluster, m.steps, r.train_model);
+    if (!jobs) return base::fail(jobs.error());
+    if (log) {
+      *log << "calibrate: fitting " << m.steps.size() << " training step time"
+           << (m.steps.size() == 1 ? "" : "s") << " on " << r.cluster << "\n";
+    }
+    calibration::FitOptions sfo;
+    sfo.folds = r.folds;
+    auto predict = [&jobs](size_t i, double scale, double host_s) -> base::Result<double> {
+      auto& job = *(*jobs)[i];
+      job.setup.framework_overhead = scale - 1.0;
+      job.setup.host_time_s = host_s;
+      auto t = execution::simulate_training_step(job.setup);
+      if (!t) return base::fail(t.error());
+      return t->step_time_s;
+    };
+    auto f = calibration::fit_step_times(gpu, m.steps, predict, sfo);
+    if (!f) return base::fail(f.error());
+    steps = std::move(*f);
+    if (fit) out << "\n";
+    out << calibration::step_fit_summary(*steps, m.steps);
+  }
+
+  CalibrateRun run;
+  if (r.json) {
+    run.json = fit ? calibration::fit_json(*fit, m.inputs, m.collectives, meta)
+                   : nlohmann::json{{"cluster", r.cluster}, {"gpu", gpu}, {"stack", r.stack}};
+    if (steps) run.json["training"] = calibration::step_fit_json(*steps, m.steps);
+  }
+  if (r.report) {
+    run.report = fit ? calibration::fit_html(*fit, m.inputs, m.collectives, meta)
+                     : calibration::step_fit_html(*steps, m.inputs, m.steps, meta);
+    if (fit && steps) {
+      run.report.insert(run.report.rfind("</body>"),
+                        calibration::step_fit_html_section(*steps, m.steps));
+    }
+  }
+  if (!r.profile_path.empty()) {
+    run.profile = fit ? calibration::profile_yaml(*fit, m.inputs, m.collectives, fo.fit, meta)
+                      : calibration::step_profile_yaml(*steps, m.inputs, m.steps, meta);
+    if (fit && steps) run.profile += calibration::training_profile_yaml(*steps, m.steps);
+    // The profile must load as the collective and training readers read it before it
+    // replaces anything.
+    if (auto back = collective::Calibration::read_profile({r.profile_path, run.profile}); !back) {
+      return base::fail(
+          internal("the fitted profile does not read back: " + back.error().to_string()));
+    }
+    if (auto back = calibration::read_training_calibration({r.profile_path, run.profile});
+        !back || (steps && !*back)) {
+      return base::fail(internal("the fitted profile's training section does not read back"));
+    }
+  }
+  return run;
+}
+
+}  // namespace clustertwin::scenario

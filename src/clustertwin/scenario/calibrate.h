@@ -1,0 +1,77 @@
+#pragma once
+/// A `clustertwin calibrate` run as the user asks for it (`CalibrateRequest`) and its wiring
+/// around the fits, which are the calibration layer's: the measurement files read (all errors at
+/// once), the kernel tables, nccl-tests runs and training step times each sent to its fit (the
+/// step times through training jobs resolved as `train` resolves them), and the profile, JSON and
+/// HTML report built and the profile read back before anyone writes it. Also the built-in
+/// calibration profiles to list.
+
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "clustertwin/base/result.h"
+#include "clustertwin/calibration/kernel_fit.h"
+#include "clustertwin/calibration/measurements.h"
+#include "clustertwin/scenario/environment.h"
+#include "clustertwin/scenario/training.h"
+
+namespace clustertwin::scenario {
+
+/// A built-in calibration profile (catalog/collectives/<name>.yaml).
+struct ProfileInfo {
+  std::string name;
+  std::vector<std::string> gpus;
+  std::string measured_on;  ///< the device the lines were measured on, when the file says
+};
+/// The catalog's calibration profiles, by name.
+base::Result<std::vector<ProfileInfo>> builtin_profiles(const Environment& env);
+
+/// The training jobs of measured step times: each run on `cluster` as `train` resolves it (a
+/// micro-batch of 1 where the run gives none; no framework overhead: the fit varies the
+/// compute-time scale), the model the run names or else `default_model`. Every run's error at
+/// once, each at the run's file:line; messages name fields ({key}).
+base::Result<std::vector<std::unique_ptr<TrainingJob>>> measured_step_jobs(
+    const Environment& env, const std::string& cluster,
+    const std::vector<calibration::StepTime>& runs, const std::string& default_model);
+
+/// A built-in calibration regenerated from its recipe (`what`: "compute", the catalog's
+/// compute files from catalog/calibration/compute.yaml, or "collectives", its collective lines
+/// from catalog/calibration/collectives.yaml; `only` limits the collectives to these files) on
+/// the measurements under `reference`: every file fitted and read back, none written. The
+/// summary goes to `out`, progress to `log` when given.
+base::Result<std::vector<calibration::GeneratedFile>> builtin_calibration(
+    const Environment& env, const std::string& what, const std::string& reference,
+    const std::vector<std::string>& only, std::ostream& out, std::ostream* log);
+
+/// A calibrate run of the user's measurement files.
+struct CalibrateRequest {
+  std::string cluster;  ///< the cluster the files were measured on
+  std::string stack;    ///< software stack label recorded in the profile
+  std::vector<std::string> files;
+  std::string network = "flow";  ///< the network model the collective fit runs: flow or analytical
+  std::string train_model;       ///< catalog model of step-time runs that do not name one
+  int folds = 5;                 ///< cross-validation folds (0: none)
+  std::string profile_path;      ///< where the profile goes ("": build none); names it in messages
+  bool json = false;             ///< build the fit's JSON
+  bool report = false;           ///< build the HTML report
+};
+
+/// What the run built: the profile (a calibration profile, or for kernel tables a
+/// catalog/compute/<gpu>.yaml file, which is built and read back even without a path), the JSON
+/// and the report when asked (not for kernel tables).
+struct CalibrateRun {
+  std::string profile;
+  nlohmann::json json;
+  std::string report;
+};
+
+/// Reads the files and runs the fits. The fits' summaries go to `out` as they finish (stdout);
+/// progress and warnings to `log` when given (stderr unless quiet). Messages name fields
+/// ({cluster}); a profile that does not read back is an internal error (ErrorKind::kSystem).
+base::Result<CalibrateRun> run_calibrate(const Environment& env, const CalibrateRequest& r,
+                                         std::ostream& out, std::ostream* log);
+
+}  // namespace clustertwin::scenario
