@@ -902,6 +902,7 @@ StepSetup step_setup(const ServingSetup& s, const workload::InstanceLayout& il, 
   st.first_gpu = first_gpu;
   st.moe_imbalance = s.moe_imbalance;
   st.calibration = s.calibration;
+  st.cap_slowdown = s.cap_slowdown;
   st.runtime = s.layout.runtime;
   return st;
 }

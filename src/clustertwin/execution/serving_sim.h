@@ -75,6 +75,8 @@ struct ServingSetup {
   std::optional<workload::LatencyLimits> limits;  ///< p99 limits results are checked against
   double moe_imbalance = 0;                       ///< 0: StepModel's default
   StepCalibration calibration = default_step_calibration();
+  /// Kernel-time multiplier of a GPU power cap or SM clock lock (StepSetup::cap_slowdown).
+  double cap_slowdown = 1.0;
   /// Harness cap on requests in flight per instance (TensorRT-LLM max_concurrency); 0 = none.
   int64_t max_concurrency = 0;
   int64_t trace_iterations = 0;  ///< iterations kept per simulated instance for the trace

@@ -755,7 +755,7 @@ StepTime StepModel::kernel_time(std::span<const RankBatch> ranks) const {
   if (ranks.empty()) return out;
   const auto& inst = s_.instance;
   const models::ModelSpec& m = *s_.model;
-  const double f = s_.calibration.gpu_factor;
+  const double f = s_.calibration.gpu_factor * s_.cap_slowdown;
   double slowest = 0, group_tokens = 0, max_tokens = 0, max_decode = 0;
   bool any_prefill = false;
   StepTime parts;

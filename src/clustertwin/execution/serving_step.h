@@ -144,6 +144,9 @@ struct StepSetup {
   /// where TensorRT-LLM's EP load balancer places redundant experts).
   double moe_imbalance = 0;
   StepCalibration calibration = default_step_calibration();
+  /// Kernel-time multiplier of a GPU power cap or SM clock lock (the power layer's feedback,
+  /// power::analyze_serving_power); 1: none. Applied on top of the calibration's gpu_factor.
+  double cap_slowdown = 1.0;
   /// Whose host issues the kernels of an iteration that is not a CUDA graph (header comment).
   workload::ServingRuntime runtime = workload::ServingRuntime::kPytorch;
 };

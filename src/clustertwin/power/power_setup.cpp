@@ -13,6 +13,12 @@ double PowerSetup::cap_W() const {
   return settings.cap.base() > 0 ? settings.cap.base() : gpu->tgp.base();
 }
 
+double PowerSetup::rack_limit_cap_W(double current_cap_W) const {
+  const double budget = sm().gpu_budget_W(true) / system->gpus();
+  return std::min(current_cap_W,
+                  std::max(gpu_params->min_limit.base(), budget / gpu_params->limit_margin));
+}
+
 base::Result<PowerSetup> resolve_power_setup(const hardware::Catalog& catalog,
                                              const PowerCatalog& power,
                                              const hardware::ClusterSpec& cluster,

@@ -46,6 +46,11 @@ struct PowerSetup {
   [[nodiscard]] const SystemPowerModel& sm() const { return *system_model; }
   /// The effective per-GPU limit: the cap, else the GPU's TGP.
   [[nodiscard]] double cap_W() const;
+  /// The per-GPU cap a system's usable PSU capacity allows (the rack limit, shared by both
+  /// views): the largest at which its GPUs, drawing margin x cap when power-limited, fit the
+  /// capacity left after the rest of the system; never below the GPU's lowest limit nor above
+  /// `current_cap_W`.
+  [[nodiscard]] double rack_limit_cap_W(double current_cap_W) const;
 };
 
 /// Resolves the settings for `cluster`'s system. Errors: a system or GPU without power

@@ -237,7 +237,6 @@ base::Result<ServingPowerResult> analyze_serving_power(const ServingPowerInput& 
   if (!ps) return base::fail(ps.error());
   const auto& sys = *ps->system;
   const auto& gpu = *ps->gpu;
-  const auto* gp = ps->gpu_params;
   const auto* sp = ps->system_params;
   const auto& fp = *ps->facility;
   const GpuPowerModel& gm = ps->gm();
@@ -316,7 +315,7 @@ base::Result<ServingPowerResult> analyze_serving_power(const ServingPowerInput& 
   }
   if (o.feedback && R.kernel_slowdown > 1 + 1e-6) {
     execution::ServingSetup s1 = s0;
-    s1.calibration.gpu_factor *= R.kernel_slowdown;
+    s1.cap_slowdown = R.kernel_slowdown;
     s1.rate_qps = base_run.rate_qps;
     s1.trace_iterations = std::max<int64_t>(1, run0->iterations) * 2 + 1;
     auto r1 = execution::simulate_serving(s1);
@@ -505,11 +504,9 @@ base::Result<ServingPowerResult> analyze_serving_power(const ServingPowerInput& 
   R.cluster_peak_W = *std::max_element(w_it.begin(), w_it.end());
   if (worst_dc > R.rack_limit_W * (1 + 1e-9)) {
     if (o.enforce_rack_limit) {
-      // The largest per-GPU cap whose power-limited kernels fit the usable PSU capacity (GPUs at
-      // the limit draw margin x cap), and the run again under it: what the limit costs.
-      const double budget = sm.gpu_budget_W(true) / sys.gpus();
-      const double cap =
-          std::min(R.cap_W, std::max(gp->min_limit.base(), budget / gp->limit_margin));
+      // The largest per-GPU cap whose power-limited kernels fit the usable PSU capacity
+      // (power_setup.h), and the run again under it: what the limit costs.
+      const double cap = ps->rack_limit_cap_W(R.cap_W);
       ServingPowerOptions o2 = o;
       o2.gpu.cap = base::watts(cap);
       o2.enforce_rack_limit = false;

@@ -3,7 +3,8 @@
 /// layer's ServingResult. Execution never calls power; power reads the iterations the serving
 /// simulator published (IterationRecord: instance, pipeline slot, start, duration, decoding
 /// sequences and prompt tokens) and, when a power cap or clock lock slows the kernels, asks
-/// execution for the run again with the kernel time scaled (StepCalibration::gpu_factor).
+/// execution for the run again with the kernel time scaled (ServingSetup::cap_slowdown, on top of
+/// the framework calibration's gpu_factor, which it leaves alone).
 ///
 /// Steps:
 ///  1. Kernel power tables per instance kind (the aggregated or decode instance, the prefill

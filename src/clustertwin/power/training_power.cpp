@@ -766,13 +766,10 @@ base::Result<TrainingPowerResult> analyze_training_power(const TrainingPowerInpu
   if (worst_dc > R.rack_limit_W * (1 + 1e-9)) {
     const double need = worst_dc;
     if (o.enforce_rack_limit) {
-      // The largest per-GPU cap whose compute-phase power fits: GPUs at the limit draw margin x
-      // cap.
-      const double budget = sm.gpu_budget_W(true) / sys.gpus();
-      const double cap = std::max(gp->min_limit.base(), budget / gp->limit_margin);
+      // The largest per-GPU cap whose compute-phase power fits (power_setup.h).
       const double before = R.training.step_time_s;
       GpuSettings g2 = g;
-      g2.cap = base::watts(std::min(cap, g.cap.base() > 0 ? g.cap.base() : gpu.tgp.base()));
+      g2.cap = base::watts(ps->rack_limit_cap_W(g.cap.base() > 0 ? g.cap.base() : gpu.tgp.base()));
       g = g2;
       R.cap_reason = "rack limit";
       lv.comm_W = gm.apply(gm.comm_W(1), false, g).power_W;
