@@ -1,9 +1,11 @@
 #pragma once
 /// The cluster simulation's state machine (simulation.h is its interface; docs/models/
-/// orchestration.md the model). One class, `Sim`, whose parts live in files by the seam they
-/// cut along:
-///   sim_cells.cpp     cells and free capacity: nodes up, down and spare, free GPUs per cell and
-///                     block, allocation and release of a job's nodes, its speed on them;
+/// orchestration.md the model). `Sim` runs it; the cells and free capacity are a class of their
+/// own (free_capacity.h: nodes up, down and spare, free GPUs per cell and block, segment
+/// capacity, the time integrals), and Sim's other parts live in files by the seam they cut
+/// along:
+///   sim_cells.cpp     a job's nodes: allocation and release on the free capacity, its speed on
+///                     them; node failures and repairs;
 ///   sim_queue.cpp     the queue: priorities, the main pass (strict priority per partition),
 ///                     preemption and requeues;
 ///   sim_backfill.cpp  the backfill plan: future frees as per-cell deltas, each pending job's
@@ -24,6 +26,7 @@
 
 #include "clustertwin/base/check.h"
 #include "clustertwin/engine/engine.h"
+#include "clustertwin/scheduler/free_capacity.h"
 #include "clustertwin/scheduler/limits.h"
 #include "clustertwin/scheduler/random.h"
 #include "clustertwin/scheduler/simulation.h"
@@ -99,22 +102,13 @@ class Sim {
  private:
   bool stopped_at_event_limit_ = false;
   Tick stopped_at_ = 0;
-  // --- cluster state -------------------------------------------------------------------
-  void contrib(int n, int sign);
-  void set_free(int n, int f);
+  // --- cluster state (free_capacity.h) --------------------------------------------------
+  // A failure takes node n down (one more overlapping failure) / a repair brings it back; both
+  // integrate first and mark the state changed.
   void down_inc(int n);
   void down_dec(int n);
-  [[nodiscard]] bool up(int n) const { return node_down_[static_cast<size_t>(n)] == 0; }
-
-  // Down nodes per base block (an NVL72 rack; a leaf group on HGX), the blocks with any down
-  // (ref §3.4's racks with a tray down) and those with more down than the spares per block
-  // (short of a full segment). The caller integrates first.
-  void block_down_change(int n, int sign);
-
-  // Reserved hot spares: free nodes withheld from placement, `spares` per base block.
-  void set_spare(int n, bool on);
-  void refill_spare(int n);
-  FreeView view() const { return {cell_nodes_, cell_gpus_, cell_hist_}; }
+  [[nodiscard]] bool up(int n) const { return cap_.up(n); }
+  FreeView view() const { return cap_.view(); }
 
   void integrate();
 
@@ -319,12 +313,10 @@ class Sim {
   engine::Simulator sim_;
   int gpn_ = 1;
   std::vector<Job> jobs_;
-  std::vector<int> node_free_, node_down_;
+  FreeCapacity cap_;  // cells and free capacity: nodes free, down and spare; the integrals
   std::vector<std::vector<std::pair<int, int>>> node_jobs_;
-  std::vector<int> cell_nodes_, cell_gpus_, cell_hist_;
   std::vector<double> domain_speed_;
-  std::vector<char> is_lemon_, spare_;
-  std::vector<int> block_spares_;
+  std::vector<char> is_lemon_;
   std::vector<int> lemons_;
   std::vector<int> pending_, running_, requeue_;
   std::vector<size_t> running_pos_;
@@ -333,7 +325,6 @@ class Sim {
   std::vector<double> usage_, fairshare_;
   Tick last_usage_ = 0;
   bool pass_pending_ = false, dirty_ = false;
-  uint64_t free_epoch_ = 0;
   std::vector<char> blocked_;                   // per partition, within a main pass
   std::vector<std::vector<int>> part_pending_;  // pending jobs per partition, by priority
   std::vector<size_t> pos_;
@@ -366,16 +357,6 @@ class Sim {
   std::map<Shape, Tick> shape_from_;
   uint32_t stamp_id_ = 0;
   // accounting
-  int64_t alloc_gpus_ = 0, down_gpus_ = 0;
-  int64_t free_nodes_total_ = 0, free_gpus_total_ = 0;  // the sums of cell_nodes_, cell_gpus_
-  std::vector<int> block_free_;                         // cell_nodes_ summed per block
-  std::vector<std::pair<int, int64_t>> seg_cap_;        // segment size -> segment capacity
-  int64_t busy_nodes_ = 0;                              // nodes with at least one GPU allocated
-  double alloc_integral_ = 0, down_integral_ = 0, busy_integral_ = 0;
-  std::vector<int> block_down_;  // down nodes per base block
-  int64_t blocks_any_down_ = 0, blocks_short_ = 0;
-  double any_down_integral_ = 0, short_integral_ = 0;
-  Tick last_integral_ = 0;
   Tick sample_every_ = 0;
   int64_t started_ = 0, finished_ = 0, interruptions_ = 0, hot_swaps_ = 0, requeues_ = 0;
   int64_t preemptions_ = 0, failures_ = 0, backfill_passes_ = 0;

@@ -12,8 +12,8 @@ Tick Sim::round_up(Tick t) const {
 
 void Sim::build_plan() {
   const Tick now = sim_.now();
-  plan_n_ = cell_nodes_;
-  plan_g_ = cell_gpus_;
+  plan_n_ = cap_.cell_nodes();
+  plan_g_ = cap_.cell_gpus();
   plan_.clear();
   struct Sub {
     Tick t;
@@ -37,9 +37,9 @@ void Sim::build_plan() {
             [](const Sub& a, const Sub& b) { return a.t != b.t ? a.t < b.t : a.node < b.node; });
   // Free GPUs of each node as its sub-node jobs end, in time order (a node is whole again when
   // the last one ends); stamped per pass instead of cleared.
-  if (sub_free_.size() != node_free_.size()) {
-    sub_free_.assign(node_free_.size(), 0);
-    sub_stamp_.assign(node_free_.size(), 0);
+  if (sub_free_.size() != static_cast<size_t>(cap_.nodes())) {
+    sub_free_.assign(static_cast<size_t>(cap_.nodes()), 0);
+    sub_stamp_.assign(static_cast<size_t>(cap_.nodes()), 0);
   }
   ++sub_pass_;
   for (const auto& s : subs) {
@@ -47,7 +47,7 @@ void Sim::build_plan() {
     const auto n = static_cast<size_t>(s.node);
     if (sub_stamp_[n] != sub_pass_) {
       sub_stamp_[n] = sub_pass_;
-      sub_free_[n] = node_free_[n];
+      sub_free_[n] = cap_.free(s.node);
     }
     sub_free_[n] += s.g;
     plan_.push_back({s.t, c_.cell_of(s.node), sub_free_[n] == gpn_ ? 1 : 0, s.g});
@@ -267,7 +267,7 @@ void Sim::restore(std::vector<int>& n, std::vector<int>& g, const std::vector<To
 int64_t Sim::segment_capacity(const Job& j) const {
   const int seg = seg_of(j);
   if (seg <= 0) return 0;
-  for (const auto& [s, cap] : seg_cap_) {
+  for (const auto& [s, cap] : cap_.segment_capacity()) {
     if (s == seg) return cap;
   }
   CT_CHECK(false, "a segment size that run() did not track");
@@ -308,7 +308,7 @@ bool Sim::earliest(const Job& j, Tick from, bool now_only, Tick* at, Placement* 
         lower_now(*drops, 0, &unused_n, &unused_g, &unused_cap);
       }
       FreeView v{plan_n_, plan_g_, {}};
-      if (j.nodes_needed == 0 && undo_.empty()) v.node_hist = cell_hist_;  // exact now
+      if (j.nodes_needed == 0 && undo_.empty()) v.node_hist = cap_.cell_hist();  // exact now
       ok = place(index_, pcfg_, v, request(j), pl);
     }
     restore(plan_n_, plan_g_, undo_);
@@ -415,7 +415,7 @@ void Sim::reserve_started(const Job& j) {
     for (const auto& ct : j.cells) take(ct.cell, ct.nodes, ct.nodes * gpn_);
   } else {
     for (int n : j.nodes) {
-      const bool was_whole = node_free_[static_cast<size_t>(n)] + j.sub_gpus == gpn_;
+      const bool was_whole = cap_.free(n) + j.sub_gpus == gpn_;
       take(c_.cell_of(n), was_whole ? 1 : 0, j.sub_gpus);
     }
   }

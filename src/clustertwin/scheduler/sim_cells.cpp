@@ -1,98 +1,25 @@
-// Cells and free capacity: nodes up, down and spare, free GPUs per cell and block, a job's
-// allocation, release and speed (sim.h).
+// A job's nodes: allocation and release on the free capacity (free_capacity.h), its speed on
+// them, node failures and repairs as the simulation sees them (sim.h).
 
 #include "clustertwin/scheduler/sim.h"
 
 namespace clustertwin::scheduler::detail {
 
-void Sim::contrib(int n, int sign) {
-  if (node_down_[static_cast<size_t>(n)] > 0 || spare_[static_cast<size_t>(n)]) return;
-  const int cell = c_.cell_of(n);
-  const int f = node_free_[static_cast<size_t>(n)];
-  cell_gpus_[static_cast<size_t>(cell)] += sign * f;
-  free_gpus_total_ += sign * f;
-  if (f == gpn_) {
-    cell_nodes_[static_cast<size_t>(cell)] += sign;
-    free_nodes_total_ += sign;
-    if (!seg_cap_.empty()) {
-      int& bf = block_free_[static_cast<size_t>(index_.block_of_cell(cell))];
-      for (auto& [seg, cap] : seg_cap_) cap += (bf + sign) / seg - bf / seg;
-      bf += sign;
-    }
-  }
-  cell_hist_[static_cast<size_t>(cell) * static_cast<size_t>(gpn_ + 1) + static_cast<size_t>(f)] +=
-      sign;
-}
-
-void Sim::set_free(int n, int f) {
-  const int was = node_free_[static_cast<size_t>(n)];
-  if (f > was) ++free_epoch_;
-  busy_nodes_ += (f < gpn_ ? 1 : 0) - (was < gpn_ ? 1 : 0);
-  contrib(n, -1);
-  node_free_[static_cast<size_t>(n)] = f;
-  contrib(n, +1);
-}
-
 void Sim::down_inc(int n) {
   integrate();
-  if (node_down_[static_cast<size_t>(n)] == 0) {
-    contrib(n, -1);
-    down_gpus_ += gpn_;
-    block_down_change(n, +1);
-  }
-  ++node_down_[static_cast<size_t>(n)];
+  cap_.fail(n);
   dirty_ = true;
 }
 
 void Sim::down_dec(int n) {
   integrate();
-  CT_CHECK(node_down_[static_cast<size_t>(n)] > 0, "repair of a node that is up");
-  --node_down_[static_cast<size_t>(n)];
-  if (node_down_[static_cast<size_t>(n)] == 0) {
-    ++free_epoch_;
-    contrib(n, +1);
-    down_gpus_ -= gpn_;
-    block_down_change(n, -1);
-    refill_spare(n);
+  if (cap_.repair(n)) {
     dirty_ = true;
     request_pass();
   }
 }
 
-void Sim::block_down_change(int n, int sign) {
-  int& d = block_down_[static_cast<size_t>(index_.block_of_cell(c_.cell_of(n)))];
-  const int was = d;
-  d += sign;
-  blocks_any_down_ += (d > 0 ? 1 : 0) - (was > 0 ? 1 : 0);
-  blocks_short_ += (d > cfg_.spares ? 1 : 0) - (was > cfg_.spares ? 1 : 0);
-}
-
-void Sim::set_spare(int n, bool on) {
-  contrib(n, -1);
-  spare_[static_cast<size_t>(n)] = on ? 1 : 0;
-  block_spares_[static_cast<size_t>(index_.block_of_cell(c_.cell_of(n)))] += on ? 1 : -1;
-  contrib(n, +1);
-}
-
-void Sim::refill_spare(int n) {
-  if (!cfg_.reserve_spares || cfg_.spares <= 0 || spare_[static_cast<size_t>(n)] || !up(n) ||
-      node_free_[static_cast<size_t>(n)] != gpn_) {
-    return;
-  }
-  if (block_spares_[static_cast<size_t>(index_.block_of_cell(c_.cell_of(n)))] < cfg_.spares)
-    set_spare(n, true);
-}
-
-void Sim::integrate() {
-  const Tick now = sim_.now();
-  const double dt = static_cast<double>(now - last_integral_);
-  alloc_integral_ += dt * static_cast<double>(alloc_gpus_);
-  busy_integral_ += dt * static_cast<double>(busy_nodes_);
-  any_down_integral_ += dt * static_cast<double>(blocks_any_down_);
-  short_integral_ += dt * static_cast<double>(blocks_short_);
-  down_integral_ += dt * static_cast<double>(down_gpus_);
-  last_integral_ = now;
-}
+void Sim::integrate() { cap_.integrate(sim_.now()); }
 
 int Sim::alloc_gpus_of(const Job& j) const {
   return j.nodes_needed > 0 ? j.nodes_needed * gpn_ : j.sub_gpus;
@@ -161,10 +88,9 @@ void Sim::allocate(int id, const std::vector<int>& nodes, int gpus_each) {
   Job& j = jobs_[static_cast<size_t>(id)];
   integrate();
   for (int n : nodes) {
-    set_free(n, node_free_[static_cast<size_t>(n)] - gpus_each);
+    cap_.take(n, gpus_each);
     node_jobs_[static_cast<size_t>(n)].push_back({id, gpus_each});
     j.nodes.push_back(n);
-    alloc_gpus_ += gpus_each;
   }
   std::sort(j.nodes.begin(), j.nodes.end());
   rebuild_cells(j);
@@ -189,9 +115,7 @@ void Sim::release_node(int id, int n) {
     if (v[k].first == id) {
       const int g = v[k].second;
       v.erase(v.begin() + static_cast<long>(k));
-      set_free(n, node_free_[static_cast<size_t>(n)] + g);
-      alloc_gpus_ -= g;
-      refill_spare(n);
+      cap_.give_back(n, g);
       return;
     }
   }
@@ -238,8 +162,7 @@ bool Sim::start(int id, const Placement& pl) {
       const NodeRange r = c_.cells()[static_cast<size_t>(t.cell)];
       int want = t.nodes;
       for (int n = r.first; n < r.end() && want > 0; ++n) {
-        if (up(n) && node_free_[static_cast<size_t>(n)] == gpn_ &&
-            !spare_[static_cast<size_t>(n)]) {
+        if (up(n) && cap_.free(n) == gpn_ && !cap_.spare(n)) {
           nodes.push_back(n);
           --want;
         }
@@ -274,13 +197,13 @@ int Sim::sub_node_in(int cell, int g) const {
   const bool spread = pcfg_.sub_node == SubNodeFit::kSpread;
   int best = -1;
   for (int n = r.first; n < r.end(); ++n) {
-    const int f = node_free_[static_cast<size_t>(n)];
-    if (!up(n) || f < g || spare_[static_cast<size_t>(n)]) continue;
+    const int f = cap_.free(n);
+    if (!up(n) || f < g || cap_.spare(n)) continue;
     if (spread) {
-      if (best < 0 || f > node_free_[static_cast<size_t>(best)]) best = n;
+      if (best < 0 || f > cap_.free(best)) best = n;
       if (f == gpn_) break;
     } else {
-      if (best < 0 || f < node_free_[static_cast<size_t>(best)]) best = n;
+      if (best < 0 || f < cap_.free(best)) best = n;
       if (f == g) break;
     }
   }

@@ -48,7 +48,7 @@ void Sim::interrupt_job(int id) {
     if (repl.size() == failed.size()) {
       integrate();
       for (int n : repl) {
-        if (spare_[static_cast<size_t>(n)]) set_spare(n, false);
+        if (cap_.spare(n)) cap_.set_spare(n, false);
       }
       for (int n : failed) {
         release_node(id, n);
@@ -73,15 +73,14 @@ void Sim::interrupt_job(int id) {
 
 int Sim::replacement(const Job& j, int failed, int need_free, const std::vector<int>& taken) const {
   auto ok = [&](int n) {
-    return up(n) && node_free_[static_cast<size_t>(n)] >= need_free &&
-           (need_free < gpn_ || node_free_[static_cast<size_t>(n)] == gpn_) &&
+    return up(n) && cap_.free(n) >= need_free && (need_free < gpn_ || cap_.free(n) == gpn_) &&
            std::find(taken.begin(), taken.end(), n) == taken.end() &&
            !std::binary_search(j.nodes.begin(), j.nodes.end(), n);
   };
   const NodeRange d = c_.domains()[static_cast<size_t>(c_.domain_of(failed))];
   for (int pass = 0; pass < 2; ++pass) {  // reserved spares first, then any free node
     for (int n = d.first; n < d.end(); ++n) {
-      if ((pass == 1 || spare_[static_cast<size_t>(n)]) && ok(n)) return n;
+      if ((pass == 1 || cap_.spare(n)) && ok(n)) return n;
     }
   }
   const bool domain_bound = c_.max_domain_nodes() > 1 && (pcfg_.policy == PlacementPolicy::kBlock ||
@@ -90,11 +89,11 @@ int Sim::replacement(const Job& j, int failed, int need_free, const std::vector<
   const NodeRange l = c_.leaves()[static_cast<size_t>(c_.leaf_of(failed))];
   for (int pass = 0; pass < 2; ++pass) {
     for (int n = l.first; n < l.end(); ++n) {
-      if ((pass == 1 || spare_[static_cast<size_t>(n)]) && ok(n)) return n;
+      if ((pass == 1 || cap_.spare(n)) && ok(n)) return n;
     }
   }
   for (size_t cell = 0; cell < c_.cells().size(); ++cell) {
-    if (cell_gpus_[cell] < need_free) continue;
+    if (cap_.cell_gpus()[cell] < need_free) continue;
     const NodeRange r = c_.cells()[cell];
     for (int n = r.first; n < r.end(); ++n) {
       if (ok(n)) return n;

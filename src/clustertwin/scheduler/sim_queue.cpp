@@ -130,11 +130,11 @@ void Sim::main_pass() {
     // preempt is tried every time: a victim may have started since.)
     const bool may_preempt = cfg_.preempt.enabled && j.spec->qos == Qos::kHigh;
     const bool known =
-        !may_preempt && head_job_[best_p] == id && head_epoch_[best_p] == free_epoch_;
+        !may_preempt && head_job_[best_p] == id && head_epoch_[best_p] == cap_.epoch();
     if (!known) {
       // Fewer free nodes (GPUs, segments) in the whole cluster than the job needs: no placement
       // can exist (a cheap test for a large gang at the head of the queue).
-      const bool room = may_fit(j, free_nodes_total_, free_gpus_total_, segment_capacity(j));
+      const bool room = may_fit(j, cap_.free_nodes(), cap_.free_gpus(), segment_capacity(j));
       if (room && place(index_, pcfg_, view(), request(j), &pl) && start(id, pl)) {
         any = true;
         continue;
@@ -144,7 +144,7 @@ void Sim::main_pass() {
         continue;
       }
       head_job_[best_p] = id;
-      head_epoch_[best_p] = free_epoch_;
+      head_epoch_[best_p] = cap_.epoch();
     }
     blocked_[best_p] = 1;
   }
@@ -169,7 +169,7 @@ bool Sim::try_preempt(int id) {
     if (x.attempt_start != y.attempt_start) return x.attempt_start > y.attempt_start;
     return a < b;
   });
-  std::vector<int> n(cell_nodes_), g(cell_gpus_);
+  std::vector<int> n(cap_.cell_nodes()), g(cap_.cell_gpus());
   Placement pl;
   std::vector<int> victims;
   for (size_t k = 0; k < cand.size() && static_cast<int>(k) < cfg_.preempt.max_victims; ++k) {
@@ -179,7 +179,7 @@ bool Sim::try_preempt(int id) {
       const int cell = c_.cell_of(node);
       const int held = v.nodes_needed > 0 ? gpn_ : v.sub_gpus;
       g[static_cast<size_t>(cell)] += held;
-      if (node_free_[static_cast<size_t>(node)] + held == gpn_) ++n[static_cast<size_t>(cell)];
+      if (cap_.free(node) + held == gpn_) ++n[static_cast<size_t>(cell)];
     }
     victims.push_back(cand[k]);
     if (place(index_, pcfg_, FreeView{n, g, {}}, request(j), &pl)) {

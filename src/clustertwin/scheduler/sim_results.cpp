@@ -7,9 +7,9 @@ namespace clustertwin::scheduler::detail {
 void Sim::sample() {
   TimelineSample s;
   s.t_s = secs(sim_.now());
-  s.allocated_gpus = alloc_gpus_;
-  s.busy_nodes = busy_nodes_;
-  s.down_gpus = down_gpus_;
+  s.allocated_gpus = cap_.allocated_gpus();
+  s.busy_nodes = cap_.busy_nodes();
+  s.down_gpus = cap_.down_gpus();
   for (int id : pending_) {
     const Job& j = jobs_[static_cast<size_t>(id)];
     if (j.state != State::kPending) continue;
@@ -42,15 +42,16 @@ ScheduleResult Sim::results() {
   r.domains = static_cast<int64_t>(c_.domains().size());
   r.segment_nodes = pcfg_.segment_nodes > 0 ? pcfg_.segment_nodes : index_.block_nodes();
   const double total = static_cast<double>(c_.gpus()) * static_cast<double>(cfg_.horizon);
-  r.utilization = total > 0 ? alloc_integral_ / total : 0;
-  r.utilization_available = total > down_integral_ ? alloc_integral_ / (total - down_integral_) : 0;
-  r.down_fraction = total > 0 ? down_integral_ / total : 0;
+  const auto& in = cap_.integrals();
+  r.utilization = total > 0 ? in.allocated_gpus / total : 0;
+  r.utilization_available = total > in.down_gpus ? in.allocated_gpus / (total - in.down_gpus) : 0;
+  r.down_fraction = total > 0 ? in.down_gpus / total : 0;
   const double node_time = static_cast<double>(c_.nodes()) * static_cast<double>(cfg_.horizon);
-  r.occupancy = node_time > 0 ? busy_integral_ / node_time : 0;
+  r.occupancy = node_time > 0 ? in.busy_nodes / node_time : 0;
   const double block_time =
       static_cast<double>(index_.blocks()) * static_cast<double>(cfg_.horizon);
-  r.blocks_with_down = block_time > 0 ? any_down_integral_ / block_time : 0;
-  r.blocks_short = block_time > 0 ? short_integral_ / block_time : 0;
+  r.blocks_with_down = block_time > 0 ? in.blocks_any_down / block_time : 0;
+  r.blocks_short = block_time > 0 ? in.blocks_short / block_time : 0;
   std::vector<double> waits, jcts, slow;
   const char* bucket_names[] = {"1 GPU", "2-8 GPUs", "9-64 GPUs", "65-512 GPUs", ">512 GPUs"};
   std::vector<std::vector<double>> by_size(5);

@@ -50,36 +50,21 @@ void Sim::arrive(size_t k) {
 
 ScheduleResult Sim::run() {
   const int N = c_.nodes();
-  node_free_.assign(static_cast<size_t>(N), gpn_);
-  node_down_.assign(static_cast<size_t>(N), 0);
   node_jobs_.assign(static_cast<size_t>(N), {});
-  spare_.assign(static_cast<size_t>(N), 0);
-  block_spares_.assign(static_cast<size_t>(index_.blocks()), 0);
-  const size_t C = c_.cells().size();
-  cell_nodes_.assign(C, 0);
-  cell_gpus_.assign(C, 0);
-  cell_hist_.assign(C * static_cast<size_t>(gpn_ + 1), 0);
-  // Segment capacities for the main loop's quick test (placement.h: a job of segments of s
-  // nodes needs ceil(nodes / s) of them, sum over blocks of floor(free nodes / s)).
+  // Segment sizes for the main loop's quick test (placement.h: a job of segments of s nodes
+  // needs ceil(nodes / s) of them, sum over blocks of floor(free nodes / s)).
+  std::vector<int> segments;
   if (pcfg_.policy == PlacementPolicy::kBlock || pcfg_.policy == PlacementPolicy::kKueue) {
-    block_free_.assign(static_cast<size_t>(index_.blocks()), 0);
     for (const auto& s : w_.jobs) {
       if (s.gpus < gpn_) continue;
       const int seg = index_.segment_for(pcfg_, (s.gpus + gpn_ - 1) / gpn_);
-      if (std::none_of(seg_cap_.begin(), seg_cap_.end(),
-                       [seg](const auto& sc) { return sc.first == seg; })) {
-        seg_cap_.push_back({seg, 0});
+      if (std::find(segments.begin(), segments.end(), seg) == segments.end()) {
+        segments.push_back(seg);
       }
     }
   }
-  for (int n = 0; n < N; ++n) contrib(n, +1);
-  if (cfg_.reserve_spares && cfg_.spares > 0) {
-    for (const auto& b : c_.blocks()) {
-      for (int k = 0; k < cfg_.spares && k < b.count; ++k) set_spare(b.end() - 1 - k, true);
-    }
-  }
+  cap_ = FreeCapacity(c_, index_, cfg_.spares, cfg_.reserve_spares, segments);
   domain_speed_.assign(c_.domains().size(), 1.0);
-  block_down_.assign(static_cast<size_t>(index_.blocks()), 0);
   account_used_.assign(w_.accounts.size() + 1, 0);
   user_running_.assign(w_.users.size() + 1, 0);
   usage_.assign(w_.accounts.size() + 1, 0);
