@@ -9,6 +9,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <string_view>
 
 #include "clustertwin/models/model_catalog.h"
 #include "clustertwin/search/serving_search.h"
@@ -30,7 +31,9 @@ static double cpu_s() {
 }
 
 int main(int argc, char** argv) {
+  // serving_bench [threads] [auto]: "auto" runs only the --serving auto part (for profiling).
   const int threads = argc > 1 ? std::atoi(argv[1]) : 0;
+  const bool only_auto = argc > 2 && std::string_view(argv[2]) == "auto";
   auto since = [](auto t) {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
   };
@@ -58,53 +61,63 @@ int main(int argc, char** argv) {
                        .chunked_prefill = false};
   s.layout.replicas = 9;
 
-  s.requests = 10000;
   auto t0 = std::chrono::steady_clock::now();
-  auto off = execution::simulate_serving(s);
-  const double t_off = since(t0);
-  if (!off) {
-    std::fprintf(stderr, "%s\n", off.error().to_string().c_str());
-    return 1;
-  }
-  // 10,000 requests do not fill the rack's batches (the run has no steady state: its figure is
-  // the drain's); the speed target is for this count, LoadGen's default run follows.
-  std::printf(
-      "offline 10,000 requests, DEP8 x9: %.3f s (target < 2 s), %lld events (%.2g/s), "
-      "%lld iterations, %.0f tokens/s per GPU (%s), peak %.0f MiB\n",
-      t_off, static_cast<long long>(off->events), static_cast<double>(off->events) / t_off,
-      static_cast<long long>(off->iterations), off->tokens_per_s_per_gpu,
-      off->steady ? "steady" : "no steady state", peak_rss_mib());
-  s.requests = 0;
-  t0 = std::chrono::steady_clock::now();
-  auto loadgen = execution::simulate_serving(s);
-  const double t_lg = since(t0);
-  if (!loadgen) {
-    std::fprintf(stderr, "%s\n", loadgen.error().to_string().c_str());
-    return 1;
-  }
-  std::printf(
-      "offline LoadGen length (%lld requests): %.3f s, %.0f tokens/s per GPU, steady state %.0f "
-      "(%s), peak %.0f MiB\n",
-      static_cast<long long>(loadgen->requests), t_lg, loadgen->tokens_per_s_per_gpu,
-      loadgen->steady_tokens_per_s_per_gpu, loadgen->steady ? "steady" : "no steady state",
-      peak_rss_mib());
+  if (!only_auto) {
+    s.requests = 10000;
+    t0 = std::chrono::steady_clock::now();
+    auto off = execution::simulate_serving(s);
+    const double t_off = since(t0);
+    if (!off) {
+      std::fprintf(stderr, "%s\n", off.error().to_string().c_str());
+      return 1;
+    }
+    // 10,000 requests do not fill the rack's batches (the run has no steady state: its figure is
+    // the drain's); the speed target is for this count, LoadGen's default run follows.
+    std::printf(
+        "offline 10,000 requests, DEP8 x9: %.3f s (target < 2 s), %lld events (%.2g/s), "
+        "%lld iterations, %.0f tokens/s per GPU (%s), peak %.0f MiB\n",
+        t_off, static_cast<long long>(off->events), static_cast<double>(off->events) / t_off,
+        static_cast<long long>(off->iterations), off->tokens_per_s_per_gpu,
+        off->steady ? "steady" : "no steady state", peak_rss_mib());
+    s.requests = 0;
+    t0 = std::chrono::steady_clock::now();
+    auto loadgen = execution::simulate_serving(s);
+    const double t_lg = since(t0);
+    if (!loadgen) {
+      std::fprintf(stderr, "%s\n", loadgen.error().to_string().c_str());
+      return 1;
+    }
+    std::printf(
+        "offline LoadGen length (%lld requests): %.3f s, %.0f tokens/s per GPU, steady state %.0f "
+        "(%s), peak %.0f MiB\n",
+        static_cast<long long>(loadgen->requests), t_lg, loadgen->tokens_per_s_per_gpu,
+        loadgen->steady_tokens_per_s_per_gpu, loadgen->steady ? "steady" : "no steady state",
+        peak_rss_mib());
 
+    s.scenario = workload::ServingScenario::kServer;
+    s.limits = s.dataset.limits(s.scenario);
+    s.layout.instance.max_batch = 512;
+    s.layout.instance.max_tokens = 3456;
+    t0 = std::chrono::steady_clock::now();
+    const double c_rate0 = cpu_s();
+    auto rate = execution::find_max_rate(s);
+    const double t_rate = since(t0);
+    const double c_rate = cpu_s() - c_rate0;
+    if (!rate) {
+      std::fprintf(stderr, "%s\n", rate.error().to_string().c_str());
+      return 1;
+    }
+    std::printf(
+        "server rate search, DEP8 x9 batch 512: %.2f s wall, %.2f s CPU (target < 20 s), %zu "
+        "probes "
+        "(%d paused), "
+        "%.4g requests/s, %.0f tokens/s per GPU, peak %.0f MiB\n",
+        t_rate, c_rate, rate->probes.size(), rate->paused, rate->rate_qps,
+        rate->result.tokens_per_s_per_gpu, peak_rss_mib());
+  }
   s.scenario = workload::ServingScenario::kServer;
-  s.limits = s.dataset.limits(s.scenario);
   s.layout.instance.max_batch = 512;
   s.layout.instance.max_tokens = 3456;
-  t0 = std::chrono::steady_clock::now();
-  auto rate = execution::find_max_rate(s);
-  const double t_rate = since(t0);
-  if (!rate) {
-    std::fprintf(stderr, "%s\n", rate.error().to_string().c_str());
-    return 1;
-  }
-  std::printf(
-      "server rate search, DEP8 x9 batch 512: %.2f s (target < 20 s), %zu probes, "
-      "%.4g requests/s, %.0f tokens/s per GPU, peak %.0f MiB\n",
-      t_rate, rate->probes.size(), rate->rate_qps, rate->result.tokens_per_s_per_gpu,
-      peak_rss_mib());
 
   // --serving auto in both scenarios (issue 15: < 3 s each, aiming at ~1 s).
   for (auto sc : {workload::ServingScenario::kOffline, workload::ServingScenario::kServer}) {
@@ -123,14 +136,15 @@ int main(int argc, char** argv) {
     }
     const auto& best = found->points[static_cast<size_t>(found->best)];
     std::printf(
-        "--serving auto, %s: %.2f s wall, %.2f s CPU (target < 3 s), %zu points from %lld layouts "
+        "--serving auto, %s: %.2f s wall (scoring %.2f s, simulation %.2f s), %.2f s CPU (target < "
+        "3 s), %zu points from %lld layouts "
         "(%lld pruned), "
         "%lld simulation runs, best %s (%s): %.0f tokens/s per GPU (%s), peak %.0f MiB\n",
-        workload::scenario_name(sc), t_auto, c_auto, found->points.size(),
-        static_cast<long long>(found->layouts), static_cast<long long>(found->pruned),
-        static_cast<long long>(found->simulations), best.label().c_str(), best.limits().c_str(),
-        best.tokens_per_s_per_gpu, found->found ? "meets the limits" : "best effort",
-        peak_rss_mib());
+        workload::scenario_name(sc), t_auto, found->score_s, found->verify_s, c_auto,
+        found->points.size(), static_cast<long long>(found->layouts),
+        static_cast<long long>(found->pruned), static_cast<long long>(found->simulations),
+        best.label().c_str(), best.limits().c_str(), best.tokens_per_s_per_gpu,
+        found->found ? "meets the limits" : "best effort", peak_rss_mib());
   }
   return 0;
 }

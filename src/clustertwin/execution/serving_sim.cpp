@@ -8,8 +8,10 @@
 #include <cstdio>
 #include <deque>
 #include <limits>
+#include <memory>
 #include <numeric>
 #include <queue>
+#include <span>
 
 #include "clustertwin/base/check.h"
 #include "clustertwin/engine/engine.h"
@@ -187,6 +189,12 @@ class Sim {
   void set_requested(int64_t n) { requested_ = n; }
 
   ServingResult run(const std::vector<workload::RequestLengths>& reqs, double rate_sim) {
+    begin(reqs, rate_sim);
+    return run_to_end();
+  }
+
+  /// Sets up the run (requests, arrivals) without running it.
+  void begin(std::span<const workload::RequestLengths> reqs, double rate_sim) {
     seqs_.resize(reqs.size());
     for (size_t i = 0; i < reqs.size(); ++i) {
       Seq& q = seqs_[i];
@@ -224,8 +232,49 @@ class Sim {
       }
       schedule_arrival(0);
     }
+    multi_token_ = multi_token;
+  }
+
+  /// Runs (the rest of) the run to its end, or to its early stop.
+  ServingResult run_to_end() {
     sim_.run();
-    return finish(reqs.size());
+    return finish(seqs_.size());
+  }
+
+  /// Rate-search probes (stop_when_limits_fail): runs until the p99 limits are provably met and
+  /// says so, or returns false when the run ended (or stopped early on a miss) first. Provably
+  /// met: so few samples are still without their first token, or still decoding, that even if
+  /// every one of them ended over its limit, neither limit would have more samples over it than
+  /// the p99 allows. What is left is mostly the drain after the last arrival (the tail of long
+  /// answers: ~60% of a DeepSeek-R1 server run's iterations), which cannot change the verdict;
+  /// run_to_end() continues the same run when its figures are wanted. The check runs between
+  /// slices of simulated time, so where the run pauses does not depend on anything but the run.
+  bool run_until_met() {
+    constexpr Tick kSlice = 1'000'000'000;  // one simulated second, doubled while nothing runs
+    Tick until = sim_.now(), slice = kSlice;
+    while (!sim_.empty() && !stopped_ && !sim_.event_limit_reached()) {
+      if (limits_met() || drain_bound_met()) return true;
+      const int64_t before = sim_.events_run();
+      until = std::max(until, sim_.now()) + slice;
+      sim_.run_until(until);
+      slice = sim_.events_run() == before ? 2 * slice : kSlice;
+    }
+    return false;
+  }
+
+  /// The p99 figures of the samples done so far and the output tokens/s to the last of them
+  /// (a probe paused by run_until_met).
+  [[nodiscard]] RateProbe partial_figures() const {
+    RateProbe p;
+    std::vector<double> v = ttft_;
+    p.ttft_p99_s = stats_of(v).p99;
+    v = tpot_;
+    p.tpot_p99_s = stats_of(v).p99;
+    if (last_done_ > 0) {
+      p.tokens_per_s_per_gpu =
+          output_tokens_ * symmetry_ / last_done_ / static_cast<double>(s_.layout.gpus());
+    }
+    return p;
   }
 
   /// The run stopped at the engine's event limit instead of finishing (a bound on run time).
@@ -561,6 +610,135 @@ class Sim {
     peak_live_ = std::max(peak_live_, live_);
   }
 
+  // The p99 limits are provably met (run_until_met); only for probes (stop_when_limits_fail).
+  // Samples queued past the TTFT limit count twice (over it, and without a first token).
+  [[nodiscard]] bool limits_met() const {
+    if (ttft_stop_ <= 0) return false;
+    const auto n = static_cast<int64_t>(seqs_.size());
+    const auto tpot_open = multi_token_ - static_cast<int64_t>(tpot_.size());
+    return ttft_over_ + (n - firsts_) < ttft_stop_ &&
+           (tpot_stop_ <= 0 || tpot_over_ + tpot_open < tpot_stop_);
+  }
+
+  // The p99 limits are provably met once only the drain is left (run_until_met): every sample
+  // has its first token and is done or decoding, no prompt is left, so each decode group's
+  // future is fixed -- its sequences finish at known iterations and nothing joins them. An
+  // upper bound of every remaining iteration's time then bounds each unfinished sample's TPOT:
+  // between two of the group's finishing iterations its ranks' batches stay the same and only
+  // their contexts grow, so the step time at the later one (StepModel::time with the ranks'
+  // batches and contexts then) bounds every iteration in between (the step time grows with the
+  // context). The streaming front end adds its response time per iteration (exactly as
+  // end_iteration does). When the samples over the TPOT limit, done or bounded, are fewer than
+  // the p99 allows, the verdict is in. Single-group instances only (attention-DP, or one
+  // pipeline slot); checked again only once a fifth of the unfinished samples have finished.
+  bool drain_bound_met() {
+    if (ttft_stop_ <= 0 || tpot_stop_ <= 0) return false;
+    const auto n = static_cast<int64_t>(seqs_.size());
+    const int64_t open = n - completed_;
+    if (open > next_bound_check_ || ttft_over_ + (n - firsts_) >= ttft_stop_) return false;
+    int64_t decoding = 0;
+    for (const Instance& in : instances_) {
+      for (const Rank& r : in.ranks) decoding += r.decoding;
+      if (!in.queue.empty()) return false;
+    }
+    if (decoding != open) return false;  // prompts, transfers or arrivals are still to come
+    next_bound_check_ = open - std::max<int64_t>(1, open / 5);
+    const double limit = s_.limits->tpot.base();
+    const bool reserve = s_.layout.kv_policy == KvPolicy::kReserve;
+    // The unfinished samples by instance and rank: (finishing iteration, id).
+    std::vector<std::vector<std::vector<std::pair<int64_t, int32_t>>>> by(instances_.size());
+    for (size_t i = 0; i < instances_.size(); ++i) by[i].resize(instances_[i].ranks.size());
+    for (size_t id = 0; id < seqs_.size(); ++id) {
+      const Seq& q = seqs_[id];
+      if (q.state != State::kDecode) continue;
+      const double remaining = q.output - q.gen_at_start;
+      const auto steps = static_cast<int64_t>(std::ceil(remaining / tps_ - 1e-9));
+      by[static_cast<size_t>(q.instance)][static_cast<size_t>(q.rank)].emplace_back(
+          q.start_iter + std::max<int64_t>(steps, 1), static_cast<int32_t>(id));
+    }
+    int64_t over = tpot_over_;
+    std::vector<RankBatch> batch;
+    for (size_t i = 0; i < instances_.size(); ++i) {
+      const Instance& in = instances_[i];
+      const int64_t live = [&] {
+        int64_t c = 0;
+        for (const Rank& r : in.ranks) c += r.decoding;
+        return c;
+      }();
+      if (live == 0) continue;
+      if (in.groups.size() != 1) return false;
+      const Group& g = in.groups.front();
+      if (!g.busy) return false;
+      const size_t nr = in.ranks.size();
+      // Per rank: sequences, and sum of (context at decode start - (start_iter + 1) x tps), so
+      // that the context sum at the start of iteration j is that + count x j x tps.
+      std::vector<int64_t> count(nr, 0);
+      std::vector<double> base(nr, 0);
+      std::vector<std::pair<int64_t, std::pair<int32_t, int32_t>>> fin;  // (finish, (rank, id))
+      for (size_t k = 0; k < nr; ++k) {
+        double growth = 0;
+        for (auto [f, id] : by[i][k]) {
+          const Seq& q = seqs_[static_cast<size_t>(id)];
+          count[k]++;
+          base[k] += q.ctx_base - static_cast<double>(q.start_iter + 1) * tps_;
+          growth += static_cast<double>(f - g.iter + 1) * tps_;
+          fin.push_back({f, {static_cast<int32_t>(k), id}});
+        }
+        const Rank& r = in.ranks[k];
+        // No preemption ahead: the rank's KV cache holds every sequence to its end.
+        if (!reserve && r.kv_used + growth > r.capacity) return false;
+        if (count[k] != r.decoding) return false;
+      }
+      std::sort(fin.begin(), fin.end());
+      // Iteration g.iter + 1 is running and ends at `end` (exact, the engine's tick).
+      double end = g.started + g.step.total;
+      double delivered = end;  // the front end's bound after the last iteration so far
+      int64_t last = g.iter + 1;
+      int64_t present = live;
+      auto responses = [&](int64_t seqs) {
+        return response_s_ * static_cast<double>(seqs) / stream_interval_;
+      };
+      if (response_s_ > 0) delivered = std::max(in.responses_free_s, end) + responses(present);
+      size_t at = 0;
+      while (at < fin.size()) {
+        const int64_t f = std::max(fin[at].first, g.iter + 1);
+        if (f > last) {
+          // Iterations last+1 .. f, all with the sequences finishing at f or later, at most as
+          // long as iteration f (its contexts are the largest).
+          batch.assign(nr, RankBatch{});
+          for (size_t k = 0; k < nr; ++k) {
+            batch[k].decode = count[k];
+            batch[k].decode_context =
+                count[k] > 0 ? base[k] + static_cast<double>(count[k] * f) * tps_ : 0;
+            batch[k].logits = count[k];
+          }
+          // Ticks round to the nanosecond: one more per iteration covers it.
+          const double step = in.step->time(batch).total + 1e-9;
+          const auto len = static_cast<double>(f - last);
+          if (response_s_ > 0) {
+            const double c = responses(present);
+            delivered =
+                std::max(delivered + len * c, end + std::max(step + len * c, len * step + c));
+          }
+          end += len * step;
+          if (response_s_ <= 0) delivered = end;
+          last = f;
+        }
+        for (; at < fin.size() && std::max(fin[at].first, g.iter + 1) == f; ++at) {
+          const auto [k, id] = fin[at].second;
+          const Seq& q = seqs_[static_cast<size_t>(id)];
+          if (q.output > 1 && (delivered - q.first_token) / (q.output - 1) > limit) {
+            if (++over >= tpot_stop_) return false;
+          }
+          count[static_cast<size_t>(k)]--;
+          base[static_cast<size_t>(k)] -= q.ctx_base - static_cast<double>(q.start_iter + 1) * tps_;
+          present--;
+        }
+      }
+    }
+    return over < tpot_stop_;
+  }
+
   // Stops the run once a p99 limit is provably missed (stop_when_limits_fail).
   void check_stop() {
     if ((ttft_stop_ > 0 && ttft_over_ >= ttft_stop_) ||
@@ -693,6 +871,7 @@ class Sim {
 
   void first_token(Seq& q, double t) {
     q.first_token = t;
+    firsts_++;
     emitted_ += 1;
     if (s_.limits && !q.ttft_late && t - q.arrival > s_.limits->ttft.base()) ttft_over_++;
   }
@@ -873,6 +1052,8 @@ class Sim {
   double emitted_ = 0, last_admit_ = 0, service_sum_ = 0;
   int64_t live_ = 0, peak_live_ = 0;
   int64_t ttft_stop_ = 0, tpot_stop_ = 0, ttft_over_ = 0, tpot_over_ = 0;
+  int64_t multi_token_ = 0, firsts_ = 0;  // samples of more than one token; with a first token
+  int64_t next_bound_check_ = std::numeric_limits<int64_t>::max();  // drain_bound_met
   bool stopped_ = false;
 };
 
@@ -1089,122 +1270,197 @@ int64_t default_request_count(const ServingSetup& s, double expected_qps) {
   return static_cast<int64_t>(std::min(n, cap));
 }
 
-base::Result<ServingResult> simulate_serving(const ServingSetup& s) {
-  auto p = prepare(s);
-  if (!p) return base::fail(p.error());
-  const auto& l = s.layout;
-  if (!std::isfinite(s.rate_qps) || s.rate_qps < 0) {
-    return base::fail(fmt("the arrival rate must be a finite number >= 0, got %g", s.rate_qps));
-  }
-  if (s.scenario != ServingScenario::kOffline && s.rate_qps <= 0) {
-    return base::fail("the " + std::string(workload::scenario_name(s.scenario)) +
-                      " scenario needs an arrival rate > 0");
-  }
-  const int symmetry = symmetry_of(l, s.scenario == ServingScenario::kOffline);
-  int64_t n = s.requests;
-  if (n <= 0) {
-    double qps = s.rate_qps;
-    if (s.scenario == ServingScenario::kOffline) {
-      auto e = estimate_serving(s, length_moments(s.dataset, s.seed));
-      qps = e ? e->requests_per_s : 0;
+namespace {
+
+// One serving run that can pause (Sim::run_until_met) and be continued: owns what the Sim
+// refers to, so it does not move.
+class ServingRun {
+ public:
+  ServingRun(const ServingRun&) = delete;
+  ServingRun& operator=(const ServingRun&) = delete;
+
+  /// What the probes of one rate search share: the step models (the same layout; their
+  /// attention memo then serves every probe) and the sampled requests (sample_requests draws
+  /// them one after the other, so a run of n takes the first n of a longer draw).
+  struct Shared {
+    const Prepared* prepared = nullptr;
+    std::vector<workload::RequestLengths> requests;
+  };
+
+  static base::Result<std::unique_ptr<ServingRun>> start(const ServingSetup& setup,
+                                                         Shared* shared = nullptr) {
+    std::unique_ptr<ServingRun> run(new ServingRun(setup));
+    const ServingSetup& s = run->s_;
+    if (shared && shared->prepared) {
+      run->p_ptr_ = shared->prepared;
+    } else {
+      auto p = prepare(s);
+      if (!p) return base::fail(p.error());
+      run->p_ = std::move(*p);
+      run->p_ptr_ = &run->p_;
     }
-    n = default_request_count(s, qps);
-  }
-  int64_t n_sim = std::max<int64_t>(1, (n + symmetry - 1) / symmetry);
-  if (s.requests <= 0 && s.scenario != ServingScenario::kOffline) {
-    // LoadGen issues queries until min_duration has elapsed: draw the same arrival stream as
-    // Sim::run and count the arrivals up to 600 s (within the per-instance cap).
-    workload::Rng rng(s.seed * 7919 + 17);
-    const double rate_sim = s.rate_qps / symmetry;
-    const int64_t cap = n_sim + static_cast<int64_t>(std::ceil(0.1 * static_cast<double>(n_sim)));
-    double t = 0;
-    int64_t k = 0;
-    while (k < cap && t < kMinDurationS) {
-      t += rng.exponential(rate_sim);
-      ++k;
+    const auto& l = s.layout;
+    if (!std::isfinite(s.rate_qps) || s.rate_qps < 0) {
+      return base::fail(fmt("the arrival rate must be a finite number >= 0, got %g", s.rate_qps));
     }
-    n_sim = std::max(n_sim, k);
-    n = n_sim * symmetry;
-  }
-  if (n_sim > base::kMaxRequests) {
-    return base::fail(std::to_string(n_sim) + " requests to simulate are more than the limit of " +
-                      std::to_string(base::kMaxRequests) + " (base::kMaxRequests)");
-  }
-  if (s.scenario != ServingScenario::kOffline) {
-    // The arrival stream Sim::run will draw, to its last arrival: a rate so low that the run
-    // would outlast the engine's clock is refused here, not aborted there (issue 19).
-    workload::Rng rng(s.seed * 7919 + 17);
-    const double rate_sim = s.rate_qps / symmetry;
-    double t = 0;
-    for (int64_t k = 0; k < n_sim && t <= base::kMaxSimSeconds; ++k) t += rng.exponential(rate_sim);
-    if (!(t <= base::kMaxSimSeconds)) {
-      return base::fail(fmt("at %g requests/s, ", s.rate_qps) + std::to_string(n) +
-                        fmt(" requests arrive over more than %.0f s (100 years), the limit of "
-                            "simulated time: give a higher rate or fewer requests",
-                            base::kMaxSimSeconds));
+    if (s.scenario != ServingScenario::kOffline && s.rate_qps <= 0) {
+      return base::fail("the " + std::string(workload::scenario_name(s.scenario)) +
+                        " scenario needs an arrival rate > 0");
     }
-  }
-  auto reqs = workload::sample_requests(s.dataset, n_sim, s.seed);
-  Sim sim(s, p->agg, p->has_pre ? &p->pre : nullptr, p->mem, p->has_pre ? &p->pre_mem : nullptr,
-          symmetry);
-  sim.set_requested(n);
-  ServingResult r = sim.run(reqs, s.rate_qps / symmetry);
-  if (sim.hit_event_limit()) {
-    return base::fail("the serving simulation stopped after " + std::to_string(sim.events()) +
-                      " events, the limit of one run (base::kMaxEvents): simulate fewer requests");
-  }
-  r.rate_qps = s.scenario == ServingScenario::kOffline ? r.requests_per_s : s.rate_qps;
-  r.memory = p->mem;
-  if (p->has_pre) r.prefill_memory = p->pre_mem;
-  if (symmetry > 1) {
-    r.notes.push_back("symmetry: " + std::to_string(symmetry) +
-                      " identical shares of the deployment, one simulated");
-  }
-  if (r.preemptions > 0) {
-    r.notes.push_back(std::to_string(r.preemptions) +
-                      " preemptions: the KV cache filled and sequences were recomputed");
-  }
-  if (r.adp_held_iterations > 0) {
-    r.notes.push_back("attention-DP balance held the prompts of " +
-                      std::to_string(r.adp_held_iterations) + " of " +
-                      std::to_string(r.iterations) + " iterations; " +
-                      std::to_string(r.prompt_iterations) + " carried prompts");
-  }
-  if (r.stopped_early) {
-    r.notes.push_back("stopped early: the p99 limits were provably missed (figures are partial)");
-  } else if (!r.steady) {
-    r.notes.push_back(r.steady_note);
-  } else if (!r.loadgen_length) {
-    r.notes.push_back(fmt("shorter than LoadGen's minimum run (%.0f s", kMinDurationS) +
-                      (s.scenario == ServingScenario::kOffline ? " and the sample floor" : "") +
-                      "): not a valid MLPerf length; steady-state " +
-                      fmt("%.0f tokens/s per GPU over ", r.steady_tokens_per_s_per_gpu) +
-                      fmt("%.3g s", r.steady_window_s));
-  }
-  if (s.limits) {
-    std::string why;
-    if (r.ttft_s.p99 > s.limits->ttft.base()) {
-      why += "TTFT p99 " + fmt("%.3g", r.ttft_s.p99) + " s > " +
-             fmt("%.3g", s.limits->ttft.base()) + " s";
+    const int symmetry = symmetry_of(l, s.scenario == ServingScenario::kOffline);
+    int64_t n = s.requests;
+    if (n <= 0) {
+      double qps = s.rate_qps;
+      if (s.scenario == ServingScenario::kOffline) {
+        auto e = estimate_serving(s, length_moments(s.dataset, s.seed));
+        qps = e ? e->requests_per_s : 0;
+      }
+      n = default_request_count(s, qps);
     }
-    if (r.tpot_s.p99 > s.limits->tpot.base()) {
-      if (!why.empty()) why += "; ";
-      why += "TPOT p99 " + fmt("%.3g", r.tpot_s.p99 * 1e3) + " ms > " +
-             fmt("%.3g", s.limits->tpot.base() * 1e3) + " ms";
+    int64_t n_sim = std::max<int64_t>(1, (n + symmetry - 1) / symmetry);
+    if (s.requests <= 0 && s.scenario != ServingScenario::kOffline) {
+      // LoadGen issues queries until min_duration has elapsed: draw the same arrival stream as
+      // Sim::run and count the arrivals up to 600 s (within the per-instance cap).
+      workload::Rng rng(s.seed * 7919 + 17);
+      const double rate_sim = s.rate_qps / symmetry;
+      const int64_t cap = n_sim + static_cast<int64_t>(std::ceil(0.1 * static_cast<double>(n_sim)));
+      double t = 0;
+      int64_t k = 0;
+      while (k < cap && t < kMinDurationS) {
+        t += rng.exponential(rate_sim);
+        ++k;
+      }
+      n_sim = std::max(n_sim, k);
+      n = n_sim * symmetry;
+    }
+    if (n_sim > base::kMaxRequests) {
+      return base::fail(std::to_string(n_sim) +
+                        " requests to simulate are more than the limit of " +
+                        std::to_string(base::kMaxRequests) + " (base::kMaxRequests)");
+    }
+    if (s.scenario != ServingScenario::kOffline) {
+      // The arrival stream Sim::run will draw, to its last arrival: a rate so low that the run
+      // would outlast the engine's clock is refused here, not aborted there (issue 19).
+      workload::Rng rng(s.seed * 7919 + 17);
+      const double rate_sim = s.rate_qps / symmetry;
+      double t = 0;
+      for (int64_t k = 0; k < n_sim && t <= base::kMaxSimSeconds; ++k)
+        t += rng.exponential(rate_sim);
+      if (!(t <= base::kMaxSimSeconds)) {
+        return base::fail(fmt("at %g requests/s, ", s.rate_qps) + std::to_string(n) +
+                          fmt(" requests arrive over more than %.0f s (100 years), the limit of "
+                              "simulated time: give a higher rate or fewer requests",
+                              base::kMaxSimSeconds));
+      }
+    }
+    std::vector<workload::RequestLengths> own;
+    std::span<const workload::RequestLengths> reqs;
+    if (shared) {
+      if (static_cast<int64_t>(shared->requests.size()) < n_sim)
+        shared->requests = workload::sample_requests(s.dataset, n_sim, s.seed);
+      reqs = std::span(shared->requests).first(static_cast<size_t>(n_sim));
+    } else {
+      own = workload::sample_requests(s.dataset, n_sim, s.seed);
+      reqs = own;
+    }
+    const Prepared& pr = *run->p_ptr_;
+    run->symmetry_ = symmetry;
+    run->sim_ = std::make_unique<Sim>(s, pr.agg, pr.has_pre ? &pr.pre : nullptr, pr.mem,
+                                      pr.has_pre ? &pr.pre_mem : nullptr, symmetry);
+    run->sim_->set_requested(n);
+    run->sim_->begin(reqs, s.rate_qps / symmetry);
+    return run;
+  }
+
+  /// Sim::run_until_met.
+  bool run_until_met() { return sim_->run_until_met(); }
+  [[nodiscard]] RateProbe partial_figures() const { return sim_->partial_figures(); }
+
+  /// Runs to the end and words the result.
+  base::Result<ServingResult> finish() {
+    const ServingSetup& s = s_;
+    const int symmetry = symmetry_;
+    ServingResult r = sim_->run_to_end();
+    const Sim& sim = *sim_;
+    const Prepared* p = p_ptr_;
+    if (sim.hit_event_limit()) {
+      return base::fail(
+          "the serving simulation stopped after " + std::to_string(sim.events()) +
+          " events, the limit of one run (base::kMaxEvents): simulate fewer requests");
+    }
+    r.rate_qps = s.scenario == ServingScenario::kOffline ? r.requests_per_s : s.rate_qps;
+    r.memory = p->mem;
+    if (p->has_pre) r.prefill_memory = p->pre_mem;
+    if (symmetry > 1) {
+      r.notes.push_back("symmetry: " + std::to_string(symmetry) +
+                        " identical shares of the deployment, one simulated");
+    }
+    if (r.preemptions > 0) {
+      r.notes.push_back(std::to_string(r.preemptions) +
+                        " preemptions: the KV cache filled and sequences were recomputed");
+    }
+    if (r.adp_held_iterations > 0) {
+      r.notes.push_back("attention-DP balance held the prompts of " +
+                        std::to_string(r.adp_held_iterations) + " of " +
+                        std::to_string(r.iterations) + " iterations; " +
+                        std::to_string(r.prompt_iterations) + " carried prompts");
     }
     if (r.stopped_early) {
-      // Stopped because more samples than the p99 allows were over a limit (counted as they
-      // happened: the partial percentiles may not show it yet).
-      if (!why.empty()) why += "; ";
-      why += "p99 limits provably missed (stopped early)";
+      r.notes.push_back("stopped early: the p99 limits were provably missed (figures are partial)");
+    } else if (!r.steady) {
+      r.notes.push_back(r.steady_note);
+    } else if (!r.loadgen_length) {
+      r.notes.push_back(fmt("shorter than LoadGen's minimum run (%.0f s", kMinDurationS) +
+                        (s.scenario == ServingScenario::kOffline ? " and the sample floor" : "") +
+                        "): not a valid MLPerf length; steady-state " +
+                        fmt("%.0f tokens/s per GPU over ", r.steady_tokens_per_s_per_gpu) +
+                        fmt("%.3g s", r.steady_window_s));
     }
-    r.meets_limits = why.empty();
-    r.limit_note = why;
+    if (s.limits) {
+      std::string why;
+      if (r.ttft_s.p99 > s.limits->ttft.base()) {
+        why += "TTFT p99 " + fmt("%.3g", r.ttft_s.p99) + " s > " +
+               fmt("%.3g", s.limits->ttft.base()) + " s";
+      }
+      if (r.tpot_s.p99 > s.limits->tpot.base()) {
+        if (!why.empty()) why += "; ";
+        why += "TPOT p99 " + fmt("%.3g", r.tpot_s.p99 * 1e3) + " ms > " +
+               fmt("%.3g", s.limits->tpot.base() * 1e3) + " ms";
+      }
+      if (r.stopped_early) {
+        // Stopped because more samples than the p99 allows were over a limit (counted as they
+        // happened: the partial percentiles may not show it yet).
+        if (!why.empty()) why += "; ";
+        why += "p99 limits provably missed (stopped early)";
+      }
+      r.meets_limits = why.empty();
+      r.limit_note = why;
+    }
+    return r;
   }
-  return r;
+
+ private:
+  explicit ServingRun(const ServingSetup& s) : s_(s) {}
+  ServingSetup s_;
+  Prepared p_;
+  const Prepared* p_ptr_ = nullptr;  // p_ or the rate search's (Shared)
+  int symmetry_ = 1;
+  std::unique_ptr<Sim> sim_;
+};
+
+}  // namespace
+
+base::Result<ServingResult> simulate_serving(const ServingSetup& s) {
+  auto run = ServingRun::start(s);
+  if (!run) return base::fail(run.error());
+  return (*run)->finish();
 }
 
-base::Result<RateSearch> find_max_rate(const ServingSetup& s, const RateSearchOptions& o) {
+namespace {
+
+// find_max_rate; `allow_pause`: compliant probes may pause once their verdict is in.
+base::Result<RateSearch> rate_search(const ServingSetup& s, const RateSearchOptions& o,
+                                     bool allow_pause) {
   const int max_probes = o.max_probes;
   const double start_qps = o.start_qps;
   const bool floor_at_start = o.floor_at_start;
@@ -1213,14 +1469,41 @@ base::Result<RateSearch> find_max_rate(const ServingSetup& s, const RateSearchOp
   auto est = estimate_serving(s, lm);
   if (!est) return base::fail(est.error());
   RateSearch out;
-  auto probe = [&](double rate, bool stop_early = true) -> base::Result<ServingResult> {
+  // A probe that provably meets the limits before its end (Sim::run_until_met) is paused, not
+  // finished: only the highest compliant rate's figures are reported, so only that run is
+  // continued to its end (`best`, below). With LoadGen's run length only: a fixed request
+  // count must show a steady state in every probe.
+  const bool pause = allow_pause && s.requests <= 0;
+  ServingRun::Shared shared;
+  auto prepared = prepare(s);
+  if (!prepared) return base::fail(prepared.error());
+  shared.prepared = &*prepared;
+  struct Probe {
+    bool meets = false;
+    std::optional<ServingResult> result;  // a finished run
+    std::unique_ptr<ServingRun> paused;   // a run paused once it provably met the limits
+  };
+  auto probe = [&](double rate, bool stop_early = true) -> base::Result<Probe> {
     ServingSetup x = s;
     x.rate_qps = rate;
     if (x.scenario == ServingScenario::kOffline) x.scenario = ServingScenario::kServer;
     x.requests = s.requests > 0 ? s.requests : 0;
     x.stop_when_limits_fail = stop_early;
-    auto r = simulate_serving(x);
-    if (!r) return r;
+    auto run = ServingRun::start(x, &shared);
+    if (!run) return base::fail(run.error());
+    Probe pr;
+    if (stop_early && pause && (*run)->run_until_met()) {
+      RateProbe rp = (*run)->partial_figures();
+      rp.rate_qps = rate;
+      rp.meets = true;
+      out.probes.push_back(rp);
+      out.paused++;
+      pr.meets = true;
+      pr.paused = std::move(*run);
+      return pr;
+    }
+    auto r = (*run)->finish();
+    if (!r) return base::fail(r.error());
     // A fixed request count that ends before a steady state cannot judge the rate.
     if (s.requests > 0 && !r->stopped_early && !r->steady) return base::fail(r->steady_note);
     out.probes.push_back({.rate_qps = rate,
@@ -1228,7 +1511,16 @@ base::Result<RateSearch> find_max_rate(const ServingSetup& s, const RateSearchOp
                           .tpot_p99_s = r->tpot_s.p99,
                           .tokens_per_s_per_gpu = r->tokens_per_s_per_gpu,
                           .meets = r->meets_limits});
-    return r;
+    pr.meets = r->meets_limits;
+    pr.result = std::move(*r);
+    return pr;
+  };
+  // The highest compliant probe so far (its run, finished or paused, and its index in probes).
+  Probe best;
+  size_t best_index = 0;
+  auto take = [&](Probe&& pr) {
+    best = std::move(pr);
+    best_index = out.probes.size() - 1;
   };
   // Bracket from the steady-state capacity: grow by 1.5x while compliant, shrink by 2x while
   // not (down to 1/64 of it, below which the limits are called unreachable), then bisect to 2%.
@@ -1241,21 +1533,21 @@ base::Result<RateSearch> find_max_rate(const ServingSetup& s, const RateSearchOp
     auto r = probe(rate);
     ++probes;
     if (!r) return base::fail(r.error());
-    if (r->meets_limits) {
+    if (r->meets) {
       lo = rate;
       out.found = true;
       out.rate_qps = rate;
-      out.result = std::move(*r);
+      take(std::move(*r));
       if (hi > 0) break;
       rate *= o.grow;
     } else {
       hi = rate;
       if (floor_at_start && start_qps > 0 && !out.found) {
         // Only rates above the start matter to the caller: this one cannot beat it.
-        out.result = std::move(*r);
+        out.result = std::move(*r->result);
         return out;
       }
-      if (!lightest || rate < lightest->rate_qps) lightest = std::move(*r);
+      if (!lightest || rate < lightest->rate_qps) lightest = std::move(r->result);
       if (lo > 0) break;
       if (rate < cap / 64) break;
       rate *= o.shrink;
@@ -1268,7 +1560,7 @@ base::Result<RateSearch> find_max_rate(const ServingSetup& s, const RateSearchOp
         auto full = probe(lightest->rate_qps, false);
         if (!full) return base::fail(full.error());
         out.probes.pop_back();  // the same rate, already listed
-        lightest = std::move(*full);
+        lightest = std::move(full->result);
       }
       out.result = std::move(*lightest);
     }
@@ -1279,15 +1571,37 @@ base::Result<RateSearch> find_max_rate(const ServingSetup& s, const RateSearchOp
     auto r = probe(mid);
     ++probes;
     if (!r) return base::fail(r.error());
-    if (r->meets_limits) {
+    if (r->meets) {
       lo = mid;
       out.rate_qps = mid;
-      out.result = std::move(*r);
+      take(std::move(*r));
     } else {
       hi = mid;
     }
   }
+  if (best.paused) {
+    // The highest compliant rate's run, continued to its end: its figures replace the partial
+    // ones of its probe.
+    auto r = best.paused->finish();
+    if (!r) return base::fail(r.error());
+    RateProbe& rp = out.probes[best_index];
+    rp.ttft_p99_s = r->ttft_s.p99;
+    rp.tpot_p99_s = r->tpot_s.p99;
+    rp.tokens_per_s_per_gpu = r->tokens_per_s_per_gpu;
+    // The drain bound assumes an iteration is not faster with more context (Sim::
+    // drain_bound_met); should a run it passed end over a limit, the search is repeated
+    // without pausing, so the answer is always a run that met the limits to its end.
+    if (!r->meets_limits) return rate_search(s, o, false);
+    best.result = std::move(*r);
+  }
+  out.result = std::move(*best.result);
   return out;
+}
+
+}  // namespace
+
+base::Result<RateSearch> find_max_rate(const ServingSetup& s, const RateSearchOptions& o) {
+  return rate_search(s, o, true);
 }
 
 }  // namespace clustertwin::execution

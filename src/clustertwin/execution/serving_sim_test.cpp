@@ -534,6 +534,35 @@ TEST(ServingSim, EarlyStopKeepsTheRateSearchResult) {
   EXPECT_LT(stopped->events, full->events / 2);
 }
 
+// A rate search pauses compliant probes once their verdict is in and continues only the best
+// one to its end: its result is the full run's at that rate.
+TEST(ServingSim, PausedProbesEndAsTheFullRun) {
+  Fixture f = llama2_h200(0);  // LoadGen's 600 s of arrivals (pausing needs its run length)
+  bind(f);
+  f.setup.layout.instance = {.tp = 2, .max_batch = 256, .max_tokens = 2048};
+  f.setup.layout.replicas = 4;
+  f.setup.scenario = workload::ServingScenario::kServer;
+  f.setup.limits = f.setup.dataset.limits(f.setup.scenario);
+  auto r = find_max_rate(f.setup, {.max_probes = 4, .grow = 1.1});
+  ASSERT_TRUE(r) << r.error().to_string();
+  ASSERT_TRUE(r->found);
+  EXPECT_GT(r->paused, 0);
+  ServingSetup at = f.setup;
+  at.rate_qps = r->rate_qps;
+  auto full = simulate_serving(at);
+  ASSERT_TRUE(full) << full.error().to_string();
+  EXPECT_TRUE(full->meets_limits);
+  EXPECT_EQ(full->iterations, r->result.iterations);
+  EXPECT_DOUBLE_EQ(full->tokens_per_s, r->result.tokens_per_s);
+  EXPECT_DOUBLE_EQ(full->ttft_s.p99, r->result.ttft_s.p99);
+  EXPECT_DOUBLE_EQ(full->tpot_s.p99, r->result.tpot_s.p99);
+  for (const auto& p : r->probes) {
+    if (p.rate_qps == r->rate_qps) {
+      EXPECT_DOUBLE_EQ(p.tokens_per_s_per_gpu, full->tokens_per_s_per_gpu);
+    }
+  }
+}
+
 TEST(ServingSim, SmallKvCachePreemptsOrWaits) {
   Fixture f = llama2_h200(400);
   bind(f);

@@ -300,6 +300,8 @@ base::Result<ServingSearchResult> search_serving(
     if (std::find(bs.begin(), bs.end(), memory_batch) == bs.end()) bs.push_back(memory_batch);
     std::sort(bs.begin(), bs.end());
     const double tpot_bound = base.limits ? base.limits->tpot.base() : 0;
+    // The weights per GPU are the family's whatever its limits (serving_weights).
+    const workload::ServingMemory weights = workload::serving_weights(m, fam.layout, s.layout);
 
     // Aggregated: batch x budget x chunking.
     for (bool chunked : {true, false}) {
@@ -311,8 +313,8 @@ base::Result<ServingSearchResult> search_serving(
           inst.max_batch = b;
           inst.max_tokens = tokens_for(b, budget);
           inst.chunked_prefill = chunked;
-          auto mem =
-              workload::check_serving_memory(m, inst, s.layout, base.memory_capacity, longest);
+          auto mem = workload::check_serving_memory(m, inst, s.layout, base.memory_capacity,
+                                                    longest, &weights);
           if (!mem) {
             fo.pruned += static_cast<int64_t>(bs.size() - bi);
             break;  // larger limits need more memory still
@@ -353,7 +355,8 @@ base::Result<ServingSearchResult> search_serving(
         InstanceLayout inst = fam.layout;
         inst.max_batch = b;
         inst.max_tokens = tokens_for(b, kDecodePoolSlack);
-        auto mem = workload::check_serving_memory(m, inst, d.layout, base.memory_capacity, longest);
+        auto mem = workload::check_serving_memory(m, inst, d.layout, base.memory_capacity, longest,
+                                                  &weights);
         if (!mem) break;
         dp.mem = *mem;
         d.layout.instance = inst;
@@ -467,9 +470,12 @@ base::Result<ServingSearchResult> search_serving(
     out.notes.push_back("no configuration meets the limits (estimated); the closest is reported");
   }
   out.best = 0;
+  const auto t_verify = std::chrono::steady_clock::now();
+  out.score_s = std::chrono::duration<double>(t_verify - t0).count();
 
-  // Verification with the event simulation, in rounds whose runs are independent (split over
-  // the threads) and merged in index order, so the outcome does not depend on the threads.
+  // Verification with the event simulation, in rounds merged in index order, so the outcome
+  // does not depend on the threads (verify, below: offline rounds run side by side, server
+  // candidates one after the other).
   std::map<std::string, size_t> index;
   for (size_t i = 0; i < out.points.size(); ++i) index.emplace(key_of(out.points[i].layout), i);
   std::set<size_t> tried;
@@ -480,7 +486,7 @@ base::Result<ServingSearchResult> search_serving(
     base::Result<execution::RateSearch> rate = base::fail("not run");
   };
   // Simulates each of `batch`; true when one of them became the best verified point.
-  auto verify = [&](const std::vector<size_t>& batch) -> base::Result<bool> {
+  auto verify_round = [&](const std::vector<size_t>& batch) -> base::Result<bool> {
     std::vector<Run> runs(batch.size());
     // Server / interactive: once some layout met a rate, a candidate starts just above it and
     // is dropped at its first miss (it cannot beat the best).
@@ -552,6 +558,20 @@ base::Result<ServingSearchResult> search_serving(
         out.rate = std::move(*r);
         improved = true;
       }
+    }
+    return improved;
+  };
+  // Offline runs of a round are independent (split over the threads). Server / interactive
+  // candidates run one after the other instead: each starts just above the best rate found
+  // before it, so one that cannot beat it costs one probe, stopped at its first miss (run side
+  // by side, every candidate of a round would search its own rate from scratch).
+  auto verify = [&](const std::vector<size_t>& batch) -> base::Result<bool> {
+    if (offline) return verify_round(batch);
+    bool improved = false;
+    for (size_t i : batch) {
+      auto r = verify_round({i});
+      if (!r) return base::fail(r.error());
+      improved = *r || improved;
     }
     return improved;
   };
@@ -636,7 +656,9 @@ base::Result<ServingSearchResult> search_serving(
     out.best = best_index;
     out.found = out.points[static_cast<size_t>(best_index)].meets;
   }
-  out.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  const auto t_end = std::chrono::steady_clock::now();
+  out.verify_s = std::chrono::duration<double>(t_end - t_verify).count();
+  out.wall_s = std::chrono::duration<double>(t_end - t0).count();
   return out;
 }
 

@@ -23,14 +23,14 @@
 /// leading aggregated and disaggregated points, then a local search around the best verified
 /// one (neighbouring batch, budget and chunking), so that an estimate's misranking of close
 /// points costs nothing (the reason auto once found less than a submitter's layout). Offline,
-/// one LoadGen run each; server / interactive, the highest compliant Poisson rate, where a
-/// candidate is first probed just above the best rate found so far and dropped when it misses
-/// the limits there (one early-stopped probe instead of a rate search).
+/// one LoadGen run each; server / interactive, the highest compliant Poisson rate, candidates one
+/// after the other, each first probed just above the best rate found before it and dropped when
+/// it misses the limits there (one early-stopped probe instead of a rate search).
 /// The frontier: per kind (aggregated, disaggregated), the points that meet the TTFT limit and
 /// that no other point beats in both tokens/s per GPU and tokens/s per user.
 /// When nothing meets the limits the point closest to them is returned as the best effort.
-/// Work is split over threads by layout and results are sorted by a total order, so the answer
-/// does not depend on the thread count.
+/// Work is split over threads by layout (scoring) and by run (offline verification) and results
+/// are sorted by a total order, so the answer does not depend on the thread count.
 
 #include <functional>
 #include <optional>
@@ -88,6 +88,9 @@ struct ServingSearchResult {
   int64_t simulations = 0;            ///< event-simulation runs (rate probes count one each)
   std::vector<std::string> notes;
   double wall_s = 0;
+  /// Wall time of the phases: scoring every point by the estimate, verifying with the event
+  /// simulation (leaders and local search).
+  double score_s = 0, verify_s = 0;
 };
 
 /// Searches around `base` (model, compute, fabric, memory, dataset, scenario, limits, precision,

@@ -221,10 +221,9 @@ compute::DType attention_dtype(const models::ModelSpec& m, compute::DType weight
   return weights;
 }
 
-ServingMemory serving_memory(const models::ModelSpec& m, const InstanceLayout& inst,
-                             const ServingLayout& l, Bytes usable) {
+ServingMemory serving_weights(const models::ModelSpec& m, const InstanceLayout& inst,
+                              const ServingLayout& l) {
   ServingMemory out;
-  out.usable = usable;
   const double tp = inst.tp;
   const double shard = inst.dp_attention ? 1.0 : tp;  // replicated parts under ADP
   const double wb = compute::weight_bytes(l.weights);
@@ -270,6 +269,17 @@ ServingMemory serving_memory(const models::ModelSpec& m, const InstanceLayout& i
   }
   out.params = all_params * stage_share + params;
   out.weights = base::bytes(layer_bytes * stage_share + bytes);
+  return out;
+}
+
+ServingMemory serving_memory(const models::ModelSpec& m, const InstanceLayout& inst,
+                             const ServingLayout& l, Bytes usable, const ServingMemory& weights) {
+  ServingMemory out;
+  out.usable = usable;
+  out.params = weights.params;
+  out.weights = weights.weights;
+  const double tp = inst.tp;
+  constexpr double kBf16 = 2.0;
   out.buffers = base::bytes(kFrameworkBufferBytes + static_cast<double>(inst.max_tokens) *
                                                         static_cast<double>(m.hidden) * kBf16 *
                                                         kActivationVectorsPerToken);
@@ -306,10 +316,17 @@ ServingMemory serving_memory(const models::ModelSpec& m, const InstanceLayout& i
   return out;
 }
 
+ServingMemory serving_memory(const models::ModelSpec& m, const InstanceLayout& inst,
+                             const ServingLayout& l, Bytes usable) {
+  return serving_memory(m, inst, l, usable, serving_weights(m, inst, l));
+}
+
 base::Result<ServingMemory> check_serving_memory(const models::ModelSpec& m,
                                                  const InstanceLayout& inst, const ServingLayout& l,
-                                                 Bytes usable, int64_t max_sequence_tokens) {
-  ServingMemory mem = serving_memory(m, inst, l, usable);
+                                                 Bytes usable, int64_t max_sequence_tokens,
+                                                 const ServingMemory* weights) {
+  ServingMemory mem =
+      weights ? serving_memory(m, inst, l, usable, *weights) : serving_memory(m, inst, l, usable);
   const double need = mem.weights.base() + mem.buffers.base();
   if (need > usable.base()) {
     // The GPUs one instance would need at this precision if the sharded part split further.

@@ -170,12 +170,21 @@ struct ServingMemory {
 /// The memory plan of `inst` (the heaviest stage). Never fails; see check_serving_memory.
 ServingMemory serving_memory(const models::ModelSpec& m, const InstanceLayout& inst,
                              const ServingLayout& l, Bytes usable);
+/// Its weights part (`params`, `weights`): the same for every batch and token limit of a layout
+/// (its parallelism, expert slots, precision and MTP), so a search computes it once per layout.
+ServingMemory serving_weights(const models::ModelSpec& m, const InstanceLayout& inst,
+                              const ServingLayout& l);
+/// serving_memory with `weights` = serving_weights of the same layout.
+ServingMemory serving_memory(const models::ModelSpec& m, const InstanceLayout& inst,
+                             const ServingLayout& l, Bytes usable, const ServingMemory& weights);
 
 /// The plan, or an error when weights and buffers do not fit (by how much, and what would) or
-/// when one sequence of `max_sequence_tokens` does not fit the KV cache of a rank.
+/// when one sequence of `max_sequence_tokens` does not fit the KV cache of a rank. `weights`:
+/// serving_weights of the same layout, when computed before.
 base::Result<ServingMemory> check_serving_memory(const models::ModelSpec& m,
                                                  const InstanceLayout& inst, const ServingLayout& l,
-                                                 Bytes usable, int64_t max_sequence_tokens);
+                                                 Bytes usable, int64_t max_sequence_tokens,
+                                                 const ServingMemory* weights = nullptr);
 
 /// CUDA-graph batch sizes from text: positive integers, ascending, separated by commas
 /// ("128,256,384,512"); an error names the bad item.
