@@ -1,6 +1,7 @@
 #include "clustertwin/execution/training.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <map>
 #include <numeric>
 
@@ -18,6 +19,7 @@ struct ChunkCost {
   double tp = 0, cp = 0, ep = 0, zero3 = 0;  // exposed, per micro-batch, forward + backward
   double offload = 0;                        // exposed host traffic, forward + backward
   double wgrad = 0;                          // weight-gradient GEMMs inside bwd_compute
+  double host_fwd = 0, host_bwd = 0;         // GPU idle while the host issues kernels
   double fwd = 0, bwd = 0;                   // totals per micro-batch
   int layers = 0;
 };
@@ -193,9 +195,77 @@ Zero3Exposed zero3_exposed(const Context& c, Part part, int index, double fwd_co
 // a 126-layer model costs two op-list evaluations, not 126 (the estimate's speed for search).
 struct PartCost {
   double fwd = 0, bwd = 0, recompute = 0, tp = 0, ep = 0, cp = 0, wgrad = 0;
+  double host_fwd = 0, host_bwd = 0;    // GPU idle while eager PyTorch issues kernels
   double zero3_fwd = 0, zero3_bwd = 0;  // exposed FSDP gathers / reduce-scatter (ZeRO 3)
 };
 using PartCache = std::map<std::pair<int, std::string>, PartCost>;
+
+// Host issue in eager PyTorch (Megatron-Core without CUDA graphs; docs/models/training.md, "Host
+// issue"). Python issues a decoder layer's kernels one by one; launches are asynchronous, so the
+// host runs ahead of the GPU and the GPU waits only where issuing is slower than running.
+// - A layer's forward takes the host TrainingSetup::eager_host_per_layer_s (the serving model's
+//   fitted eager figure), its backward as long (autograd replays the recorded ops), its
+//   recomputation the recomputed share of the forward's ops (counted on the op lists).
+// - Each local expert adds the issue of its own GEMMs, host_per_expert_gemm_s each: Transformer
+//   Engine's GroupedLinear (TEGroupedMLP) runs one cuBLAS GEMM per expert on its multi-stream
+//   path, with per-expert Python lists of inputs, weights and quantizers, and in the backward a
+//   dgrad and a wgrad GEMM per expert, a per-weight gradient placeholder and Megatron's DDP hook
+//   on every expert weight. fc1 and fc2: 2 per local expert forward, 4 backward, 2 again when
+//   `moe` is recomputed.
+// - A dropless MoE layer stops the host once per forward: the grouped GEMMs need the per-expert
+//   token counts on the host (token_dispatcher.py: the alltoall dispatcher copies its splits and
+//   tokens_per_expert .to("cpu") and _maybe_dtoh_and_synchronize("before_ep_alltoall") syncs the
+//   stream; the flex dispatcher waits for DeepEP's received counts likewise). The host's lead is
+//   lost there, so that layer's forward lasts max(GPU, host) and its backward max(GPU, host) too
+//   (the next forward's sync takes whatever lead the backward built). Without a sync the lead
+//   carries over: only a layer whose forward, backward and recomputation together issue slower
+//   than they run waits.
+// - CUDA graphs (TrainingSetup::cuda_graphs) replay what they capture without issuing it;
+//   capturing moe_preprocess keeps the counts on the device (no sync).
+void host_issue(const Context& c, Part part, int index, bool moe, PartCost& pc) {
+  namespace cg = cuda_graph;
+  const uint32_t g = c.s.cuda_graphs;
+  if (part != Part::kLayer || (g & (cg::kLayer | cg::kFullIteration))) return;
+  auto in = [](std::string_view n, std::initializer_list<std::string_view> names) {
+    return std::find(names.begin(), names.end(), n) != names.end();
+  };
+  auto captured = [&](const compute::Op& o) {
+    const std::string_view n = o.name;
+    if ((g & cg::kAttn) &&
+        (o.kind == OpKind::kAttention ||
+         in(n, {"input_norm", "qkv_proj", "q_proj", "qk_norm", "rope", "o_proj", "qkv_a_proj",
+                "q_b_proj", "kv_b_proj", "q_kv_a_norm", "post_attn_norm"}))) {
+      return true;
+    }
+    return (g & cg::kMoeRouter) && in(n, {"router", "router_topk"});
+  };
+  const auto fops = models::forward_ops(c.m, part, index, c.pass);
+  if (fops.empty()) return;
+  auto eager = [&](const std::vector<compute::Op>& ops) {
+    return static_cast<double>(
+        std::count_if(ops.begin(), ops.end(), [&](const compute::Op& o) { return !captured(o); }));
+  };
+  const double per_op = c.s.eager_host_per_layer_s / static_cast<double>(fops.size());
+  double h_f = per_op * eager(fops);
+  double h_b = h_f;
+  double h_r = per_op * eager(recomputed_ops(c, part, index));
+  if (moe) {
+    const double local = static_cast<double>(c.m.moe->experts) / std::max(1, c.l.ep);
+    const double gemm = c.s.host_per_expert_gemm_s;
+    h_f += local * 2 * gemm;
+    h_b += local * 4 * gemm;
+    if (c.l.recompute_bits() & workload::recompute_module::kMoe) h_r += local * 2 * gemm;
+  }
+  const double comm_half = (pc.tp + pc.ep + pc.cp) / 2;
+  const double g_f = pc.fwd + comm_half;
+  const double g_b = pc.bwd + pc.recompute + comm_half;
+  if (moe && !(g & cg::kMoePreprocess)) {
+    pc.host_fwd = std::max(0.0, h_f - g_f);
+    pc.host_bwd = std::max(0.0, h_b + h_r - g_b);
+  } else {
+    pc.host_bwd = std::max(0.0, h_f + h_b + h_r - g_f - g_b);
+  }
+}
 
 ChunkCost chunk_cost(const Context& c, int first_layer, int layers, bool embed, bool head,
                      PartCache& cache) {
@@ -363,6 +433,7 @@ ChunkCost chunk_cost(const Context& c, int first_layer, int layers, bool embed, 
       const double fwd = (l.cp - 1) * step, bwd = 2 * fwd;
       pc.cp = std::max(0.0, fwd - attn_f) + std::max(0.0, bwd - attn_b);
     }
+    host_issue(c, part, index, moe, pc);
     return pc;
   };
   double zero3_fwd = 0, zero3_bwd = 0;
@@ -389,6 +460,8 @@ ChunkCost chunk_cost(const Context& c, int first_layer, int layers, bool embed, 
     k.ep += pc.ep;
     k.cp += pc.cp;
     k.wgrad += pc.wgrad;
+    k.host_fwd += pc.host_fwd;
+    k.host_bwd += pc.host_bwd;
     zero3_fwd += pc.zero3_fwd;
     zero3_bwd += pc.zero3_bwd;
   };
@@ -399,8 +472,8 @@ ChunkCost chunk_cost(const Context& c, int first_layer, int layers, bool embed, 
     for (int i = 0; i < m.mtp_layers; ++i) add_part(Part::kMtp, i);
   }
   k.zero3 = zero3_fwd + zero3_bwd;
-  k.fwd = k.fwd_compute + (k.tp + k.ep + k.cp) / 2 + zero3_fwd;
-  k.bwd = k.bwd_compute + k.recompute + (k.tp + k.ep + k.cp) / 2 + zero3_bwd;
+  k.fwd = k.fwd_compute + (k.tp + k.ep + k.cp) / 2 + zero3_fwd + k.host_fwd;
+  k.bwd = k.bwd_compute + k.recompute + (k.tp + k.ep + k.cp) / 2 + zero3_bwd + k.host_bwd;
   return k;
 }
 
@@ -617,6 +690,7 @@ TrainingResult finish(const TrainingSetup& s, const Prepared& p,
     b.cp_comm += M * k.cp;
     b.ep_comm += M * k.ep;
     b.offload += M * k.offload;
+    b.host_issue += M * (k.host_fwd + k.host_bwd);
   }
   b.host = s.host_time_s;
   b.bubble = r.step_time_s - b.host - ws.busy_s - ws.dp_exposed_s - ws.optimizer_s;
@@ -659,6 +733,14 @@ TrainingResult finish(const TrainingSetup& s, const Prepared& p,
                       (l.capacity_factor > 0
                            ? ", capacity factor " + std::to_string(l.capacity_factor).substr(0, 4)
                            : ", dropless"));
+  }
+  if (b.host_issue > 0) {
+    char buf[200];
+    std::snprintf(buf, sizeof buf,
+                  "eager PyTorch (no CUDA graphs): the GPU waits %.3f s per step for the host to "
+                  "issue kernels (%.2f ms per layer forward, %.0f us per expert GEMM, fitted)",
+                  b.host_issue, s.eager_host_per_layer_s * 1e3, s.host_per_expert_gemm_s * 1e6);
+    r.notes.push_back(buf);
   }
   r.notes.push_back("framework and communication buffers: " +
                     std::to_string(static_cast<int>(workload::kTrainingBufferBytes / 1e9)) +
@@ -803,7 +885,9 @@ base::Result<TrainingPartCosts> training_part_costs(const TrainingSetup& s) {
                             .recompute = k.recompute,
                             .tp = k.tp,
                             .ep = k.ep,
-                            .cp = k.cp};
+                            .cp = k.cp,
+                            .host_fwd = k.host_fwd,
+                            .host_bwd = k.host_bwd};
   };
   TrainingPartCosts out;
   out.embedding = part(chunk_cost(c, 0, 0, true, false, cache));
@@ -818,7 +902,9 @@ base::Result<TrainingPartCosts> training_part_costs(const TrainingSetup& s) {
                             .recompute = pc.recompute,
                             .tp = pc.tp,
                             .ep = pc.ep,
-                            .cp = pc.cp};
+                            .cp = pc.cp,
+                            .host_fwd = pc.host_fwd,
+                            .host_bwd = pc.host_bwd};
   };
   out.output = cached(Part::kHead);
   out.mtp = cached(Part::kMtp);

@@ -24,6 +24,7 @@
 /// token + full (non-causal) attention, no recomputation; hardware FLOPs add recomputation
 /// (Megatron-LM 2021 eq. 3 reports these).
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -36,6 +37,24 @@
 #include "clustertwin/workload/memory.h"
 
 namespace clustertwin::execution {
+
+/// What a recipe captures in CUDA graphs (Megatron-Core `--cuda-graph-impl` / `--cuda-graph-scope`,
+/// Transformer Engine per-layer graphs, MLPerf's "CUDA graphs=per-layer(TE) / mcore /
+/// full-iteration"): captured kernels replay without Python issuing them one by one. Bits.
+namespace cuda_graph {
+inline constexpr uint32_t kNone = 0;
+inline constexpr uint32_t kAttn = 1u << 0;       ///< the attention block (norm, QKV, core, proj)
+inline constexpr uint32_t kMoeRouter = 1u << 1;  ///< the router and its top-k
+inline constexpr uint32_t kMoePreprocess = 1u << 2;  ///< token counts stay on the GPU: no sync
+inline constexpr uint32_t kLayer = 1u << 3;          ///< whole decoder layers (TE / mcore graphs)
+inline constexpr uint32_t kFullIteration = 1u << 4;  ///< forward and backward of the whole step
+}  // namespace cuda_graph
+
+/// The fitted value of TrainingSetup::host_per_expert_gemm_s: least squares over the validation
+/// cases with every source weighted equally, on a grid of 10 us (the MoE sources move: Megatron-
+/// Bridge, Megatron-MoE-ModelZoo, DeepSeek-V3); leave-one-source-out fits 120 and 130 us
+/// (docs/models/training.md §calibration, "Host issue").
+inline constexpr double kHostPerExpertGemm = 120e-6;
 
 /// The fitted value of TrainingSetup::fp8_overhead: least squares over the 47 validation cases
 /// of tests/validation/training_validation_test.cpp with every source weighted equally (the FP8
@@ -77,6 +96,20 @@ struct TrainingSetup {
   /// dispatch are timed by the collective layer's kernels (collective/moe_a2a.h); without it by
   /// the closed forms over `comm` (docs/models/training.md).
   const ServingFabric* moe_fabric = nullptr;
+  /// Host time to issue one decoder layer's forward kernels from eager PyTorch (seconds): the
+  /// serving model's figure (default_step_calibration().eager_host_per_layer_s, fitted on
+  /// TensorRT-LLM's CUDA-graph ablation; LightLLM's eager DeepSeek-V2-Lite decode <= 1.5 ms per
+  /// layer). The backward issues as many (autograd replays the recorded ops), recomputation its
+  /// share of the forward's ops. Exposed where issuing is slower than the GPU runs, and after
+  /// each dropless MoE layer's device-to-host sync (docs/models/training.md, "Host issue").
+  double eager_host_per_layer_s = default_step_calibration().eager_host_per_layer_s;
+  /// Host time per expert GEMM issued eagerly (seconds): Transformer Engine's GroupedLinear issues
+  /// one GEMM per local expert with its per-expert Python work (fc1 and fc2: 2 per local expert
+  /// forward, 4 backward). Fitted (kHostPerExpertGemm); exposed only where the host is slower
+  /// than the GPU (after each dropless MoE layer's sync, above).
+  double host_per_expert_gemm_s = kHostPerExpertGemm;
+  /// The recipe's CUDA graphs (cuda_graph bits); captured ops are not issued by the host.
+  uint32_t cuda_graphs = cuda_graph::kNone;
 };
 
 /// Where the time of one step goes, per GPU of the slowest stage (seconds).
@@ -86,6 +119,8 @@ struct StepBreakdown {
   double optimizer = 0, bubble = 0;
   double offload = 0;  ///< exposed activation offloading traffic
   double host = 0;     ///< per-iteration host time (TrainingSetup::host_time_s)
+  /// GPU idle while eager PyTorch issues kernels (TrainingSetup::eager_host_per_layer_s)
+  double host_issue = 0;
 };
 
 struct StageTime {
@@ -121,12 +156,15 @@ base::Result<TrainingResult> estimate_training_step(const TrainingSetup& s);
 
 /// Per-micro-batch costs of one part of the model on one GPU, forward and backward together
 /// (seconds): what the pipeline chunks of simulate/estimate_training_step add up. A chunk's
-/// forward time is fwd_compute + (tp + ep + cp)/2, its backward bwd_compute + recompute + the
-/// other half.
+/// forward time is fwd_compute + (tp + ep + cp)/2 + host_fwd, its backward bwd_compute +
+/// recompute + the other half + host_bwd.
 struct TrainingPartCost {
   double fwd_compute = 0, bwd_compute = 0, recompute = 0, tp = 0, ep = 0, cp = 0;
-  [[nodiscard]] double fwd() const { return fwd_compute + (tp + ep + cp) / 2; }
-  [[nodiscard]] double bwd() const { return bwd_compute + recompute + (tp + ep + cp) / 2; }
+  double host_fwd = 0, host_bwd = 0;  ///< GPU idle waiting for the host to issue kernels
+  [[nodiscard]] double fwd() const { return fwd_compute + (tp + ep + cp) / 2 + host_fwd; }
+  [[nodiscard]] double bwd() const {
+    return bwd_compute + recompute + (tp + ep + cp) / 2 + host_bwd;
+  }
 };
 struct TrainingPartCosts {
   TrainingPartCost embedding;            ///< the first chunk's embedding

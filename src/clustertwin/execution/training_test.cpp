@@ -44,8 +44,57 @@ TEST(Training, StepIsAboveItsComputeLowerBoundAndBreakdownSums) {
   EXPECT_GT(r->mfu, 0.1);
   const auto& b = r->breakdown;
   const double sum = b.forward_compute + b.backward_compute + b.recompute + b.tp_comm + b.cp_comm +
-                     b.ep_comm + b.bubble + b.dp_comm + b.optimizer;
+                     b.ep_comm + b.host_issue + b.bubble + b.dp_comm + b.optimizer;
   EXPECT_NEAR(sum, r->step_time_s, 1e-6 * r->step_time_s);
+}
+
+// Eager host issue (docs/models/training.md, "Host issue"): Qwen3-235B with EP8 has 16 local
+// experts per rank, whose GEMMs the host issues one by one; each dropless MoE layer's forward
+// waits for its token counts on the host, so the layer runs at the host's pace where issuing is
+// slower. CUDA graphs of whole layers remove it; without the sync (moe_preprocess captured) the
+// host's lead carries over between passes; with few local experts (EP32) the GPU is the slower
+// side and nothing shows.
+TEST(Training, EagerHostIssueShowsAfterTheDroplessSync) {
+  Fixture f("hgx-h100*32", "qwen3-235b-a22b");
+  workload::TrainingLayout l{.tp = 2,
+                             .pp = 32,
+                             .dp = 4,
+                             .ep = 8,
+                             .vpp = 3,
+                             .micro_batch = 1,
+                             .global_batch = 2048,
+                             .seq_len = 4096,
+                             .recompute = models::Recompute::kSelective};
+  l.moe_dispatch = workload::MoeDispatch::kAllToAll;
+  auto costs = [&](const workload::TrainingLayout& lay, uint32_t graphs) {
+    auto s = f.setup(lay);
+    s.gpus = 256;
+    s.cuda_graphs = graphs;
+    auto c = training_part_costs(s);
+    EXPECT_TRUE(c) << c.error().to_string();
+    return c->layers[static_cast<size_t>(f.model.layers - 1)];
+  };
+  const auto eager = costs(l, cuda_graph::kNone);
+  const auto graphed = costs(l, cuda_graph::kLayer);
+  const auto no_sync = costs(l, cuda_graph::kMoePreprocess);
+  // 16 local experts x 2 GEMMs x 120 us + 1.11 ms of layer issue, above the layer's GPU forward.
+  const double h_f =
+      16 * 2 * kHostPerExpertGemm + default_step_calibration().eager_host_per_layer_s;
+  EXPECT_NEAR(eager.host_fwd, h_f - (eager.fwd() - eager.host_fwd), 1e-9);
+  EXPECT_GT(eager.host_fwd, 0.5e-3);
+  EXPECT_EQ(graphed.host_fwd + graphed.host_bwd, 0.0);
+  EXPECT_DOUBLE_EQ(graphed.fwd_compute, eager.fwd_compute);
+  // Here both passes issue slower than they run, so the lead lost at the sync changes nothing;
+  // it shows where only the forward is host-bound.
+  EXPECT_LE(no_sync.host_fwd + no_sync.host_bwd, eager.host_fwd + eager.host_bwd + 1e-12);
+  EXPECT_EQ(no_sync.host_fwd, 0.0);
+  auto wide = l;
+  wide.pp = 8;
+  wide.vpp = 4;
+  wide.dp = 16;
+  wide.ep = 32;
+  const auto ep32 = costs(wide, cuda_graph::kNone);
+  EXPECT_EQ(ep32.host_fwd + ep32.host_bwd, 0.0);
 }
 
 // DeepSeek-V3's DualPipe (report Table 2): the bubble (pp/2-1)(F&B+B-3W) is far below 1F1B's
@@ -96,7 +145,7 @@ TEST(Training, OffloadFreesHbmAndBreakdownStillSums) {
   EXPECT_GT(workload::training_memory(f.model, s.layout)[0].offloaded.base(), 0);
   const auto& b = r->breakdown;
   const double sum = b.forward_compute + b.backward_compute + b.recompute + b.tp_comm + b.cp_comm +
-                     b.ep_comm + b.offload + b.bubble + b.dp_comm + b.optimizer;
+                     b.ep_comm + b.offload + b.host_issue + b.bubble + b.dp_comm + b.optimizer;
   EXPECT_NEAR(sum, r->step_time_s, 1e-6 * r->step_time_s);
 }
 

@@ -76,6 +76,7 @@ Json training_json(const execution::TrainingResult& r, const workload::TrainingL
                       {"pp_send_in_bubble", r6(b.pp_comm)}};
   if (b.offload > 0) j["breakdown_s"]["offload_exposed"] = r6(b.offload);
   if (b.host > 0) j["breakdown_s"]["host"] = r6(b.host);
+  if (b.host_issue > 0) j["breakdown_s"]["host_issue_exposed"] = r6(b.host_issue);
   Json mem = Json::object();
   for (const auto& [name, bytes] : r.memory.terms()) mem[name + "_B"] = r6(bytes.base());
   mem["total_B"] = r6(r.memory.total().base());
@@ -142,6 +143,7 @@ std::string training_text(const execution::TrainingResult& r, const workload::Tr
   row("context-parallel comm (exposed)", b.cp_comm);
   row("expert-parallel all-to-all (exposed)", b.ep_comm);
   row("activation offload (exposed)", b.offload);
+  row("eager host issue (exposed)", b.host_issue);
   row("pipeline bubble (incl. sends)", b.bubble);
   row("data-parallel comm (exposed)", b.dp_comm);
   row("optimizer", b.optimizer);
