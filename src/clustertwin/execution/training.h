@@ -10,7 +10,10 @@
 /// TP collectives (2 all-gathers + 2 reduce-scatters per layer with sequence parallelism, 2
 /// all-reduces without; hidden behind GEMMs up to their time when TP overlap is on) + EP
 /// all-to-all (dispatch + combine) + CP ring-attention sends not hidden by attention; backward(c)
-/// = backward ops + recomputed ops + the same communication. Pipeline sends between chunks.
+/// = backward ops + recomputed ops + the same communication; plus, in eager PyTorch, what the GPU
+/// waits for the host to issue kernels (per layer and per local expert GEMM; a dropless MoE
+/// layer's device-to-host sync makes its forward and backward each max(GPU, host); CUDA graphs
+/// remove what they capture). Pipeline sends between chunks.
 /// The pipeline runs as events (pipeline.h); then each stage reduces its gradients over DP
 /// (reduce-scatter with ZeRO >= 1, all-reduce without), hidden behind the last micro-batch's
 /// backward when overlap is on, runs the optimizer (a memory-bound pass over its shard) and
