@@ -64,13 +64,17 @@ add_test(NAME cli.calibrate_builtin_compute_reproduces_the_catalog
                  ${CMAKE_CURRENT_BINARY_DIR}/calibrate-builtin-compute)
 set_tests_properties(cli.calibrate_builtin_compute_reproduces_the_catalog PROPERTIES LABELS cli
                      TIMEOUT 900 SKIP_RETURN_CODE 77)
-add_test(NAME cli.calibrate_builtin_collectives_fits_the_h100_table
+# Release-type builds only: under ASan the H100 fit (Nelder-Mead stage included) runs far past
+# the timeout; the release build takes about 20 s.
+if(NOT CT_SANITIZE)
+add_test(NAME cli.calibrate_builtin_collectives_reproduces_the_h100_file
          COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/cli/calibrate_builtin_collectives.sh
                  $<TARGET_FILE:clustertwin> ${PROJECT_SOURCE_DIR}
                  ${PROJECT_SOURCE_DIR}/../shared/reference
                  ${CMAKE_CURRENT_BINARY_DIR}/calibrate-builtin-collectives)
-set_tests_properties(cli.calibrate_builtin_collectives_fits_the_h100_table PROPERTIES LABELS cli
+set_tests_properties(cli.calibrate_builtin_collectives_reproduces_the_h100_file PROPERTIES LABELS cli
                      TIMEOUT 900 SKIP_RETURN_CODE 77)
+endif()
 ct_cli_test(NAME bad.calibrate_builtin_collectives_unknown_file RC 2
             ARGS calibrate --builtin collectives --only h900 --reference ${CMAKE_CURRENT_SOURCE_DIR}
             STDERR "--builtin collectives: no file 'h900' in the recipe (expected one of h100, h200, b200, b300, gb200, gb300)")

@@ -4,7 +4,7 @@
 //  - FIT quality: the measured nccl-tests tables of AIConfigurator
 //  (tests/validation/data/collective/,
 //    copied from shared/reference/measured/<system>/nccl.csv, ai-dynamo/aiconfigurator commit
-//    095f58a5, Apache-2.0, converted) are the data tests/validation/fit_collectives.py fitted the
+//    095f58a5, Apache-2.0, converted) are the data `calibrate --builtin collectives` fitted the
 //    lines to. Comparing with them says how well the line model can follow NCCL, not how well it
 //    predicts.
 //  - BLIND cases: shared/reference/calibration-cases.csv, category `collective`, measured by others

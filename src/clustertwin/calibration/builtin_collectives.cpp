@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdio>
 #include <map>
+#include <optional>
 #include <set>
 #include <sstream>
 
@@ -40,7 +41,8 @@ struct Recipe {
   collective::NetworkModelKind network = collective::NetworkModelKind::kAnalytical;
   std::vector<std::string> held, shared;
   std::vector<std::pair<std::string, double>> starts;
-  int global_samples = 0, global_keep = 0, coordinate_passes = 0;
+  int global_samples = 0, global_keep = 0, coordinate_passes = 0, simplex_iterations = 0;
+  bool profile_hold = false;
   double global_span = 1;
   std::vector<System> systems;
 };
@@ -82,6 +84,9 @@ base::Result<Recipe> read_recipe(const hardware::Catalog& catalog) {
       r.global_span = g->number("span", Need::kRequired, 1, 1000).value_or(1);
       r.coordinate_passes =
           static_cast<int>(g->integer("coordinate_passes", Need::kOptional, 0, 100).value_or(0));
+      r.simplex_iterations = static_cast<int>(
+          g->integer("simplex_iterations", Need::kOptional, 0, 1000000).value_or(0));
+      r.profile_hold = g->boolean("profile_hold", Need::kOptional).value_or(false);
       g->finish();
     }
     if (auto systems = body->child("systems")) {
@@ -131,6 +136,45 @@ std::string fmt5(double v) {
   return b;
 }
 
+/// A catalog file of one GPU's channel counts and line fields (those set), as the collective
+/// layer reads catalog/collectives/<gpu>.yaml.
+std::string start_file_text(const collective::CalibrationFile& f) {
+  std::ostringstream y;
+  y << "collectives:\n  name: " << f.name << "\n  gpus: [";
+  for (size_t i = 0; i < f.gpus.size(); ++i) y << (i ? ", " : "") << f.gpus[i];
+  y << "]\n";
+  if (f.ring_channels && f.nvls_channels)
+    y << "  channels: {ring: " << *f.ring_channels << ", nvls: " << *f.nvls_channels << "}\n";
+  std::string op, algo;
+  for (const auto& [key, p] : f.lines) {
+    const auto s1 = key.find('/'), s2 = key.rfind('/');
+    const std::string o = key.substr(0, s1), a = key.substr(s1 + 1, s2 - s1 - 1);
+    if (o != op) {
+      y << "  " << o << ":\n";
+      op = o;
+      algo.clear();
+    }
+    if (a != algo) {
+      y << "    " << a << ":\n";
+      algo = a;
+    }
+    std::string fields;
+    auto add = [&](const char* name, const std::optional<double>& v, const char* unit) {
+      if (v) fields += std::string(fields.empty() ? "" : ", ") + name + ": " + fmt5(*v) + unit;
+    };
+    add("base", p.base_us, " us");
+    add("hop", p.hop_us, " us");
+    add("efficiency", p.efficiency, "");
+    add("small_n", p.small_n, "");
+    add("ramp", p.ramp, "");
+    add("fill", p.fill_us, " us");
+    y << "      " << key.substr(s2 + 1) << ": {" << fields << ", source: fit}\n";
+  }
+  y << "sources:\n  fit: \"the fit of this file so far (clustertwin calibrate --builtin "
+       "collectives)\"\n";
+  return y.str();
+}
+
 /// "2/4/8" of the ranks, "half and int8" of the dtypes.
 std::string joined(const std::set<std::string>& s, const char* sep, const char* last_sep) {
   std::string out;
@@ -173,12 +217,20 @@ void build_system(const hardware::Catalog& catalog, const Recipe& r, const Syste
     errors.add(topo.error());
     return;
   }
-  // Starts and prior: NCCL's tuning constants alone (defaults.yaml), never the file this
-  // regenerates.
-  std::vector<hardware::CatalogFile> defaults;
-  for (const auto& f : catalog.other_files())
+  // Starts and prior: NCCL's tuning constants alone (defaults.yaml), never a file this
+  // regenerates. The model is the one the catalog runs: the other collective files (the
+  // at-scale parameters, at-scale.yaml, whose NVLS per-channel cap bounds NVLS inside a
+  // GB200/GB300 rack too; the MoE kernels) stay in, the recipe's own files stay out.
+  std::vector<hardware::CatalogFile> defaults, model_files;
+  for (const auto& f : catalog.other_files()) {
     if (f.path == "collectives/defaults.yaml") defaults.push_back(f);
-  auto nccl = collective::Calibration::from_files(defaults);
+    if (f.path.rfind("collectives/", 0) != 0) continue;
+    bool fitted_here = false;
+    for (const auto& other : r.systems)
+      fitted_here = fitted_here || f.path == "collectives/" + other.name + ".yaml";
+    if (!fitted_here) model_files.push_back(f);
+  }
+  auto nccl = collective::Calibration::from_files(model_files);
   if (!nccl) {
     errors.add(nccl.error());
     return;
@@ -189,7 +241,28 @@ void build_system(const hardware::Catalog& catalog, const Recipe& r, const Syste
   // let the solver's multi-start (efficiencies x0.7 and x1.3) pick the best start per family.
   collective::CalibrationFile merged;
   merged.name = sys.name;
-  collective::Calibration start = *nccl;
+  // The model the fits run is the catalog's with this GPU's file as the recipe makes it: the
+  // measured runs' channel counts (NVLS's bandwidth cap is channels x the per-channel rate,
+  // CollectiveModel::nvls_cap_unit) and the shared fields as the first family fitted them,
+  // rounded as the file writes them, so that what each family fits is what the written file
+  // runs. (A file, not a profile: a calibration lays only its last profile per GPU over the
+  // files, so a profile here would be replaced by each fit's own.)
+  collective::CalibrationFile gpu_file;
+  gpu_file.name = sys.name;
+  if (auto cs = catalog.system(spec->system)) gpu_file.gpus = {(*cs)->gpu};
+  gpu_file.ring_channels = sys.ring_channels;
+  gpu_file.nvls_channels = sys.nvls_channels;
+  auto start_of = [&]() -> base::Result<collective::Calibration> {
+    auto files = model_files;
+    files.push_back({"collectives/" + sys.name + ".yaml", start_file_text(gpu_file)});
+    return collective::Calibration::from_files(files);
+  };
+  auto start0 = start_of();
+  if (!start0) {
+    errors.add(start0.error());
+    return;
+  }
+  collective::Calibration start = *start0;
   struct OpStats {
     int rows = 0;
     double sq = 0, worst = 0, worst_big = 0;
@@ -214,6 +287,8 @@ void build_system(const hardware::Catalog& catalog, const Recipe& r, const Syste
     fo.fit.global_keep = r.global_keep;
     fo.fit.global_span = r.global_span;
     fo.fit.coordinate_passes = r.coordinate_passes;
+    fo.fit.simplex_iterations = r.simplex_iterations;
+    fo.fit.profile_hold = r.profile_hold;
     auto fit = fit_collectives(catalog, *spec, *topo, start, runs, fo);
     if (!fit) {
       errors.add({sys.name + " " + collective::op_name(op) + ": " + fit.error().message, table, 0});
@@ -222,10 +297,9 @@ void build_system(const hardware::Catalog& catalog, const Recipe& r, const Syste
     gpu = fit->gpu;
     merged.gpus = {gpu};
     for (const auto& [key, patch] : fit->profile.lines) merged.lines[key] = patch;
-    // The shared fields, as this family fitted them, for the families after it.
-    collective::CalibrationFile patch;
-    patch.name = "shared";
-    patch.gpus = {gpu};
+    // The shared fields, as this family fitted them (to the file's 4 digits), for the
+    // families after it.
+    bool shared_set = false;
     for (const auto& p : fit->result.parameters) {
       for (const auto& sh : r.shared) {
         if (p.name != sh) continue;
@@ -234,24 +308,33 @@ void build_system(const hardware::Catalog& catalog, const Recipe& r, const Syste
         for (Op later : file_ops()) {
           const std::string key = std::string(collective::op_name(later)) + "/" + line;
           if (later == op || !nccl->defaults().lines.count(key)) continue;
-          auto& lp = patch.lines[key];
+          auto& lp = gpu_file.lines[key];
+          const double v = std::stod(fmt4(p.value));
           if (field == "efficiency")
-            lp.efficiency = p.value;
+            lp.efficiency = v;
           else if (field == "small_n")
-            lp.small_n = p.value;
+            lp.small_n = v;
           else if (field == "base")
-            lp.base_us = p.value;
+            lp.base_us = v;
           else if (field == "hop")
-            lp.hop_us = p.value;
+            lp.hop_us = v;
           else if (field == "ramp")
-            lp.ramp = p.value;
+            lp.ramp = v;
           else if (field == "fill")
-            lp.fill_us = p.value;
+            lp.fill_us = v;
+          shared_set = true;
         }
         held.push_back(sh);
       }
     }
-    if (!patch.lines.empty()) start = start.with_profile(patch);
+    if (shared_set) {
+      auto next = start_of();
+      if (!next) {
+        errors.add(next.error());
+        return;
+      }
+      start = *next;
+    }
     auto& s = stats[op];
     for (size_t i = 0; i < fit->observations.size(); ++i) {
       const auto& w = fit->where[i];

@@ -555,7 +555,8 @@ std::string profile_yaml(const CollectiveFit& fit, std::span<const InputFile> in
       }
       y << ", constrained_by: " << quote(by) << "}\n";
     } else {
-      y << ", constrained: false, why: " << quote(p.why_not + "; kept at the start value") << "}\n";
+      y << ", constrained: false, why: "
+        << quote(p.why_not + (p.kept_at_start ? "; kept at the start value" : "")) << "}\n";
     }
   }
   y << "collectives:\n";

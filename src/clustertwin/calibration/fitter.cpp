@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
+#include <functional>
 #include <limits>
 #include <memory>
 #include <optional>
@@ -223,6 +225,79 @@ Solve solve(std::span<const Parameter> params, std::span<const Observation> obs,
   return s;
 }
 
+/// Nelder-Mead downhill simplex (Nelder and Mead 1965; reflection 1, expansion 2, contraction
+/// 1/2, shrink 1/2) from `x0` with an axis-aligned simplex of edge `edge`, `iterations` steps.
+/// Returns the best vertex and its value.
+std::pair<std::vector<double>, double> nelder_mead(
+    const std::function<double(const std::vector<double>&)>& f, const std::vector<double>& x0,
+    int iterations, double edge) {
+  const size_t n = x0.size();
+  std::vector<std::vector<double>> pts{x0};
+  for (size_t i = 0; i < n; ++i) {
+    auto p = x0;
+    p[i] += edge;
+    pts.push_back(p);
+  }
+  std::vector<double> vals;
+  for (const auto& p : pts) vals.push_back(f(p));
+  std::vector<size_t> order(n + 1);
+  for (int it = 0; it < iterations; ++it) {
+    for (size_t i = 0; i <= n; ++i) order[i] = i;
+    // Stable: equal values keep their order, so the run is the same on every library.
+    std::stable_sort(order.begin(), order.end(),
+                     [&](size_t a, size_t b) { return vals[a] < vals[b]; });
+    std::vector<std::vector<double>> sp;
+    std::vector<double> sv;
+    for (size_t i : order) {
+      sp.push_back(std::move(pts[i]));
+      sv.push_back(vals[i]);
+    }
+    pts = std::move(sp);
+    vals = std::move(sv);
+    std::vector<double> c(n, 0.0);
+    for (size_t i = 0; i < n; ++i)
+      for (size_t j = 0; j < n; ++j) c[j] += pts[i][j];
+    for (auto& v : c) v /= static_cast<double>(n);
+    auto along = [&](double t) {
+      std::vector<double> x(n);
+      for (size_t j = 0; j < n; ++j) x[j] = c[j] + t * (pts[n][j] - c[j]);
+      return x;
+    };
+    auto xr = along(-1);
+    const double fr = f(xr);
+    if (fr < vals[0]) {
+      auto xe = along(-2);
+      const double fe = f(xe);
+      if (fe < fr) {
+        pts[n] = std::move(xe);
+        vals[n] = fe;
+      } else {
+        pts[n] = std::move(xr);
+        vals[n] = fr;
+      }
+    } else if (fr < vals[n - 1]) {
+      pts[n] = std::move(xr);
+      vals[n] = fr;
+    } else {
+      auto xc = along(0.5);
+      const double fc = f(xc);
+      if (fc < vals[n]) {
+        pts[n] = std::move(xc);
+        vals[n] = fc;
+      } else {
+        for (size_t i = 1; i <= n; ++i) {
+          for (size_t j = 0; j < n; ++j) pts[i][j] = pts[0][j] + 0.5 * (pts[i][j] - pts[0][j]);
+          vals[i] = f(pts[i]);
+        }
+      }
+    }
+  }
+  size_t b = 0;
+  for (size_t i = 1; i <= n; ++i)
+    if (vals[i] < vals[b]) b = i;
+  return {pts[b], vals[b]};
+}
+
 std::vector<double> predict(const ModelFn& model, std::span<const double> u, base::Error* error) {
   std::vector<double> p(u.size());
   for (size_t j = 0; j < u.size(); ++j) p[j] = std::exp(u[j]);
@@ -369,6 +444,30 @@ base::Result<FitResult> fit(std::span<const Parameter> params, std::span<const O
     for (int q = 0; q < std::min(n, o.global_keep); ++q)
       if (std::isfinite(ranked[q].first)) starts.push_back(pts[ranked[q].second]);
   }
+  if (o.simplex_iterations > 0) {
+    // Nelder-Mead from every start, then polished from the best with smaller and larger
+    // simplices; its end is one more start for the solver.
+    auto clamp_in = [&](std::vector<double> u) {
+      for (int j = 0; j < k; ++j)
+        u[j] = std::clamp(u[j], std::log(params[j].lower), std::log(params[j].upper));
+      return u;
+    };
+    auto f = [&](const std::vector<double>& u) { return objective(clamp_in(u)); };
+    std::vector<double> best_u;
+    double best_f = std::numeric_limits<double>::infinity();
+    auto run = [&](const std::vector<double>& x0, double edge) {
+      auto [x, v] = nelder_mead(f, x0, o.simplex_iterations, edge);
+      if (v < best_f - 1e-12) {
+        best_f = v;
+        best_u = x;
+      }
+    };
+    const auto from = starts;
+    for (const auto& s0 : from) run(s0, 0.5);
+    for (double edge : {0.2, 0.1, 0.3}) run(best_u, edge);
+    if (!err.message.empty()) return fail(err);
+    if (!best_u.empty()) starts.push_back(clamp_in(best_u));
+  }
   std::optional<Solve> best;
   for (const auto& s0 : starts) {
     auto s = solve(params, obs, {}, model, o, s0, {}, &err);
@@ -478,10 +577,46 @@ base::Result<FitResult> fit(std::span<const Parameter> params, std::span<const O
     return fail("the measurements constrain none of the parameters (" + names +
                 "): nothing was fitted");
   }
-  // Refit with the unconstrained parameters held at their starts, so that what comes out for
-  // them is exactly the start (and says so), not wherever the flat valley left them.
+  // Hold the unconstrained parameters at their starts, so that what comes out for them is
+  // exactly the start (and says so), not wherever the flat valley left them; but only where
+  // the data agree. The test above is linear, at the solution: under a min() over lines, a line
+  // that wins nowhere there (a zero column) may win somewhere from its start and spoil the fit,
+  // and two columns nearly parallel at the solution may part away from it. So each one in turn
+  // is held at its start (with those already held there) and the rest refitted: a profile
+  // likelihood test (Raue et al., Bioinformatics 25(15), 2009): the start is kept when it lies
+  // within the parameter's 1-sigma profile-likelihood interval, i.e. the objective rises by at
+  // most one unit of chi-square (the residual variance per unit weight; the data term, without
+  // the prior, with a floor of 0.1% rms per unit weight). Beyond that the
+  // measurements do bound the parameter (not to a value with a sigma, only away from its
+  // start): it is held where the fit put it, and says so.
   std::vector<double> ufix = best->u;
-  for (int j : fixed) ufix[j] = u0[j];
+  // The data term alone (the prior is not evidence), and a floor of 0.1% rms per unit weight
+  // on the variance (measurements are not trusted closer than that; an exact fit has none).
+  const double best_data = cost_at(best->u);
+  const double unit_var = std::max(
+      1e-6, best_data / std::max(1.0, static_cast<double>(m) - static_cast<double>(free.size())));
+  for (int j : fixed) {
+    if (!o.profile_hold) {
+      ufix[j] = u0[j];
+      continue;
+    }
+    auto trial = ufix;
+    trial[j] = u0[j];
+    auto s = solve(params, obs, {}, model, o, trial, fixed, &err);
+    if (!err.message.empty()) return fail(err);
+    const double rise =
+        s.ok ? (cost_at(s.u) - best_data) / unit_var : std::numeric_limits<double>::infinity();
+    auto& pr = out.parameters[j];
+    if (rise <= 1.0) {
+      ufix = s.u;
+      continue;
+    }
+    pr.kept_at_start = false;
+    char b[96];
+    std::snprintf(b, sizeof b, "%.1f", rise);
+    pr.why_not += std::string("; held where the fit put it: at its start the fit is worse by ") +
+                  "chi-square " + (std::isfinite(rise) ? std::string(b) : std::string("inf"));
+  }
   auto final_solve = solve(params, obs, {}, model, o, ufix, fixed, &err);
   if (!err.message.empty()) return fail(err);
   if (!final_solve.ok) return fail("the solver found no usable solution with the fixed parameters");

@@ -83,6 +83,17 @@ struct FitOptions {
   double global_span = 5;
   int coordinate_passes = 0;
   int global_rounds = 4;
+  /// The simplex stage (> 0: iterations per run): Nelder-Mead (Nelder and Mead, Computer
+  /// Journal 7, 1965) on the same objective, in log space, from every start (simplex edge 0.5),
+  /// then from the best of those with edges 0.2, 0.1 and 0.3; the solver then starts from its
+  /// end as well. Derivative-free: it crosses the kinks of a min() over lines, where a line
+  /// that wins nowhere has a zero Jacobian column that no gradient step moves. Points outside
+  /// the bounds are evaluated at the nearest point inside them. Deterministic (no randomness).
+  int simplex_iterations = 0;
+  /// Hold an unconstrained parameter at its start only when that costs the data at most one
+  /// unit of chi-square (a profile-likelihood test, fitter.cpp); otherwise hold it where the
+  /// fit put it and say so. Off: every unconstrained parameter is held at its start.
+  bool profile_hold = false;
 };
 
 struct ParameterResult {
@@ -92,6 +103,9 @@ struct ParameterResult {
   bool constrained = false;
   std::string
       why_not;  ///< for unconstrained: "no measurement depends on it" / "only together with X"
+  /// For an unconstrained parameter: held at its start (true), or, where holding it there
+  /// costs the fit significantly (the profile test, fitter.cpp), where the fit put it.
+  bool kept_at_start = true;
   bool at_bound = false;
   std::vector<int> constrained_by;  ///< observation indices with a significant sensitivity
   std::string source;

@@ -83,10 +83,10 @@ std::string fit_summary(const CollectiveFit& fit, std::span<const CollectiveRun>
   int unconstrained = 0;
   for (const auto& p : r.parameters) unconstrained += p.constrained ? 0 : 1;
   if (unconstrained > 0) {
-    os << "# not constrained by these measurements (kept at the catalog's value):\n";
+    os << "# not constrained by these measurements (kept at the catalog's value unless said):\n";
     for (const auto& p : r.parameters) {
       if (p.constrained) continue;
-      std::snprintf(line, sizeof line, "  %-40s %10.4g  %s\n", p.name.c_str(), p.start,
+      std::snprintf(line, sizeof line, "  %-40s %10.4g  %s\n", p.name.c_str(), p.value,
                     p.why_not.c_str());
       os << line;
     }
@@ -272,8 +272,9 @@ std::string fit_html(const CollectiveFit& fit, std::span<const InputFile> inputs
     << "<th>fitted</th><th>&plusmn;1&sigma;</th><th>constrained by</th></tr>\n";
   for (const auto& p : r.parameters) {
     h << "<tr><td class=l>" << base::escape_html(p.name) << "</td><td>" << fmt("%.4g", p.start)
-      << "</td><td>" << (p.constrained ? fmt("%.4g", p.value) : "&mdash;") << "</td><td>"
-      << (p.constrained ? fmt("%.1f%%", 100 * p.sigma_rel) : "") << "</td><td class=l>"
+      << "</td><td>" << (p.constrained || !p.kept_at_start ? fmt("%.4g", p.value) : "&mdash;")
+      << "</td><td>" << (p.constrained ? fmt("%.1f%%", 100 * p.sigma_rel) : "")
+      << "</td><td class=l>"
       << base::escape_html(p.constrained ? constrained_by(fit, runs, p)
                                          : "not constrained: " + p.why_not)
       << "</td></tr>\n";

@@ -124,7 +124,8 @@ std::string step_fit_summary(const StepFit& fit, std::span<const StepTime> steps
     if (p.constrained) {
       o << " +- " << g4(100 * p.sigma_rel) << "%" << (p.at_bound ? " (at a bound)" : "");
     } else {
-      o << ": not constrained (" << p.why_not << "), kept at the start";
+      o << ": not constrained (" << p.why_not << ")"
+        << (p.kept_at_start ? ", kept at the start" : "");
     }
     o << "\n";
   }
@@ -146,7 +147,8 @@ std::string training_profile_yaml(const StepFit& fit, std::span<const StepTime> 
       y << ", sigma: " << g4(100 * p.sigma_rel) << "%";
       if (p.at_bound) y << ", at_bound: true";
     } else {
-      y << ", constrained: false, why: " << quote(p.why_not + "; kept at the start value");
+      y << ", constrained: false, why: "
+        << quote(p.why_not + (p.kept_at_start ? "; kept at the start value" : ""));
     }
     y << "}\n";
   }
