@@ -12,7 +12,9 @@
 ///                     earliest start on it, reservations;
 ///   sim_failures.cpp  failure injection and repair: random failures by class and scope, replayed
 ///                     outages, a job's interruption, hot swaps and requeue;
-///   sim_results.cpp   results: the timeline samples and the ScheduleResult of a run;
+///   sim_results.cpp   the timeline samples, and the ScheduleResult through the results seam,
+///                     a class and a function of their own (run_results.h: RunTally,
+///                     collect_results);
 ///   simulation.cpp    the run itself (arrivals, the engine loop) and the public functions.
 /// Internal to the scheduler layer: nothing outside it includes this header.
 
@@ -29,6 +31,7 @@
 #include "clustertwin/scheduler/free_capacity.h"
 #include "clustertwin/scheduler/limits.h"
 #include "clustertwin/scheduler/random.h"
+#include "clustertwin/scheduler/run_results.h"
 #include "clustertwin/scheduler/simulation.h"
 
 namespace clustertwin::scheduler::detail {
@@ -68,9 +71,6 @@ struct Job {
   Tick run_ticks = 0;
   bool training = false;
 };
-
-/// Count, mean and nearest-rank percentiles of `v`.
-Percentiles percentiles(std::vector<double> v);
 
 inline double lognormal_sigma(double median, double mean) {
   return mean > median && median > 0 ? std::sqrt(2.0 * std::log(mean / median)) : 0.0;
@@ -358,11 +358,7 @@ class Sim {
   uint32_t stamp_id_ = 0;
   // accounting
   Tick sample_every_ = 0;
-  int64_t started_ = 0, finished_ = 0, interruptions_ = 0, hot_swaps_ = 0, requeues_ = 0;
-  int64_t preemptions_ = 0, failures_ = 0, backfill_passes_ = 0;
-  std::map<std::string, int64_t> failures_by_class_, interrupts_by_class_;
-  std::vector<FailureRecord> failure_log_;
-  std::vector<TimelineSample> timeline_;
+  RunTally tally_;  // results: what the run counts as it goes (run_results.h)
 };
 
 }  // namespace clustertwin::scheduler::detail

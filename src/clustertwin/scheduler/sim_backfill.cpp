@@ -426,7 +426,7 @@ void Sim::backfill_pass() {
   sim_.schedule_in(cfg_.backfill.interval, [this](engine::Simulator&) { backfill_pass(); });
   if (!dirty_ || pending_.empty()) return;
   dirty_ = false;
-  ++backfill_passes_;
+  ++tally_.backfill_passes;
   build_plan();
   const int reserve_limit = cfg_.backfill.reserve >= 0          ? cfg_.backfill.reserve
                             : cfg_.policy == QueuePolicy::kEasy ? 1

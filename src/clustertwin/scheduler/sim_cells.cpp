@@ -187,7 +187,7 @@ bool Sim::start(int id, const Placement& pl) {
   running_.push_back(id);
   update_speed(id);
   schedule_end(id);
-  ++started_;
+  ++tally_.started;
   dirty_ = true;
   return true;
 }

@@ -13,7 +13,7 @@ void Sim::on_end(int id, uint32_t gen) {
   j.state = State::kDone;
   j.end = sim_.now();
   release_all(id);
-  ++finished_;
+  ++tally_.finished;
   request_pass();
 }
 
@@ -27,7 +27,7 @@ void Sim::interrupt_job(int id) {
   j.lost_ticks += lost;
   j.lost_gpu_s += secs(lost) * job_gpus(j);
   ++j.interruptions;
-  ++interruptions_;
+  ++tally_.interruptions;
   std::vector<int> failed;
   for (int n : j.nodes) {
     if (!up(n)) failed.push_back(n);
@@ -56,7 +56,7 @@ void Sim::interrupt_job(int id) {
       }
       allocate(id, repl, j.nodes_needed > 0 ? gpn_ : j.sub_gpus);
       ++j.hot_swaps;
-      ++hot_swaps_;
+      ++tally_.hot_swaps;
       j.attempt_start = sim_.now();
       update_speed(id);
       schedule_end(id);
@@ -67,7 +67,7 @@ void Sim::interrupt_job(int id) {
   ++j.gen;
   release_all(id);
   ++j.requeues;
-  ++requeues_;
+  ++tally_.requeues;
   enqueue(id);
 }
 
@@ -114,11 +114,7 @@ std::vector<int> Sim::jobs_on(const std::vector<int>& nodes) const {
 
 void Sim::record(const std::string& cls, FailureScope scope, int target, int jobs_hit, int64_t gpus,
                  double repair_s) {
-  ++failures_;
-  ++failures_by_class_[cls];
-  if (failure_log_.size() < 10000) {
-    failure_log_.push_back({secs(sim_.now()), cls, scope, target, jobs_hit, gpus, repair_s});
-  }
+  tally_.failure(secs(sim_.now()), cls, scope, target, jobs_hit, gpus, repair_s);
 }
 
 double Sim::draw_repair_s(const FailureClass& fc) {
@@ -131,7 +127,7 @@ void Sim::take_down(const std::vector<int>& nodes, double repair_s, const std::s
   for (int n : nodes) down_inc(n);
   const auto hit = jobs_on(nodes);
   for (int id : hit) interrupt_job(id);
-  interrupts_by_class_[cls] += static_cast<int64_t>(hit.size());
+  tally_.interrupts_by_class[cls] += static_cast<int64_t>(hit.size());
   record(cls, scope, target, static_cast<int>(hit.size()),
          static_cast<int64_t>(nodes.size()) * gpn_, repair_s);
   sim_.schedule_in(ticks(repair_s), [this, nodes](engine::Simulator&) {
@@ -144,7 +140,7 @@ void Sim::take_down_burst(const std::vector<int>& nodes, const FailureClass& fc)
   for (int n : nodes) down_inc(n);
   const auto hit = jobs_on(nodes);
   for (int id : hit) interrupt_job(id);
-  interrupts_by_class_[fc.name] += static_cast<int64_t>(hit.size());
+  tally_.interrupts_by_class[fc.name] += static_cast<int64_t>(hit.size());
   for (size_t i = 0; i < nodes.size(); ++i) {
     const int n = nodes[i];
     const double repair_s = draw_repair_s(fc);
@@ -214,7 +210,7 @@ void Sim::on_random_failure() {
         acc += g;
         if (gpu < acc) {
           record(fc.name, fc.scope, n, 1, 0, 0);
-          ++interrupts_by_class_[fc.name];
+          ++tally_.interrupts_by_class[fc.name];
           interrupt_job(id);
           request_pass();
           return;
@@ -294,7 +290,7 @@ void Sim::schedule_replay() {
       down_inc(n);
       const auto hit = jobs_on({n});
       for (int id : hit) interrupt_job(id);
-      interrupts_by_class_[cls.empty() ? "replay" : cls] += static_cast<int64_t>(hit.size());
+      tally_.interrupts_by_class[cls.empty() ? "replay" : cls] += static_cast<int64_t>(hit.size());
       record(cls.empty() ? "replay" : cls, FailureScope::kNode, n, static_cast<int>(hit.size()),
              gpn_, secs(dur));
       request_pass();

@@ -208,7 +208,7 @@ void Sim::preempt(int id) {
   j.lost_ticks += lost;
   j.lost_gpu_s += secs(lost) * job_gpus(j);
   ++j.preemptions;
-  ++preemptions_;
+  ++tally_.preemptions;
   ++j.gen;
   release_all(id);
   j.state = State::kFuture;  // requeued after the pass (flush_requeues), not seen before
