@@ -308,46 +308,4 @@ nlohmann::json to_json(const SweepResult& r) {
   return j;
 }
 
-std::optional<SweepSpec> read_sweep_spec(config::Reader& r) {
-  using Need = config::Reader::Need;
-  SweepSpec s;
-  bool ok = true;
-  auto text = [&](const char* key, auto parse, auto& field) {
-    if (auto v = r.string(key, Need::kOptional)) {
-      auto p = parse(*v);
-      if (!p) {
-        r.error(p.error().message, key);
-        ok = false;
-      } else {
-        field = *p;
-      }
-    }
-  };
-  if (auto v = r.string("cluster", Need::kOptional)) s.cluster = *v;
-  if (auto v = r.integer("gpus", Need::kOptional, 2, 100'000'000)) s.gpus = static_cast<int>(*v);
-  if (auto v = r.integer("gpus_per_domain", Need::kOptional, 1, 1'000'000))
-    s.gpus_per_domain = static_cast<int>(*v);
-  text("op", parse_op, s.op);
-  text("min_bytes", parse_size, s.min_bytes);
-  text("max_bytes", parse_size, s.max_bytes);
-  text("step_bytes", parse_size, s.step_bytes);
-  if (auto v = r.number("step_factor", Need::kOptional, 1.0, 1e6)) s.step_factor = *v;
-  text("dtype", parse_dtype, s.dtype);
-  text("algo", parse_algorithm, s.algorithm);
-  text("protocol", parse_protocol, s.protocol);
-  text("model", parse_network_model, s.model);
-  if (auto v = r.choice("routing", {"spray", "adaptive", "ecmp"}, Need::kOptional)) {
-    s.routing = *v == "ecmp"       ? network::Routing::kEcmp
-                : *v == "adaptive" ? network::Routing::kAdaptive
-                                   : network::Routing::kSpray;
-  }
-  if (auto v = r.integer("channels", Need::kOptional, 1, 64)) s.channels = static_cast<int>(*v);
-  if (auto v = r.string("calibration", Need::kOptional)) s.calibration = *v;
-  if (auto v = r.boolean("sharp", Need::kOptional)) s.sharp = *v;
-  text("tuner", parse_tuner, s.tuner);
-  r.finish();
-  if (!ok) return std::nullopt;
-  return s;
-}
-
 }  // namespace clustertwin::collective

@@ -10,7 +10,6 @@
 
 #include "clustertwin/base/result.h"
 #include "clustertwin/collective/collective_model.h"
-#include "clustertwin/config/reader.h"
 #include "clustertwin/hardware/catalog.h"
 
 namespace clustertwin::collective {
@@ -79,21 +78,17 @@ nlohmann::json to_json(const SweepResult& r);
 /// all-to-all parameter files beside them in catalog/collectives/.
 bool is_line_file(const hardware::CatalogFile& f);
 /// Reads a calibration profile: a built-in name (catalog/collectives/<name>.yaml) or a file.
-/// `where` opens the message when it is neither ("--calibration", "run.yaml:7: calibration").
+/// `where` opens the message when it is neither: the field ("{calibration}", which the CLI writes
+/// as its flag) or a file:line ("run.yaml:7: calibration").
 base::Result<CalibrationFile> load_profile(const hardware::Catalog& catalog,
                                            const std::string& name_or_path,
-                                           const std::string& where = "--calibration");
+                                           const std::string& where = "{calibration}");
 /// The catalog's calibration with a profile (a built-in name or a file, load_profile) laid over
 /// it for a cluster whose GPU is `gpu`; a profile for other GPUs is refused (`where` names the
 /// flag or file:line it came from). What `collective`, `train`, `power` and scenario files run.
 base::Result<Calibration> calibration_with_profile(const hardware::Catalog& catalog,
                                                    std::string_view gpu,
                                                    const std::string& name_or_path,
-                                                   const std::string& where = "--calibration");
-
-/// Reads a `collective:` mapping of a scenario file: cluster, gpus, gpus_per_domain, op,
-/// min_bytes, max_bytes, step_factor, step_bytes, dtype, algo, protocol, model, routing,
-/// channels, calibration. Errors go to the reader's context.
-std::optional<SweepSpec> read_sweep_spec(config::Reader& r);
+                                                   const std::string& where = "{calibration}");
 
 }  // namespace clustertwin::collective
