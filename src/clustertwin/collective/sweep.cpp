@@ -145,7 +145,6 @@ base::Result<SweepResult> run_sweep(const hardware::Catalog& catalog, const Swee
   out.domains = group->domains();
   out.per_domain = group->per_domain();
   out.domain_size = topo->domain_size();
-  out.calibrated = cal->for_gpu(out.gpu) != nullptr || !profile.empty();
   out.profile = profile;
   out.tuner = model.tuner();
   out.calibrated = cal->for_gpu(out.gpu) != nullptr;
