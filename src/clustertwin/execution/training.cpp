@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <iterator>
 #include <map>
 #include <numeric>
 
@@ -735,12 +736,16 @@ TrainingResult finish(const TrainingSetup& s, const Prepared& p,
                            : ", dropless"));
   }
   if (b.host_issue > 0) {
+    const std::string graphs = s.cuda_graphs == cuda_graph::kNone
+                                   ? std::string("eager PyTorch (no CUDA graphs)")
+                                   : "PyTorch with CUDA graphs of " +
+                                         cuda_graphs_name(s.cuda_graphs) + " (the rest eager)";
     char buf[200];
     std::snprintf(buf, sizeof buf,
-                  "eager PyTorch (no CUDA graphs): the GPU waits %.3f s per step for the host to "
-                  "issue kernels (%.2f ms per layer forward, %.0f us per expert GEMM, fitted)",
+                  ": the GPU waits %.3f s per step for the host to issue kernels (%.2f ms per "
+                  "layer forward, %.0f us per expert GEMM, fitted)",
                   b.host_issue, s.eager_host_per_layer_s * 1e3, s.host_per_expert_gemm_s * 1e6);
-    r.notes.push_back(buf);
+    r.notes.push_back(graphs + buf);
   }
   r.notes.push_back("framework and communication buffers: " +
                     std::to_string(static_cast<int>(workload::kTrainingBufferBytes / 1e9)) +
@@ -799,6 +804,43 @@ DualPipeRun run_dualpipe(const workload::TrainingLayout& l, const Prepared& p, b
 }
 
 }  // namespace
+
+namespace {
+constexpr std::pair<const char*, uint32_t> kCudaGraphScopes[] = {
+    {"attn", cuda_graph::kAttn},
+    {"moe_router", cuda_graph::kMoeRouter},
+    {"moe_preprocess", cuda_graph::kMoePreprocess},
+    {"full", cuda_graph::kLayer},
+    {"full_iteration", cuda_graph::kFullIteration}};
+}  // namespace
+
+base::Result<uint32_t> parse_cuda_graphs(std::string_view csv) {
+  uint32_t bits = cuda_graph::kNone;
+  if (csv.empty() || csv == "none") return bits;
+  size_t pos = 0;
+  while (pos <= csv.size()) {
+    const size_t end = std::min(csv.find(',', pos), csv.size());
+    const std::string_view name = csv.substr(pos, end - pos);
+    const auto* it = std::find_if(std::begin(kCudaGraphScopes), std::end(kCudaGraphScopes),
+                                  [&](const auto& e) { return name == e.first; });
+    if (it == std::end(kCudaGraphScopes)) {
+      std::string known = "none";
+      for (const auto& [n, b] : kCudaGraphScopes) known += std::string(", ") + n;
+      return base::fail("CUDA graph scope '" + std::string(name) + "' is not one of " + known);
+    }
+    bits |= it->second;
+    pos = end + 1;
+  }
+  return bits;
+}
+
+std::string cuda_graphs_name(uint32_t bits) {
+  std::string out;
+  for (const auto& [n, b] : kCudaGraphScopes) {
+    if (bits & b) out += std::string(out.empty() ? "" : ",") + n;
+  }
+  return out.empty() ? "none" : out;
+}
 
 base::Result<TrainingResult> simulate_training_step(const TrainingSetup& s) {
   auto p = prepare(s, /*explain=*/true);

@@ -29,6 +29,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "clustertwin/base/result.h"
@@ -52,6 +53,14 @@ inline constexpr uint32_t kMoePreprocess = 1u << 2;  ///< token counts stay on t
 inline constexpr uint32_t kLayer = 1u << 3;          ///< whole decoder layers (TE / mcore graphs)
 inline constexpr uint32_t kFullIteration = 1u << 4;  ///< forward and backward of the whole step
 }  // namespace cuda_graph
+
+/// A Megatron-Core `--cuda-graph-scope` list, comma-separated, as cuda_graph bits: `attn`,
+/// `moe_router`, `moe_preprocess`, `full` (Megatron's name for whole decoder layers, as TE's
+/// per-layer graphs and `--cuda-graph-impl local` capture them), `full_iteration`; "" or `none`:
+/// eager (no graphs). Unknown names fail with the list of known ones.
+base::Result<uint32_t> parse_cuda_graphs(std::string_view csv);
+/// The names of cuda_graph bits, comma-separated ("none" for none): parse_cuda_graphs' inverse.
+std::string cuda_graphs_name(uint32_t bits);
 
 /// The fitted value of TrainingSetup::host_per_expert_gemm_s: least squares over the validation
 /// cases with every source weighted equally, on a grid of 10 us (the MoE sources move: Megatron-

@@ -97,6 +97,27 @@ TEST(Training, EagerHostIssueShowsAfterTheDroplessSync) {
   EXPECT_EQ(ep32.host_fwd + ep32.host_bwd, 0.0);
 }
 
+// Megatron-Core's --cuda-graph-scope names map to the bits and back; unknown names are refused
+// with the list of known ones.
+TEST(Training, CudaGraphScopesParseAsMegatronNamesThem) {
+  namespace cg = cuda_graph;
+  EXPECT_EQ(*parse_cuda_graphs(""), cg::kNone);
+  EXPECT_EQ(*parse_cuda_graphs("none"), cg::kNone);
+  EXPECT_EQ(*parse_cuda_graphs("full"), cg::kLayer);
+  EXPECT_EQ(*parse_cuda_graphs("attn,moe_router,moe_preprocess"),
+            cg::kAttn | cg::kMoeRouter | cg::kMoePreprocess);
+  EXPECT_EQ(*parse_cuda_graphs("full_iteration"), cg::kFullIteration);
+  for (uint32_t bits = 0; bits < 32; ++bits) {
+    EXPECT_EQ(*parse_cuda_graphs(cuda_graphs_name(bits)), bits) << cuda_graphs_name(bits);
+  }
+  auto bad = parse_cuda_graphs("attn,mlp");
+  ASSERT_FALSE(bad);
+  EXPECT_EQ(bad.error().message,
+            "CUDA graph scope 'mlp' is not one of none, attn, moe_router, moe_preprocess, full, "
+            "full_iteration");
+  EXPECT_FALSE(parse_cuda_graphs("attn,"));
+}
+
 // DeepSeek-V3's DualPipe (report Table 2): the bubble (pp/2-1)(F&B+B-3W) is far below 1F1B's
 // (pp-1)(F+B) for the same layout, the estimate and the event run agree (both closed form), and
 // the timeline holds every micro-batch's forward and backward on every rank.

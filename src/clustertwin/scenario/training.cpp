@@ -191,6 +191,15 @@ FieldTable<R> make_training_fields() {
         .member = &R::recompute_modules,
         .help = "Megatron selective recomputation by module, comma-separated: core_attn, mlp, "
                 "moe_act, layernorm, mla_up_proj, moe, shared_experts (implies selective)"},
+      F{.key = "cuda_graphs",
+        .flag = "cuda-graphs",
+        .name = "CUDA graphs",
+        .member = &R::cuda_graphs,
+        .help = "what the recipe captures in CUDA graphs (Megatron-Core --cuda-graph-scope, "
+                "comma-separated): attn, moe_router, moe_preprocess, full (whole decoder "
+                "layers), full_iteration; none: eager PyTorch, whose host issue the GPU waits "
+                "for where it is slower than the kernels (docs/models/training.md)",
+        .show_default = true},
       F{.key = "schedule",
         .flag = "schedule",
         .name = "pipeline schedule",
@@ -375,6 +384,9 @@ base::Result<std::unique_ptr<TrainingJob>> start_job(const Environment& env, con
     return base::fail("{gpus} " + std::to_string(job->gpus) + " is more than cluster '" +
                       job->cluster->spec.name + "' has (" + std::to_string(topo.gpus()) + ")");
   }
+  auto graphs = execution::parse_cuda_graphs(o.cuda_graphs);
+  if (!graphs) return base::fail("{cuda_graphs}: " + graphs.error().message);
+  job->cuda_graphs = *graphs;
   if (!o.tokens.empty()) {
     auto t = base::parse_scaled_count(o.tokens, {.min = 0, .max = 1e18, .min_exclusive = true});
     if (!t) return base::fail("{tokens}: " + t.error().message);
@@ -399,6 +411,7 @@ void fill_setup(TrainingJob& job, const workload::TrainingLayout& l) {
                                        .memory_capacity = gpu.hbm_usable,
                                        .peak = gpu.peak_for(peak_prec)->dense};
   job.setup.gpus = job.gpus;
+  job.setup.cuda_graphs = job.cuda_graphs;
   if (auto cpu = job.cluster->catalog.cpu(sys.cpu); cpu && sys.gpus_per_node > 0) {
     // Host memory per GPU (the node's CPUs' memory shared by its GPUs) and the CPU<->GPU link.
     job.setup.host_memory =

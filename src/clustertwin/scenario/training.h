@@ -40,6 +40,7 @@ struct TrainingRequest {
   std::string moe_dispatch = "auto";
   std::string attention = "flash";
   std::string recompute_modules;     ///< Megatron --recompute-modules list ("" = none)
+  std::string cuda_graphs = "none";  ///< Megatron --cuda-graph-scope list ("none" = eager)
   std::string schedule = "1f1b";     ///< 1f1b (interleaved with vpp > 1) or dualpipe
   std::string routing = "balanced";  ///< MoE routing: balanced or measured
   double capacity_factor = 0;        ///< 0 = dropless
@@ -85,6 +86,7 @@ struct TrainingJob {
   std::optional<double> compute_scale;
   double host_time_s = 0;        ///< the profile's per-iteration host time (0: none)
   std::string calibration_path;  ///< the profile the scale came from
+  uint32_t cuda_graphs = 0;      ///< execution::cuda_graph bits of the request's cuda_graphs
 };
 
 /// Resolves a request: the defaults (dp = gpus / (tp*pp*cp), global batch micro_batch*dp*4*pp,
