@@ -3,7 +3,6 @@
 // profile (docs/models/calibration.md). Parsing and orchestration only; the parsers and the fit
 // are the calibration layer's.
 
-#include <filesystem>
 #include <iostream>
 
 #include "clustertwin/base/file.h"
@@ -14,14 +13,10 @@
 namespace clustertwin::app {
 namespace {
 
+/// The request plus what only this door has: the outputs and the built-in calibrations.
 struct CalibrateOptions {
-  std::string cluster;
-  std::string stack;
-  std::vector<std::string> files;
-  std::string out, report, json;
-  std::string model = "flow";
-  std::string train_model;  ///< catalog model of step-time runs that do not name one
-  int folds = 5;
+  scenario::CalibrateRequest r;
+  std::string report, json;
   bool list = false;
   std::string builtin;            ///< "compute" / "collectives": regenerate a built-in calibration
   std::vector<std::string> only;  ///< --builtin collectives: just these files
@@ -29,56 +24,30 @@ struct CalibrateOptions {
   std::string out_dir = ".";
 };
 
-int list_profiles(const Context& ctx) {
-  auto profiles = scenario::builtin_profiles(ctx);
-  if (!profiles) return bad_input(profiles.error());
-  std::cout << "Built-in calibration profiles (catalog/collectives/; pick one with --calibration "
-               "NAME):\n";
-  for (const auto& p : *profiles) {
-    std::string gpus;
-    for (const auto& g : p.gpus) gpus += (gpus.empty() ? "" : ", ") + g;
-    std::cout << "  " << p.name << "  GPUs: " << gpus;
-    if (!p.measured_on.empty()) std::cout << "  measured on: " << p.measured_on;
-    std::cout << "\n";
-  }
-  return kExitOk;
-}
-
-/// `--builtin compute|collectives`: the catalog's compute calibration, fitted from the recipe
-/// catalog/calibration/compute.yaml, or its collective lines, fitted from the recipe
-/// catalog/calibration/collectives.yaml, on the tables under --reference; every file is fitted
-/// and read back before any is written.
+/// `--builtin compute|collectives`: every file is fitted and read back before any is written.
 int run_builtin(const Context& ctx, const CalibrateOptions& o) {
-  if (!o.files.empty() || !o.out.empty()) {
+  if (!o.r.files.empty() || !o.r.profile_path.empty()) {
     return bad_input("--builtin " + o.builtin +
                      ": takes no measurement FILEs and no --out (it writes under --out-dir)");
   }
   auto files = scenario::builtin_calibration(ctx, o.builtin, o.reference, o.only, std::cout,
                                              ctx.quiet ? nullptr : &std::cerr);
   if (!files) return bad_input(files.error());
-  for (const auto& f : *files) {
-    const std::string path = o.out_dir + "/" + f.path;
-    std::error_code ec;
-    std::filesystem::create_directories(std::filesystem::path(path).parent_path(), ec);
-    if (auto st = base::write_file_atomic(path, f.text); !st) return bad_input(st.error());
-    if (!ctx.quiet) std::cerr << "wrote " << path << "\n";
-  }
-  return kExitOk;
+  auto st = scenario::write_generated(o.out_dir, *files, ctx.quiet ? nullptr : &std::cerr);
+  return st ? kExitOk : bad_input(st.error());
 }
 
-int run(const Context& ctx, const CalibrateOptions& o) {
-  if (o.list) return list_profiles(ctx);
+int run(const Context& ctx, CalibrateOptions o) {
+  if (o.list) {
+    auto profiles = scenario::builtin_profiles(ctx);
+    if (!profiles) return bad_input(profiles.error());
+    std::cout << cli_words(scenario::profile_list_text(*profiles));
+    return kExitOk;
+  }
   if (!o.builtin.empty()) return run_builtin(ctx, o);
-  scenario::CalibrateRequest r{.cluster = o.cluster,
-                               .stack = o.stack,
-                               .files = o.files,
-                               .network = o.model,
-                               .train_model = o.train_model,
-                               .folds = o.folds,
-                               .profile_path = o.out,
-                               .json = !o.json.empty(),
-                               .report = !o.report.empty()};
-  auto run = scenario::run_calibrate(ctx, r, std::cout, ctx.quiet ? nullptr : &std::cerr);
+  o.r.json = !o.json.empty();
+  o.r.report = !o.report.empty();
+  auto run = scenario::run_calibrate(ctx, o.r, std::cout, ctx.quiet ? nullptr : &std::cerr);
   if (!run) return bad_input(run.error());
   if (!o.json.empty() && !run->json.is_null()) {
     if (auto st = report::write_json(run->json, o.json); !st) return bad_input(st.error());
@@ -87,12 +56,13 @@ int run(const Context& ctx, const CalibrateOptions& o) {
     if (auto st = base::write_file_atomic(o.report, run->report); !st) return bad_input(st.error());
     if (!ctx.quiet) std::cerr << "wrote " << o.report << "\n";
   }
-  if (o.out.empty()) {
+  if (o.r.profile_path.empty()) {
     if (!ctx.quiet) std::cerr << "calibrate: no --out given, the profile was not written\n";
     return kExitOk;
   }
-  if (auto st = base::write_file_atomic(o.out, run->profile); !st) return bad_input(st.error());
-  if (!ctx.quiet) std::cerr << "wrote " << o.out << "\n";
+  if (auto st = base::write_file_atomic(o.r.profile_path, run->profile); !st)
+    return bad_input(st.error());
+  if (!ctx.quiet) std::cerr << "wrote " << o.r.profile_path << "\n";
   return kExitOk;
 }
 
@@ -114,23 +84,23 @@ Verb add_calibrate(CLI::App& app, const Context& ctx) {
       "Example: clustertwin calibrate --cluster hgx-h100*2 all_reduce.log all_gather.log "
       "--out my-h100.yaml && clustertwin collective --cluster hgx-h100*2 --calibration "
       "my-h100.yaml");
-  cmd->add_option("files", o->files, "measurement files");
-  cmd->add_option("--cluster", o->cluster,
+  cmd->add_option("files", o->r.files, "measurement files");
+  cmd->add_option("--cluster", o->r.cluster,
                   "the cluster the files were measured on: catalog name, YAML file or "
                   "SYSTEM*COUNT (e.g. hgx-h100*2)");
-  cmd->add_option("--stack", o->stack,
+  cmd->add_option("--stack", o->r.stack,
                   "software stack label recorded in the profile (e.g. 'nccl-2.21 cuda-12.4')");
-  cmd->add_option("--out", o->out, "write the profile (YAML) to FILE");
+  cmd->add_option("--out", o->r.profile_path, "write the profile (YAML) to FILE");
   cmd->add_option("--report", o->report,
                   "write an HTML report (measured vs predicted per run, residuals, parameters)");
   cmd->add_option("--json", o->json, "write the fit as JSON to FILE ('-' for stdout)");
-  cmd->add_option("--model", o->model, "network model the fit runs: flow or analytical")
+  cmd->add_option("--model", o->r.network, "network model the fit runs: flow or analytical")
       ->check(CLI::IsMember({"analytical", "flow"}))
       ->capture_default_str();
-  cmd->add_option("--train-model", o->train_model,
+  cmd->add_option("--train-model", o->r.train_model,
                   "catalog model of the training step times whose file does not name one "
                   "(Megatron-LM logs)");
-  cmd->add_option("--folds", o->folds, "cross-validation folds (0: none)")
+  cmd->add_option("--folds", o->r.folds, "cross-validation folds (0: none)")
       ->check(CLI::Range(0, 20))
       ->capture_default_str();
   cmd->add_flag("--list", o->list, "list the built-in profiles and exit");

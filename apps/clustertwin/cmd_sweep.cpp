@@ -5,8 +5,6 @@
 // Example: clustertwin sweep examples/gb300-study.yaml --threads 2 --csv study.csv
 //          mpirun -np 3 clustertwin sweep examples/gb300-study.yaml
 
-#include <fmt/format.h>
-
 #include <iostream>
 
 #include "clustertwin/base/file.h"
@@ -19,21 +17,18 @@
 namespace clustertwin::app {
 namespace {
 
+/// The request plus this door's outputs.
 struct SweepOptions {
-  std::string file;
-  std::string db;
-  std::string csv;
-  std::string json;
-  int threads = 0;
+  scenario::StudyRequest r;
+  std::string csv, json;
 };
 
-int sweep_cmd(const Context& ctx, const SweepOptions& o, bool html) {
+int sweep_cmd(const Context& ctx, SweepOptions o, bool html) {
   sweep::Cluster cluster;
   const bool root = cluster.rank() == 0;
-  auto run = scenario::run_study(
-      ctx,
-      {.file = o.file, .db = o.db, .threads = o.threads, .quiet = ctx.quiet, .csv = !o.csv.empty()},
-      cluster);
+  o.r.quiet = ctx.quiet;
+  o.r.csv = !o.csv.empty();
+  auto run = scenario::run_study(ctx, o.r, cluster);
   if (!run) {
     // Every rank reads the same file; only rank 0 speaks.
     if (root) return bad_input(run.error());
@@ -53,19 +48,8 @@ int sweep_cmd(const Context& ctx, const SweepOptions& o, bool html) {
     if (auto st = report::write_text(page, ctx.report_path); !st) return bad_input(st.error());
     if (!ctx.quiet) std::cerr << "wrote " << ctx.report_path << "\n";
   }
-  const auto& r = run->summary;
-  if (o.json != "-" && o.csv != "-") {
-    std::cout << fmt::format(
-        "sweep {}: {} points ({} run now, {} already in the database), {} with an error; "
-        "results in {}\n",
-        run->name, r.points, r.ran, r.already_done, run->failed, run->db);
-  }
-  // Wall-clock figures vary run to run: stderr, never the database or stdout.
-  if (!ctx.quiet && r.ran > 0) {
-    std::cerr << fmt::format(
-        "ran {} points in {:.2f} s on {} rank(s) x {} thread(s) ({:.3f} s per point)\n", r.ran,
-        run->wall_s, r.ranks, run->threads, run->wall_s / static_cast<double>(r.ran));
-  }
+  if (o.json != "-" && o.csv != "-") std::cout << scenario::study_summary(*run);
+  if (!ctx.quiet) std::cerr << scenario::study_timing(*run);
   return kExitOk;
 }
 
@@ -80,15 +64,15 @@ Verb add_sweep(CLI::App& app, const Context& ctx) {
       "resumable after a kill). Threads here, MPI ranks under mpirun.\n"
       "Example: clustertwin sweep examples/gb300-study.yaml --csv study.csv\n"
       "         mpirun -np 3 clustertwin sweep examples/gb300-study.yaml");
-  cmd->add_option("file", o->file, "sweep YAML/JSON file (docs/sweep.md)")->required();
-  cmd->add_option("--db", o->db,
+  cmd->add_option("file", o->r.file, "sweep YAML/JSON file (docs/sweep.md)")->required();
+  cmd->add_option("--db", o->r.db,
                   "SQLite database of the results (default: FILE's name with .db, here); an "
                   "existing one of the same sweep is resumed");
   cmd->add_option("--csv", o->csv, "write the points table as CSV to FILE ('-' for stdout)");
   cmd->add_option("--json", o->json, "write the sweep's table as JSON to FILE ('-' for stdout)");
-  cmd->add_option("--threads", o->threads,
+  cmd->add_option("--threads", o->r.threads,
                   "points run at once on this process (default: all cores; 1 per rank under MPI)")
-      ->check(flags::range(o->threads, 0, 1024));
+      ->check(flags::range(o->r.threads, 0, 1024));
   const CLI::Option* report_flag = app.get_option("--report");
   return {cmd, [&ctx, o, report_flag] { return sweep_cmd(ctx, *o, report_flag->count() > 0); }};
 }

@@ -2,7 +2,6 @@
 // every number comes from the library layers (ARCHITECTURE.md).
 
 #include <cstdio>
-#include <filesystem>
 #include <iostream>
 #include <string>
 #include <utility>
@@ -11,6 +10,7 @@
 #include "clustertwin/base/file.h"
 #include "clustertwin/scenario/collective.h"
 #include "clustertwin/scenario/goodput.h"
+#include "clustertwin/scenario/outputs.h"
 #include "commands.h"
 
 namespace clustertwin::app {
@@ -39,41 +39,20 @@ int bad_input(const std::string& message) { return bad_input(base::Error{message
 
 namespace {
 
-/// The output flags of every verb: one path given to two of them would silently overwrite one
-/// output with the other (issue 19), so that is refused before anything runs.
+/// The output flags of every verb, as the library checks them (scenario/outputs.h).
 base::Status check_distinct_outputs(const CLI::App& app) {
-  static const char* const kOutputs[] = {"--json",   "--trace", "--out", "--jobs-csv",
-                                         "--report", "--csv",   "--db"};
-  std::vector<std::pair<std::string, std::string>> given;  // (flag, path)
+  std::vector<scenario::OutputPath> given;
   std::vector<const CLI::App*> chain{&app};
   for (size_t i = 0; i < chain.size(); ++i) {
     for (const CLI::App* sub : chain[i]->get_subcommands()) chain.push_back(sub);
-    for (const char* name : kOutputs) {
-      const CLI::Option* opt = nullptr;
-      try {
-        opt = chain[i]->get_option_no_throw(name);
-      } catch (...) {
-        opt = nullptr;
-      }
-      if (opt == nullptr || opt->count() == 0 || opt->results().empty()) continue;
-      const std::string& path = opt->results().back();
-      if (path.empty() || path == "-") continue;
-      given.emplace_back(name, path);
+    for (const char* name :
+         {"--json", "--trace", "--out", "--jobs-csv", "--report", "--csv", "--db"}) {
+      const CLI::Option* opt = chain[i]->get_option_no_throw(name);
+      if (opt != nullptr && opt->count() > 0 && !opt->results().empty())
+        given.push_back({name, opt->results().back()});
     }
   }
-  for (size_t i = 0; i < given.size(); ++i) {
-    for (size_t j = i + 1; j < given.size(); ++j) {
-      std::error_code e1, e2;
-      const auto a = std::filesystem::weakly_canonical(given[i].second, e1);
-      const auto b = std::filesystem::weakly_canonical(given[j].second, e2);
-      const bool same = (!e1 && !e2) ? a == b : given[i].second == given[j].second;
-      if (same) {
-        return base::fail(given[i].first + " and " + given[j].first + " name the same file '" +
-                          given[j].second + "': give each output its own path");
-      }
-    }
-  }
-  return {};
+  return scenario::check_distinct_outputs(given);
 }
 
 }  // namespace
@@ -100,23 +79,13 @@ int main(int argc, char** argv) {
   app.add_flag("--no-report", ctx.no_report, "flagship run: do not write the HTML report");
   app.require_subcommand(0, 1);
   app.fallthrough();  // global options (--catalog, --quiet, --report) also after the verb
-  std::vector<Verb> verbs;
-  verbs.push_back(add_describe(app, ctx));
-  verbs.push_back(add_catalog(app, ctx));
-  verbs.push_back(add_report(app, ctx));
-  verbs.push_back(add_model(app, ctx));
-  verbs.push_back(add_train(app, ctx));
-  verbs.push_back(add_run(app, ctx));
-  verbs.push_back(add_search(app, ctx));
-  verbs.push_back(add_collective(app, ctx));
-  verbs.push_back(add_serve(app, ctx));
-  verbs.push_back(add_schedule(app, ctx));
-  verbs.push_back(add_goodput(app, ctx));
-  verbs.push_back(add_export(app, ctx));
-  verbs.push_back(add_power(app, ctx));
-  verbs.push_back(add_calibrate(app, ctx));
-  verbs.push_back(add_sweep(app, ctx));
-  verbs.push_back(add_cli_docs(app, ctx));
+  const std::vector<Verb> verbs = {
+      add_describe(app, ctx), add_catalog(app, ctx),    add_report(app, ctx),
+      add_model(app, ctx),    add_train(app, ctx),      add_run(app, ctx),
+      add_search(app, ctx),   add_collective(app, ctx), add_serve(app, ctx),
+      add_schedule(app, ctx), add_goodput(app, ctx),    add_export(app, ctx),
+      add_power(app, ctx),    add_calibrate(app, ctx),  add_sweep(app, ctx),
+      add_cli_docs(app, ctx)};
   try {
     app.parse(argc, argv);
   } catch (const CLI::Success& e) {

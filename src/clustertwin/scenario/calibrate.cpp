@@ -3,8 +3,10 @@
 
 #include "clustertwin/scenario/calibrate.h"
 
+#include <filesystem>
 #include <optional>
 
+#include "clustertwin/base/file.h"
 #include "clustertwin/calibration/builtin_collectives.h"
 #include "clustertwin/calibration/collective_fit.h"
 #include "clustertwin/calibration/kernel_fit.h"
@@ -131,6 +133,32 @@ base::Result<CalibrateRun> fit_kernel_tables(const Environment& env, const Calib
 }
 
 }  // namespace
+
+std::string profile_list_text(const std::vector<ProfileInfo>& profiles) {
+  std::string o =
+      "Built-in calibration profiles (catalog/collectives/; pick one with {calibration} NAME):\n";
+  for (const auto& p : profiles) {
+    std::string gpus;
+    for (const auto& g : p.gpus) gpus += (gpus.empty() ? "" : ", ") + g;
+    o += "  " + p.name + "  GPUs: " + gpus;
+    if (!p.measured_on.empty()) o += "  measured on: " + p.measured_on;
+    o += "\n";
+  }
+  return o;
+}
+
+base::Status write_generated(const std::string& root,
+                             const std::vector<calibration::GeneratedFile>& files,
+                             std::ostream* log) {
+  for (const auto& f : files) {
+    const std::string path = root + "/" + f.path;
+    std::error_code ec;
+    std::filesystem::create_directories(std::filesystem::path(path).parent_path(), ec);
+    if (auto st = base::write_file_atomic(path, f.text); !st) return st;
+    if (log != nullptr) *log << "wrote " << path << "\n";
+  }
+  return {};
+}
 
 base::Result<std::vector<calibration::GeneratedFile>> builtin_calibration(
     const Environment& env, const std::string& what, const std::string& reference,

@@ -28,6 +28,9 @@ struct ProfileInfo {
 };
 /// The catalog's calibration profiles, by name.
 base::Result<std::vector<ProfileInfo>> builtin_profiles(const Environment& env);
+/// The profiles as a list to read, one a line; {calibration} names the field that picks one
+/// (each door writes its own word: scenario/fields.h).
+std::string profile_list_text(const std::vector<ProfileInfo>& profiles);
 
 /// The training jobs of measured step times: each run on `cluster` as `train` resolves it (a
 /// micro-batch of 1 where the run gives none; no framework overhead: the fit varies the
@@ -45,6 +48,13 @@ base::Result<std::vector<std::unique_ptr<TrainingJob>>> measured_step_jobs(
 base::Result<std::vector<calibration::GeneratedFile>> builtin_calibration(
     const Environment& env, const std::string& what, const std::string& reference,
     const std::vector<std::string>& only, std::ostream& out, std::ostream* log);
+
+/// Writes a built-in calibration's files under the repository root `root` (folders made as
+/// needed, each file atomically, base/file.h), saying "wrote PATH" to `log` when given. The
+/// first failed write stops it.
+base::Status write_generated(const std::string& root,
+                             const std::vector<calibration::GeneratedFile>& files,
+                             std::ostream* log);
 
 /// A calibrate run of the user's measurement files.
 struct CalibrateRequest {

@@ -2,6 +2,8 @@
 
 #include "clustertwin/scenario/study.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <chrono>
 #include <filesystem>
@@ -106,6 +108,22 @@ base::Result<StudyRun> run_study(const Environment& env, const StudyRequest& r,
   run.results = sweep::study_json(*design, *table);
   run.failed = run.results["sweep"]["failed_points"].get<int64_t>();
   return run;
+}
+
+std::string study_summary(const StudyRun& run) {
+  const auto& r = run.summary;
+  return fmt::format(
+      "sweep {}: {} points ({} run now, {} already in the database), {} with an error; "
+      "results in {}\n",
+      run.name, r.points, r.ran, r.already_done, run.failed, run.db);
+}
+
+std::string study_timing(const StudyRun& run) {
+  const auto& r = run.summary;
+  if (r.ran <= 0) return "";
+  return fmt::format(
+      "ran {} points in {:.2f} s on {} rank(s) x {} thread(s) ({:.3f} s per point)\n", r.ran,
+      run.wall_s, r.ranks, run.threads, run.wall_s / static_cast<double>(r.ran));
 }
 
 }  // namespace clustertwin::scenario

@@ -39,4 +39,10 @@ struct StudyRun {
 base::Result<StudyRun> run_study(const Environment& env, const StudyRequest& r,
                                  const sweep::Cluster& cluster);
 
+/// The study's outcome in one line (points run now and found done, failures, the store).
+std::string study_summary(const StudyRun& run);
+/// The run's wall-clock line ("" when no point ran now). Wall-clock figures vary run to run:
+/// they go to stderr, never to the store or stdout.
+std::string study_timing(const StudyRun& run);
+
 }  // namespace clustertwin::scenario
