@@ -175,7 +175,12 @@ async function runCase({ name, json, detail }) {
     const ends = (axis) => inst.getModel().getComponent(axis, 0);
     const xModel = ends('xAxis');
     const xExtent = xModel && xModel.axis && xModel.axis.scale ? xModel.axis.scale.getExtent() : null;
-    return { id: el.dataset.chart, instance: true, canvas: !!canvas, inked, xExtent,
+    // The x-axis labels as drawn (a linear time axis reads in one unit) and a limit line's label.
+    const xType = xModel && xModel.axis ? xModel.axis.type : null;
+    const xLabels = xType === 'value' ? xModel.axis.getViewLabels().map((l) => String(l.formattedLabel)) : [];
+    const limitLabel = (opt.series || []).map((s) => s.markLine && s.markLine.label && s.markLine.label.formatter)
+      .find((f) => typeof f === 'string') || null;
+    return { id: el.dataset.chart, instance: true, canvas: !!canvas, inked, xExtent, xLabels, limitLabel,
              drawn: inst.getZr().storage.getDisplayList().length, series,
              width: el.clientWidth, height: el.clientHeight };
   }));
@@ -187,6 +192,12 @@ async function runCase({ name, json, detail }) {
     check(c.drawn > 5, `${name}: chart ${c.id} drew only ${c.drawn} elements`);
     check(c.series.reduce((n, s) => n + s.data, 0) > 0, `${name}: chart ${c.id} has no data points`);
     check(c.width > 200 && c.height > 80, `${name}: chart ${c.id} is ${c.width}x${c.height}`);
+  }
+  // A time axis reads in one unit: never "90.0 s" beside "2.00 min" (log axes span decades and
+  // may change unit).
+  for (const c of charts) {
+    const units = new Set((c.xLabels || []).map((l) => (/^-?[\d.,]+ (ns|µs|ms|s|min|h|days)$/.exec(l) || [])[1]).filter(Boolean));
+    check(units.size <= 1, `${name}: chart ${c.id}'s time axis mixes units (${[...units].join(', ')}): ${(c.xLabels || []).join(' | ')}`);
   }
   const points = (id, pred = () => true) => (byId[id] ? byId[id].series.filter(pred).reduce((n, s) => n + s.data, 0) : -1);
 
@@ -265,11 +276,31 @@ async function runCase({ name, json, detail }) {
     check(shown === want, `${name}: ${prefix}* show ${shown} of ${want} samples`);
     check(ids.length === twins, `${name}: ${ids.length} power charts for ${twins} waveforms (smoothed twins together)`);
   };
-  if (results.power) powerCharts('power/', results.power.waveforms);
+  // The rack limit: the charts' line and the table say the same figures, the PSUs' usable DC
+  // output and the same at their inputs (where the AC waveforms meet it).
+  const rackLimit = async (section, prefix, p) => {
+    if (!p || !(p.rack_limit_ac_W > 0) || !(p.systems_per_rack === 1)) return;
+    const row = await page.$$eval(`section[data-section="${section}"] tr`, (rows) => rows
+      .map((r) => [...r.querySelectorAll('td,th')].map((c) => c.textContent.trim()))
+      .find((cells) => cells[0] === 'rack power limit'));
+    check(row, `${name}: ${section}: no "rack power limit" row in the table`);
+    const lines = charts.filter((c) => c.id.startsWith(prefix) && c.limitLabel && / DC /.test(c.limitLabel));
+    check(lines.length > 0, `${name}: ${prefix}*: no chart draws the rack limit`);
+    for (const c of lines) {
+      const m = /^limit (.+ DC) \((.+) AC\)$/.exec(c.limitLabel);
+      check(m && row && row[1].includes(m[1]) && row[1].includes(m[2]),
+        `${name}: ${c.id} draws "${c.limitLabel}", the table says "${row && row[1]}"`);
+    }
+  };
+  if (results.power) {
+    powerCharts('power/', results.power.waveforms);
+    await rackLimit('power', 'power/', results.power);
+  }
   if (results.inference && results.inference.power) {
     const waves = results.inference.power.waveforms || [];
     check(waves.length > 0, `${name}: the serving power view has no waveforms`);
     powerCharts('inference/power/', waves);
+    await rackLimit('inference', 'inference/power/', results.inference.power);
   }
   if (results.warnings) {
     const items = await page.$$eval('ul.warnings li', (e) => e.length);

@@ -50,6 +50,16 @@
     return `${sig(v / 86400)} days`;
   }
 
+  /** A formatter for a whole time axis in one unit, picked from its largest value `maxAbs` as
+   *  seconds() picks it, so that no axis reads "90.0 s" beside "2.00 min"; ticks drop trailing
+   *  zeros ("0", "30", "1.5"). */
+  function secondsAxis(maxAbs) {
+    const a = Math.abs(maxAbs);
+    const [div, unit] = !(a > 0) ? [1, 's'] : a < 1e-6 ? [1e-9, 'ns'] : a < 1e-3 ? [1e-6, 'µs']
+      : a < 1 ? [1e-3, 'ms'] : a < 120 ? [1, 's'] : a < 7200 ? [60, 'min'] : a < 2 * 86400 ? [3600, 'h'] : [86400, 'days'];
+    return (v) => (Number.isFinite(v) ? `${v === 0 ? 0 : Number((v / div).toPrecision(3))} ${unit}` : '–');
+  }
+
   /** Message sizes in binary units, as NCCL users read them: "64 KiB", "16 GiB". */
   function bsize(v) {
     if (!Number.isFinite(v)) return '–';
@@ -373,7 +383,7 @@
         ['GPU TGP per ' + unit, si(p.gpu_tgp_per_domain_W, 'W')],
         ['GPU TGP, cluster', si(p.gpu_tgp_per_cluster_W, 'W')],
         [(id.system_kind === 'rack' ? 'rack' : 'system') + ' nameplate', si(p.system_nameplate_W, 'W')],
-        ['rack power limit', p.rack_power_limit_W ? si(p.rack_power_limit_W, 'W') : '–'],
+        ['rack power limit', p.rack_power_limit_W ? `${si(p.rack_power_limit_W, 'W')} DC (power shelves)` : '–'],
         ['scale-out fabric', si(p.fabric_W, 'W')],
         ['IT load, cluster', si(p.cluster_it_W, 'W')],
       ];
@@ -721,7 +731,7 @@
         tooltip: { trigger: 'item', formatter: (p) => `${p.marker}${esc(p.seriesName)}: ${seconds(p.value)} (${sig(100 * p.value / total)} %)` },
         legend: { show: false },
         grid: { left: 8, right: 16, top: 8, bottom: 28, containLabel: true },
-        xAxis: { type: 'value', axisLabel: { formatter: (v) => seconds(v) } },
+        xAxis: { type: 'value', axisLabel: { formatter: secondsAxis(total) } },
         yAxis: { type: 'category', data: ['step'], axisLabel: { show: false }, axisTick: { show: false } },
         series: entries.map(([k, v], i) => ({
           name: label(k), type: 'bar', stack: 'step', barWidth: 46, data: [v],
@@ -808,7 +818,7 @@
           `<br>${esc(label(String(p.data.e.kind || '')))} · start ${seconds(p.data.e.start_s)} · ${seconds(p.data.e.dur_s)}` },
         grid: { left: 72, right: 24, top: 40, bottom: 64 },
         dataZoom: [{ type: 'inside', filterMode: 'weakFilter' }, { type: 'slider', height: 16, bottom: 10, filterMode: 'weakFilter' }],
-        xAxis: Object.assign({ type: 'value', min: 0, max: niceCeil(end), axisLabel: { formatter: (v) => seconds(v) } },
+        xAxis: Object.assign({ type: 'value', min: 0, max: niceCeil(end), axisLabel: { formatter: secondsAxis(niceCeil(end)) } },
           axisName('time in step', 26)),
         yAxis: { type: 'category', data: tracks, inverse: true, axisTick: { show: false } },
         series,
@@ -1044,8 +1054,16 @@
       ['rack_return_peak_C', 'coolant return, peak'], ['energy_per_step_J', 'energy per step (IT)'],
       ['energy_per_token_J', 'energy per token (IT)'], ['tokens_per_s', 'tokens/s'],
     ].filter(([k]) => num(p[k]));
+    // The rack limit is the PSUs' usable DC output; the rack's power figures and waveforms are
+    // AC (at the PSU inputs), so the limit is also given there, where the charts draw it.
+    const perSystem = num(p.systems_per_rack) && p.systems_per_rack > 1;
+    const limitText = num(p.rack_limit_W) ? `${si(p.rack_limit_W, 'W')} DC` +
+      (num(p.rack_limit_ac_W) ? ` (${si(p.rack_limit_ac_W, 'W')} at the PSU inputs)` : '') : null;
+    const what = (k, w) => (k === 'rack_limit_W' && perSystem ? 'PSU capacity per system' : w);
+    const value = (k) => (k === 'pue' ? sig(p[k]) : k === 'tokens_per_s' ? si(p[k], '')
+      : k === 'rack_limit_W' ? limitText : byKey(k, p[k]));
     const curated = main.length
-      ? table(['', ''], main.map(([k, what]) => [what, k === 'pue' ? sig(p[k]) : k === 'tokens_per_s' ? si(p[k], '') : byKey(k, p[k])]))
+      ? table(['', ''], main.map(([k, w]) => [what(k, w), value(k)]))
       : kvTable(p, keys.filter((k) => !long(k)));
     cards.push(card(title, h('div', {}, curated,
       keys.filter(long).map((k) => h('p', { class: 'note' }, `${label(k)}: ${p[k]}`)),
@@ -1062,14 +1080,18 @@
     }
     groups.forEach((g, i) => {
       const limit = Math.max(0, ...g.waves.map((w) => (num(w.limit_W) ? w.limit_W : 0)));
+      // A rack's line is its PSUs' usable DC output drawn at their inputs: say both figures.
+      const rackLimit = num(p.rack_limit_ac_W) && Math.abs(limit - p.rack_limit_ac_W) <= 1e-6 * limit;
+      const limitLabel = rackLimit ? `limit ${si(p.rack_limit_W, 'W')} DC (${si(limit, 'W')} AC)` : `limit ${si(limit, 'W')}`;
       const color = PALETTE[(i + 4) % PALETTE.length];
+      const tMax = g.waves.reduce((m, w) => w.t_s.reduce((x, t) => Math.max(x, Math.abs(t)), m), 0);
       const option = baseOption({
         tooltip: { trigger: 'axis', valueFormatter: (v) => si(v, 'W') },
         legend: { show: g.waves.length > 1, top: 0, textStyle: { fontSize: 12 } },
         grid: { left: 64, right: 24, top: g.waves.length > 1 ? 30 : 24, bottom: 60 },
         dataZoom: [{ type: 'inside' }, { type: 'slider', height: 16, bottom: 8 }],
         xAxis: Object.assign({ type: 'value', min: 'dataMin', max: 'dataMax',
-          axisLabel: { formatter: (v) => seconds(v), hideOverlap: true } }, axisName('time', 26)),
+          axisLabel: { formatter: secondsAxis(tMax), hideOverlap: true } }, axisName('time', 26)),
         // The top label is left out: an axis stretched to a limit ends at an odd value whose
         // label sat on the one below it.
         yAxis: { type: 'value', scale: true, axisLabel: { formatter: (v) => si(v, 'W'), showMaxLabel: !limit },
@@ -1084,7 +1106,7 @@
             areaStyle: smoothed ? undefined : { opacity: 0.12, color },
             z: smoothed ? 3 : 2,
             markLine: k === 0 && limit ? { symbol: 'none', silent: true, lineStyle: { color: '#eb3b5a', type: 'dashed' },
-              label: { formatter: `limit ${si(limit, 'W')}`, position: 'insideEndTop', color: '#eb3b5a' },
+              label: { formatter: limitLabel, position: 'insideEndTop', color: '#eb3b5a' },
               data: [{ yAxis: limit }] } : undefined,
           };
         }),

@@ -406,6 +406,8 @@ base::Result<ServingPowerResult> analyze_serving_power(const ServingPowerInput& 
       R.fabric.ac_W * static_cast<double>(dep_gpus) / static_cast<double>(cluster_gpus);
   R.racks = static_cast<double>(dep_gpus) / per_rack;
   R.rack_limit_W = sm.usable_W();
+  R.rack_limit_ac_W = sm.usable_ac_W();
+  R.rack_limit_basis = sm.usable_basis();
   // A rack of a pool: its GPUs (at most a rack's worth, packed into its systems) at the pool's
   // power; the rest of the rack's GPUs idle, systems without any of them idle. `dc_W` of the
   // result is the busiest system's (the PSU limit is per system).

@@ -107,6 +107,8 @@ struct ServingPowerResult {
   double racks = 0;  ///< racks' worth of GPUs the deployment uses (fractional)
   double rack_avg_W = 0, rack_peak_W = 0;  ///< the hottest pool's rack (AC)
   double rack_limit_W = 0;                 ///< usable PSU capacity (DC)
+  double rack_limit_ac_W = 0;    ///< rack_limit_W at the PSU inputs (the AC waveforms' limit)
+  std::string rack_limit_basis;  ///< how rack_limit_W is made up (PSUs, redundancy, source)
   bool rack_limit_binds = false;
   std::string rack_limit_message;
   FabricPower fabric;

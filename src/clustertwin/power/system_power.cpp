@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "clustertwin/base/check.h"
+#include "clustertwin/base/units_parse.h"
 
 namespace clustertwin::power {
 
@@ -79,6 +80,15 @@ SystemBreakdown SystemPowerModel::components(double gpu_sum_W, bool hosts_active
   b.ac_W = psu_input_W(b.dc_W);
   b.psu_loss_W = b.ac_W - b.dc_W;
   return b;
+}
+
+std::string SystemPowerModel::usable_basis() const {
+  const auto& psu = p_->psu;
+  std::string o = std::to_string(psu.units - psu.redundant_units) + " of " +
+                  std::to_string(psu.units) + " PSUs x " +
+                  base::format_quantity(psu.rating.base(), base::Dimension::kWatts, 3) + " DC";
+  if (psu.redundant_units > 0) o += ", the rest redundant";
+  return o + " (catalog/power/systems.yaml)";
 }
 
 double SystemPowerModel::psu_input_W(double dc_W) const {

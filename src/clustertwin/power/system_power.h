@@ -55,6 +55,11 @@ class SystemPowerModel {
   [[nodiscard]] double psu_input_W(double dc_W) const;
   /// The usable DC capacity of the system's PSUs (spares excluded): the rack limit.
   [[nodiscard]] double usable_W() const { return p_->psu.usable().base(); }
+  /// usable_W() drawn at the PSU inputs: where an AC waveform of the system meets the limit.
+  [[nodiscard]] double usable_ac_W() const { return psu_input_W(usable_W()); }
+  /// How usable_W() is made up, for a reader: "24 of 48 PSUs x 5.50 kW DC, the rest redundant
+  /// (catalog/power/systems.yaml)".
+  [[nodiscard]] std::string usable_basis() const;
   /// The largest sum of GPU power whose system DC power fits `usable_W()` (bisection).
   [[nodiscard]] double gpu_budget_W(bool hosts_active) const;
 

@@ -46,6 +46,11 @@ TEST(SystemPower, BreakdownSumsAndPsuLossesFollowTheCurve) {
   EXPECT_LT(sm.at(72 * 1000.0, false).cpus_W, b.cpus_W);
   // N+N shelves: 132 kW usable.
   EXPECT_DOUBLE_EQ(sm.usable_W(), 132e3);
+  // The same limit where the AC waveforms are drawn: 132 kW DC shared by all 48 PSUs at half
+  // load (0.95) plus 17 W each is (132e3 + 48 x 17) / 0.95 = 139.8 kW AC.
+  EXPECT_NEAR(sm.usable_ac_W(), (132e3 + 48 * 17.0) / 0.95, 1.0);
+  EXPECT_EQ(sm.usable_basis(),
+            "24 of 48 PSUs x 5.50 kW DC, the rest redundant (catalog/power/systems.yaml)");
   // Every GPU at its TGP fits the shelves (the budget is then all of it); with a 99 kW limit
   // (18 usable units) the budget is where the DC power meets it.
   EXPECT_DOUBLE_EQ(sm.gpu_budget_W(true), 72 * 1400.0);

@@ -761,6 +761,8 @@ base::Result<TrainingPowerResult> analyze_training_power(const TrainingPowerInpu
 
   // Rack limit: the usable PSU capacity of a system (shelves less redundancy).
   R.rack_limit_W = sm.usable_W();
+  R.rack_limit_ac_W = sm.usable_ac_W();
+  R.rack_limit_basis = sm.usable_basis();
   double worst_dc = 0;
   for (const auto& c : classes) worst_dc = std::max(worst_dc, c.peak_dc_W / c.systems);
   if (worst_dc > R.rack_limit_W * (1 + 1e-9)) {

@@ -108,6 +108,8 @@ struct TrainingPowerResult {
   SystemBreakdown rack_full_load;
   double rack_avg_W = 0, rack_peak_W = 0, rack_min_W = 0;  ///< the worst class, AC
   double rack_limit_W = 0;                                 ///< usable PSU capacity per rack (DC)
+  double rack_limit_ac_W = 0;    ///< rack_limit_W at the PSU inputs (the AC waveforms' limit)
+  std::string rack_limit_basis;  ///< how rack_limit_W is made up (PSUs, redundancy, source)
   bool rack_limit_binds = false;
   std::string rack_limit_message;
   FabricPower fabric;

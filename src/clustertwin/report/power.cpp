@@ -166,6 +166,8 @@ Json power_json(const power::TrainingPowerResult& r, size_t max_points) {
   j["rack_min_W"] = r6(r.rack_min_W);
   j["rack_full_load_W"] = r6(r.rack_full_load.ac_W);
   j["rack_limit_W"] = r6(r.rack_limit_W);
+  j["rack_limit_ac_W"] = r6(r.rack_limit_ac_W);
+  j["rack_limit_basis"] = r.rack_limit_basis;
   j["rack_limit_binds"] = r.rack_limit_binds;
   if (!r.rack_limit_message.empty()) j["rack_limit_message"] = r.rack_limit_message;
   const auto& b = r.rack_peak;
@@ -425,6 +427,8 @@ Json serving_power_json(const power::ServingPowerResult& r, size_t max_points) {
   j["rack_avg_W"] = r6(r.rack_avg_W);
   j["rack_peak_W"] = r6(r.rack_peak_W);
   j["rack_limit_W"] = r6(r.rack_limit_W);
+  j["rack_limit_ac_W"] = r6(r.rack_limit_ac_W);
+  j["rack_limit_basis"] = r.rack_limit_basis;
   j["rack_limit_binds"] = r.rack_limit_binds;
   if (!r.rack_limit_message.empty()) j["rack_limit_message"] = r.rack_limit_message;
   j["fabric_share_W"] = r6(r.fabric_share_W);
