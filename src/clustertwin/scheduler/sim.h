@@ -10,7 +10,8 @@
 ///                     preemption and requeues;
 ///   sim_backfill.cpp  the backfill plan: future frees as per-cell deltas, each pending job's
 ///                     earliest start on it, reservations;
-///   sim_failures.cpp  failure injection and repair: random failures by class and scope, replayed
+///   sim_failures.cpp  failures applied and repaired: random failures (drawn by a class of their
+///                     own, failure_injector.h: FailureInjector) by class and scope, replayed
 ///                     outages, a job's interruption, hot swaps and requeue;
 ///   sim_results.cpp   the timeline samples, and the ScheduleResult through the results seam,
 ///                     a class and a function of their own (run_results.h: RunTally,
@@ -28,6 +29,7 @@
 
 #include "clustertwin/base/check.h"
 #include "clustertwin/engine/engine.h"
+#include "clustertwin/scheduler/failure_injector.h"
 #include "clustertwin/scheduler/free_capacity.h"
 #include "clustertwin/scheduler/limits.h"
 #include "clustertwin/scheduler/random.h"
@@ -72,9 +74,6 @@ struct Job {
   bool training = false;
 };
 
-inline double lognormal_sigma(double median, double mean) {
-  return mean > median && median > 0 ? std::sqrt(2.0 * std::log(mean / median)) : 0.0;
-}
 class Sim {
  public:
   Sim(const ClusterModel& c, Workload w, const SimConfig& cfg, SpeedModel* speed)
@@ -83,9 +82,8 @@ class Sim {
         w_(std::move(w)),
         cfg_(cfg),
         speed_(speed),
-        rng_(cfg.seed),
-        fail_rng_(rng_.stream(1)),
-        repair_rng_(rng_.stream(2)) {
+        inject_(c, cfg_.failures.model, cfg.seed,
+                cfg.failures.enabled && cfg.failures.replay.empty()) {
     gpn_ = c_.gpus_per_node();
     pcfg_ = cfg_.placement;
     if (cfg_.spares > 0 &&
@@ -278,8 +276,6 @@ class Sim {
   void record(const std::string& cls, FailureScope scope, int target, int jobs_hit, int64_t gpus,
               double repair_s);
 
-  double draw_repair_s(const FailureClass& fc);
-
   void take_down(const std::vector<int>& nodes, double repair_s, const std::string& cls,
                  FailureScope scope, int target);
 
@@ -288,8 +284,6 @@ class Sim {
   void take_down_burst(const std::vector<int>& nodes, const FailureClass& fc);
 
   void schedule_failure();
-
-  int pick_node();
 
   void on_random_failure();
 
@@ -309,15 +303,13 @@ class Sim {
   SimConfig cfg_;
   PlacementConfig pcfg_;
   SpeedModel* speed_;
-  Rng rng_, fail_rng_, repair_rng_;
+  FailureInjector inject_;  // failure injection: when, what and the repairs (failure_injector.h)
   engine::Simulator sim_;
   int gpn_ = 1;
   std::vector<Job> jobs_;
   FreeCapacity cap_;  // cells and free capacity: nodes free, down and spare; the integrals
   std::vector<std::vector<std::pair<int, int>>> node_jobs_;
   std::vector<double> domain_speed_;
-  std::vector<char> is_lemon_;
-  std::vector<int> lemons_;
   std::vector<int> pending_, running_, requeue_;
   std::vector<size_t> running_pos_;
   std::vector<int64_t> account_used_;
@@ -333,7 +325,6 @@ class Sim {
   bool any_limits_ = true;     // false: no account quota or user limit, limited() is always false
   std::vector<int> head_job_;  // per partition: the job that last blocked it
   std::vector<uint64_t> head_epoch_;  // ... and the free epoch it failed at
-  std::vector<double> rates_;
   // scratch for earliest()
   std::vector<int> cur_n_, cur_g_, cur_bn_, touched_blocks_;
   std::vector<std::vector<Delta>> cell_deltas_;

@@ -1,5 +1,5 @@
-// Failure injection and repair: random failures by class and scope, replayed outages, a
-// job's interruption, hot swaps and requeue (sim.h).
+// Failures applied and repaired: random failures (drawn by FailureInjector, failure_injector.h)
+// by class and scope, replayed outages, a job's interruption, hot swaps and requeue (sim.h).
 
 #include "clustertwin/scheduler/sim.h"
 
@@ -117,11 +117,6 @@ void Sim::record(const std::string& cls, FailureScope scope, int target, int job
   tally_.failure(secs(sim_.now()), cls, scope, target, jobs_hit, gpus, repair_s);
 }
 
-double Sim::draw_repair_s(const FailureClass& fc) {
-  const double sigma = lognormal_sigma(fc.repair_median_h, fc.repair_mean_h);
-  return repair_rng_.lognormal(fc.repair_median_h, sigma) * 3600.0;
-}
-
 void Sim::take_down(const std::vector<int>& nodes, double repair_s, const std::string& cls,
                     FailureScope scope, int target) {
   for (int n : nodes) down_inc(n);
@@ -143,7 +138,7 @@ void Sim::take_down_burst(const std::vector<int>& nodes, const FailureClass& fc)
   tally_.interrupts_by_class[fc.name] += static_cast<int64_t>(hit.size());
   for (size_t i = 0; i < nodes.size(); ++i) {
     const int n = nodes[i];
-    const double repair_s = draw_repair_s(fc);
+    const double repair_s = inject_.repair_s(fc);
     record(fc.name, fc.scope, n, i == 0 ? static_cast<int>(hit.size()) : 0, gpn_, repair_s);
     sim_.schedule_in(ticks(repair_s), [this, n](engine::Simulator&) { down_dec(n); });
   }
@@ -151,31 +146,9 @@ void Sim::take_down_burst(const std::vector<int>& nodes, const FailureClass& fc)
 }
 
 void Sim::schedule_failure() {
-  double total = 0;
-  rates_.clear();
-  for (const auto& fc : cfg_.failures.model.classes) {
-    double units = 0;
-    switch (fc.scope) {
-      case FailureScope::kJob:
-      case FailureScope::kNode:
-        units = static_cast<double>(c_.gpus());
-        break;
-      case FailureScope::kDomainStop:
-      case FailureScope::kDomainDegrade:
-        units = static_cast<double>(c_.domains().size());
-        break;
-      case FailureScope::kLeaf:
-        units = static_cast<double>(c_.leaves().size());
-        break;
-    }
-    if (fc.scope == FailureScope::kNode) units /= cfg_.failures.model.mean_burst();
-    rates_.push_back(fc.rate_per_hour * units);
-    total += rates_.back();
-  }
-  if (total <= 0) return;
-  const double dt_s = fail_rng_.exponential(3600.0 / total);
-  if (!(dt_s < secs(cfg_.horizon - sim_.now()))) return;  // beyond the horizon (or never)
-  const Tick at = sim_.now() + ticks(dt_s);
+  const auto dt_s = inject_.next_in_s();
+  if (!dt_s || !(*dt_s < secs(cfg_.horizon - sim_.now()))) return;  // never, or beyond the horizon
+  const Tick at = sim_.now() + ticks(*dt_s);
   if (at > cfg_.horizon) return;
   sim_.schedule_at(at, [this](engine::Simulator&) {
     on_random_failure();
@@ -183,32 +156,16 @@ void Sim::schedule_failure() {
   });
 }
 
-int Sim::pick_node() {
-  // Lemon nodes are picked lemon_multiplier times as often.
-  const double m = cfg_.failures.model.lemon_multiplier;
-  const double wl = static_cast<double>(lemons_.size()) * m;
-  const double wg = static_cast<double>(c_.nodes()) - static_cast<double>(lemons_.size());
-  if (!lemons_.empty() && fail_rng_.uniform() * (wl + wg) < wl) {
-    return lemons_[static_cast<size_t>(fail_rng_.below(static_cast<int64_t>(lemons_.size())))];
-  }
-  // A uniform node that is not a lemon (rejection; lemons are a minority).
-  while (true) {
-    const int n = static_cast<int>(fail_rng_.below(c_.nodes()));
-    if (!is_lemon_[static_cast<size_t>(n)]) return n;
-  }
-}
-
 void Sim::on_random_failure() {
-  const auto k = fail_rng_.choose(rates_);
-  const FailureClass& fc = cfg_.failures.model.classes[k];
+  const FailureDraw draw = inject_.draw();
+  const FailureClass& fc = cfg_.failures.model.classes[draw.cls];
   switch (fc.scope) {
     case FailureScope::kJob: {
-      const int n = static_cast<int>(fail_rng_.below(c_.nodes()));
-      const int gpu = static_cast<int>(fail_rng_.below(gpn_));
+      const int n = draw.target;
       int acc = 0;
       for (const auto& [id, g] : node_jobs_[static_cast<size_t>(n)]) {
         acc += g;
-        if (gpu < acc) {
+        if (draw.gpu < acc) {
           record(fc.name, fc.scope, n, 1, 0, 0);
           ++tally_.interrupts_by_class[fc.name];
           interrupt_job(id);
@@ -219,34 +176,31 @@ void Sim::on_random_failure() {
       return;  // an idle GPU: nothing to interrupt
     }
     case FailureScope::kNode: {
-      const auto& bursts = cfg_.failures.model.burst_weights;
-      if (!bursts.empty()) {
-        const size_t size = fail_rng_.choose(bursts) + 1;
+      if (!draw.nodes.empty()) {  // a burst
         std::vector<int> nodes;
-        for (size_t i = 0; i < size; ++i) {
-          const int n = pick_node();
+        for (int n : draw.nodes) {
           if (up(n) && std::find(nodes.begin(), nodes.end(), n) == nodes.end()) nodes.push_back(n);
         }
         if (!nodes.empty()) take_down_burst(nodes, fc);
         return;
       }
-      const int n = pick_node();
+      const int n = draw.target;
       if (!up(n)) return;  // thinning: a down node does not fail again
-      take_down({n}, draw_repair_s(fc), fc.name, fc.scope, n);
+      take_down({n}, inject_.repair_s(fc), fc.name, fc.scope, n);
       return;
     }
     case FailureScope::kDomainStop: {
-      const int d = static_cast<int>(fail_rng_.below(static_cast<int64_t>(c_.domains().size())));
+      const int d = draw.target;
       const NodeRange r = c_.domains()[static_cast<size_t>(d)];
       std::vector<int> nodes(static_cast<size_t>(r.count));
       std::iota(nodes.begin(), nodes.end(), r.first);
-      take_down(nodes, draw_repair_s(fc), fc.name, fc.scope, d);
+      take_down(nodes, inject_.repair_s(fc), fc.name, fc.scope, d);
       return;
     }
     case FailureScope::kDomainDegrade: {
-      const int d = static_cast<int>(fail_rng_.below(static_cast<int64_t>(c_.domains().size())));
+      const int d = draw.target;
       if (domain_speed_[static_cast<size_t>(d)] < 1.0) return;
-      const double repair_s = draw_repair_s(fc);
+      const double repair_s = inject_.repair_s(fc);
       set_domain_speed(d, cfg_.failures.model.degrade_speed);
       const NodeRange r = c_.domains()[static_cast<size_t>(d)];
       std::vector<int> nodes(static_cast<size_t>(r.count));
@@ -257,11 +211,11 @@ void Sim::on_random_failure() {
       return;
     }
     case FailureScope::kLeaf: {
-      const int l = static_cast<int>(fail_rng_.below(static_cast<int64_t>(c_.leaves().size())));
+      const int l = draw.target;
       const NodeRange r = c_.leaves()[static_cast<size_t>(l)];
       std::vector<int> nodes(static_cast<size_t>(r.count));
       std::iota(nodes.begin(), nodes.end(), r.first);
-      take_down(nodes, draw_repair_s(fc), fc.name, fc.scope, l);
+      take_down(nodes, inject_.repair_s(fc), fc.name, fc.scope, l);
       return;
     }
   }

@@ -129,22 +129,6 @@ ScheduleResult Sim::run() {
     }
   }
 
-  // Lemons.
-  if (cfg_.failures.enabled && cfg_.failures.replay.empty()) {
-    is_lemon_.assign(static_cast<size_t>(N), 0);
-    const int count = static_cast<int>(std::lround(cfg_.failures.model.lemon_fraction * N));
-    Rng lr = rng_.stream(3);
-    std::vector<int> all(static_cast<size_t>(N));
-    std::iota(all.begin(), all.end(), 0);
-    for (int i = 0; i < count && i < N; ++i) {
-      const auto k = static_cast<size_t>(i + lr.below(N - i));
-      std::swap(all[static_cast<size_t>(i)], all[k]);
-      lemons_.push_back(all[static_cast<size_t>(i)]);
-      is_lemon_[static_cast<size_t>(all[static_cast<size_t>(i)])] = 1;
-    }
-    std::sort(lemons_.begin(), lemons_.end());
-  }
-
   if (!jobs_.empty() && jobs_[0].spec->submit <= cfg_.horizon) {
     sim_.schedule_at(jobs_[0].spec->submit, [this](engine::Simulator&) { arrive(0); });
   }
