@@ -8,8 +8,10 @@
 ///                     them; node failures and repairs;
 ///   sim_queue.cpp     the queue: priorities, the main pass (strict priority per partition),
 ///                     preemption and requeues;
-///   sim_backfill.cpp  the backfill plan: future frees as per-cell deltas, each pending job's
-///                     earliest start on it, reservations;
+///   sim_backfill.cpp  the backfill pass: the plan (a class of its own, backfill_plan.h:
+///                     BackfillPlan, free capacity per cell now and the changes to come, a
+///                     job's earliest start on it) built from the running jobs, starts and
+///                     reservations;
 ///   sim_failures.cpp  failures applied and repaired: random failures (drawn by a class of their
 ///                     own, failure_injector.h: FailureInjector) by class and scope, replayed
 ///                     outages, a job's interruption, hot swaps and requeue;
@@ -29,6 +31,7 @@
 
 #include "clustertwin/base/check.h"
 #include "clustertwin/engine/engine.h"
+#include "clustertwin/scheduler/backfill_plan.h"
 #include "clustertwin/scheduler/failure_injector.h"
 #include "clustertwin/scheduler/free_capacity.h"
 #include "clustertwin/scheduler/limits.h"
@@ -173,67 +176,14 @@ class Sim {
 
   void flush_requeues();
 
-  // The backfill plan: free counts per cell now plus changes at future times.
-  struct Delta {
-    Tick t;
-    int cell, dn, dg;
-  };
-  std::vector<int> plan_n_, plan_g_;
-  std::vector<Delta> plan_;
-
+  // The backfill pass: the plan (backfill_plan.h) built from the running jobs.
   Tick round_up(Tick t) const;
 
   void build_plan();
 
-  // Adds deltas to the plan as if each were inserted after those of equal time, in order; the
-  // sorted plan takes them in one merge (a reservation of a large gang adds one per rack).
-  void plan_add(std::vector<Delta>& batch);
-
-  // Per-cell delta lists and the cells that ever lose capacity in the plan (reservations):
-  // only those can make the minimum over a window smaller than the value at its start.
-  void index_plan();
-
-  // Segment capacity of the free nodes `n` per cell: sum over blocks of floor(free / seg).
-  int64_t segment_capacity(std::span<const int> n, int seg) const;
-
   // Whether a placement of `j` can exist at all (necessary; exact for block and kueue-preferred
   // with segments, and for tree and first-fit with nodes), from totals and segment capacity.
   bool may_fit(const Job& j, int64_t total_n, int64_t total_g, int64_t cap) const;
-
-  struct Touch {
-    int cell, n, g;
-  };
-
-  // Lowers the cells of `n`/`g` (the state at `t`) to their minimum over [t, t + limit) and
-  // reports the change of totals and segment capacity; `undo` restores them.
-  void window_min(std::vector<int>& n, std::vector<int>& g, Tick t, Tick limit, int seg,
-                  std::vector<Touch>& undo, int64_t* dtotal_n, int64_t* dtotal_g, int64_t* dcap);
-
-  // window_min at the present, cached: the result only changes where the window's end passes
-  // a delta of a cell that loses capacity, so jobs whose limits fall between two such times
-  // share it. Returns the lowest running sum of each such cell's changes over the window (they
-  // do not depend on where the cell starts), or nullptr when nothing is lost in the window;
-  // `key` names the window end (up to the next relevant change).
-  const std::vector<Touch>* now_drops(Tick limit, size_t* key);
-
-  // Lowers the plan's present arrays by `drops` (undo_ set; restore() puts them back) and
-  // reports the change of totals and, with seg > 0, of segment capacity.
-  void lower_now(const std::vector<Touch>& drops, int seg, int64_t* dn, int64_t* dg, int64_t* dcap);
-
-  // The changes of totals and segment capacity that lowering the present by the window
-  // `key` makes, cached per (window end, segment) until the plan's present changes: most tested
-  // jobs fail on these totals alone, without lowering the arrays.
-  struct Totals {
-    int64_t dn = 0, dg = 0, dcap = 0;
-  };
-  Totals now_totals(const std::vector<Touch>& drops, size_t key, int seg);
-
-  // undo_ holds (cell, new n, new g): writes them into n/g, sums the changes of totals and of
-  // segment capacity (blocks summed before and after), and leaves undo_ holding the old values.
-  void apply_lowered(std::vector<int>& n, std::vector<int>& g, int seg, int64_t* dn, int64_t* dg,
-                     int64_t* dcap);
-
-  static void restore(std::vector<int>& n, std::vector<int>& g, const std::vector<Touch>& undo);
 
   // Segments of the job's size that the free nodes of every block hold now (kept up to date by
   // contrib() for every segment size of the workload).
@@ -245,14 +195,9 @@ class Sim {
   // `now_only`, only the present is tried (a job that would get no reservation anyway).
   bool earliest(const Job& j, Tick from, bool now_only, Tick* at, Placement* pl);
 
-  void apply_delta(const Delta& d, int seg, int64_t* total_n, int64_t* total_g, int64_t* cap);
-
+  // A job that will start at `t`: its placement taken from the plan from `t` (now: from the
+  // present) until its limit.
   void reserve_in_plan(const Job& j, const Placement& pl, Tick t);
-
-  void take_now(int cell, int dn, int dg);
-
-  // Whether a capacity loss of the plan falls inside (t, t + limit).
-  bool loss_within(Tick t, Tick limit) const;
 
   // A job the pass just started: take what it actually got out of the plan until its limit.
   void reserve_started(const Job& j);
@@ -324,29 +269,15 @@ class Sim {
   std::vector<int> user_tested_, part_tested_;  // backfill jobs tested per user, partition
   bool any_limits_ = true;     // false: no account quota or user limit, limited() is always false
   std::vector<int> head_job_;  // per partition: the job that last blocked it
-  std::vector<uint64_t> head_epoch_;  // ... and the free epoch it failed at
-  // scratch for earliest()
-  std::vector<int> cur_n_, cur_g_, cur_bn_, touched_blocks_;
-  std::vector<std::vector<Delta>> cell_deltas_;
-  std::vector<char> neg_flag_;
-  std::vector<int> neg_cells_;
-  std::vector<Touch> undo_;
-  std::map<int, int64_t> base_cap_;
-  std::map<size_t, std::vector<Touch>> now_cache_;       // window end -> per-cell drops
-  std::map<std::pair<size_t, int>, Totals> now_totals_;  // (window end, segment) -> changes
-  std::vector<Tick> neg_t_;
-  std::ptrdiff_t neg_sorted_ = 0;    // neg_t_ is sorted up to here
-  std::vector<Delta> batch_;         // deltas for plan_add
-  std::vector<int> sub_free_;        // build_plan's scratch: free GPUs per node ...
-  std::vector<uint64_t> sub_stamp_;  // ... valid where stamped with this pass
+  std::vector<uint64_t> head_epoch_;     // ... and the free epoch it failed at
+  BackfillPlan plan_{index_};            // the backfill plan of the current pass (backfill_plan.h)
+  std::vector<PlanDelta> plan_scratch_;  // build_plan's deltas (swapped with the plan's)
+  std::vector<PlanDelta> batch_;         // deltas for plan_.add
+  std::vector<int> sub_free_;            // build_plan's scratch: free GPUs per node ...
+  std::vector<uint64_t> sub_stamp_;      // ... valid where stamped with this pass
   uint64_t sub_pass_ = 0;
-  std::vector<Tick> relevant_t_;
-  bool relevant_ok_ = false;
-  int64_t base_total_n_ = 0, base_total_g_ = 0;
-  std::vector<uint32_t> stamp_;
   using Shape = std::tuple<int, int, int, Tick>;
   std::map<Shape, Tick> shape_from_;
-  uint32_t stamp_id_ = 0;
   // accounting
   Tick sample_every_ = 0;
   RunTally tally_;  // results: what the run counts as it goes (run_results.h)
