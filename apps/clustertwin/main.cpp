@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "clustertwin/base/file.h"
+#include "clustertwin/scenario/calibrate.h"
 #include "clustertwin/scenario/collective.h"
 #include "clustertwin/scenario/goodput.h"
 #include "clustertwin/scenario/outputs.h"
@@ -20,6 +21,7 @@ std::string cli_words(const std::string& message) {
     auto w = scenario::goodput_words();  // the training fields and the goodput study's
     for (const auto& s : scenario::serving_words()) w.push_back(s);
     for (const auto& s : scenario::collective_words()) w.push_back(s);
+    for (const auto& s : scenario::calibrate_words()) w.push_back(s);
     return w;
   }();
   return scenario::render(message, kWords, scenario::Door::kCli);

@@ -2,7 +2,9 @@
 """No library error names a CLI flag (issue 18): a scenario-file or Python user must not be told
 about flags they never typed. Library messages name fields as {key} (scenario/fields.h) and each
 door writes its own word. Scans the string literals of every base::fail(...) and error(...) call
-in the given library folders. Usage: no_flags_in_library.py SRC_DIR..."""
+in the given library folders, or with --root in every folder under ROOT (each folder of
+src/clustertwin is a library: a new one is covered without naming it here).
+Usage: no_flags_in_library.py SRC_DIR... | no_flags_in_library.py --root src/clustertwin"""
 import pathlib
 import re
 import sys
@@ -23,9 +25,15 @@ def calls(text):
 
 
 def main():
+    folders = sys.argv[1:]
+    if folders[:1] == ["--root"] and len(folders) == 2:
+        folders = sorted(str(p) for p in pathlib.Path(folders[1]).iterdir() if p.is_dir())
+        if len(folders) < 10:
+            sys.exit("only %d library folders under %s: is it src/clustertwin?" % (
+                len(folders), sys.argv[2]))
     bad = []
     files = 0
-    for folder in sys.argv[1:]:
+    for folder in folders:
         for path in sorted(pathlib.Path(folder).glob("*.[ch]*")):
             if path.stem.endswith("_test"):
                 continue
@@ -38,7 +46,7 @@ def main():
         sys.exit("no library sources found in %s" % sys.argv[1:])
     if bad:
         sys.exit("\n".join(bad))
-    print("%d files: no library message names a flag" % files)
+    print("%d files in %d folders: no library message names a flag" % (files, len(folders)))
 
 
 main()

@@ -477,7 +477,7 @@ base::Result<BuiltinCollectives> builtin_collectives(const hardware::Catalog& ca
     if (!known) {
       std::string names;
       for (const auto& s : recipe->systems) names += (names.empty() ? "" : ", ") + s.name;
-      return fail("--builtin collectives: no file '" + o + "' in the recipe (expected one of " +
+      return fail("{builtin} collectives: no file '" + o + "' in the recipe (expected one of " +
                   names + ")");
     }
   }

@@ -147,6 +147,14 @@ std::string profile_list_text(const std::vector<ProfileInfo>& profiles) {
   return o;
 }
 
+const std::vector<FieldWord>& calibrate_words() {
+  static const std::vector<FieldWord> kWords = {{"builtin", "builtin", "built-in calibration"},
+                                                {"only", "only", "files of the recipe"},
+                                                {"reference", "reference", "measurements folder"},
+                                                {"out_dir", "out-dir", "repository root"}};
+  return kWords;
+}
+
 base::Status write_generated(const std::string& root,
                              const std::vector<calibration::GeneratedFile>& files,
                              std::ostream* log) {

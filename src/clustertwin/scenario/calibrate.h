@@ -16,6 +16,7 @@
 #include "clustertwin/calibration/kernel_fit.h"
 #include "clustertwin/calibration/measurements.h"
 #include "clustertwin/scenario/environment.h"
+#include "clustertwin/scenario/fields.h"
 #include "clustertwin/scenario/training.h"
 
 namespace clustertwin::scenario {
@@ -31,6 +32,10 @@ base::Result<std::vector<ProfileInfo>> builtin_profiles(const Environment& env);
 /// The profiles as a list to read, one a line; {calibration} names the field that picks one
 /// (each door writes its own word: scenario/fields.h).
 std::string profile_list_text(const std::vector<ProfileInfo>& profiles);
+
+/// The words of calibrate's own settings that its messages name as {key} (the built-in
+/// calibration, its files, the measurements' folder): each door writes its own word.
+const std::vector<FieldWord>& calibrate_words();
 
 /// The training jobs of measured step times: each run on `cluster` as `train` resolves it (a
 /// micro-batch of 1 where the run gives none; no framework overhead: the fit varies the
