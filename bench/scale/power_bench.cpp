@@ -14,6 +14,7 @@
 #include "clustertwin/collective/calibration.h"
 #include "clustertwin/execution/collective_comm.h"
 #include "clustertwin/execution/training.h"
+#include "clustertwin/execution/training_calibration.h"
 #include "clustertwin/models/model_catalog.h"
 #include "clustertwin/power/training_power.h"
 
@@ -77,6 +78,7 @@ int main(int argc, char** argv) {
                                    .comm = &comm,
                                    .memory_capacity = gpu.hbm_usable,
                                    .peak = gpu.peak_for(hardware::Precision::kBf16)->dense};
+    execution::training_calibration(cat)->apply(setup);
     // Best of twenty for each, to keep the ratios stable on a shared machine. The train verb's
     // default communication model is the collective layer (a fresh one each time: it memoises);
     // the analytical one is the layout search's.

@@ -8,6 +8,7 @@
 //   build/release/bench/train_search_bench
 #include <cstdio>
 
+#include "clustertwin/execution/training_calibration.h"
 #include "clustertwin/models/model_catalog.h"
 #include "clustertwin/search/training_search.h"
 
@@ -56,6 +57,7 @@ int main() {
         .comm = &comm,
         .memory_capacity = gpu.hbm_usable,
         .peak = gpu.peak_for(hardware::Precision::kBf16)->dense};
+    execution::training_calibration(cat)->apply(base);
     search::TrainingSpace space{
         .gpus = c.gpus,
         .domain_size = topo->domain_size(),

@@ -11,6 +11,7 @@
 
 #include <cstdio>
 
+#include "clustertwin/execution/training_calibration.h"
 #include "clustertwin/models/model_catalog.h"
 #include "clustertwin/search/training_search.h"
 
@@ -102,6 +103,7 @@ TEST(TrainingSearchMlperf, FindsTheSubmittersLayoutOrOneItPredictsFaster) {
                                   .comm = &comm,
                                   .memory_capacity = gpu.hbm_usable,
                                   .peak = peak(c.layout.dtype)};
+    execution::training_calibration(cat)->apply(base);
     // Every ZeRO stage, 3 with FSDP's per-part gathers and reduce-scatters in each micro-batch.
     search::TrainingSpace space{
         .gpus = c.gpus,

@@ -2,7 +2,7 @@
 // mlperf-training-configs.csv and the training rows of calibration-at-scale.csv; the figures are
 // copied here with their case ids and sources so the project builds and tests without shared/).
 //
-// One number of the training model is fitted on these cases, kFp8TrainingOverhead (leave-one-
+// One number of the training model is fitted on these cases, fp8_overhead (leave-one-
 // source-out in docs/models/training.md); kernel efficiencies come from the compute layer's fits
 // to measured forward kernels (catalog/compute/), communication from the collective layer, and
 // framework_overhead is 0. Era settings follow what each source ran: Megatron-LM 2021-22 used
@@ -404,15 +404,17 @@ Prediction predict(const hardware::Catalog& cat, const Case& c) {
   s.gpus = c.gpus;
   auto fabric = execution::serving_fabric(cat, (*rig)->topo.spec());
   if (fabric) s.moe_fabric = &*fabric;
-  // Refitting kFp8TrainingOverhead (docs/models/training.md): rerun with other values.
+  // Refitting fp8_overhead of catalog/calibration/training.yaml (docs/models/training.md): rerun
+  // with other values.
   if (const char* f = std::getenv("CT_FP8_OVERHEAD")) s.fp8_overhead = std::atof(f);
   s.cuda_graphs = recipe_cuda_graphs(c.id);
   // What-if of the eager host time per decoder layer (docs/models/training.md, "Host issue").
   if (const char* h = std::getenv("CT_EAGER_HOST_PER_LAYER"))
-    s.eager_host_per_layer_s = std::atof(h);
-  // Refitting kHostPerExpertGemm (docs/models/training.md): rerun with other values.
+    s.eager_host_per_layer = base::seconds(std::atof(h));
+  // Refitting host_per_expert_gemm of catalog/calibration/training.yaml (docs/models/training.md):
+  // rerun with other values.
   if (const char* h = std::getenv("CT_HOST_PER_EXPERT_GEMM"))
-    s.host_per_expert_gemm_s = std::atof(h);
+    s.host_per_expert_gemm = base::seconds(std::atof(h));
   auto r = execution::simulate_training_step(s);
   if (!r) {
     out.why = r.error().to_string();

@@ -5,7 +5,7 @@
 ///   t_step(layout; s, h) = the event-driven step of the layout with every compute task x s,
 ///                          plus h once per step
 ///   s = 1 + framework_overhead   (execution::TrainingSetup::framework_overhead)
-///   h = per-iteration host time  (execution::TrainingSetup::host_time_s)
+///   h = per-iteration host time  (execution::TrainingSetup::host_time)
 ///
 /// `s` is the compute-time scale: what a real job loses beyond the kernel tables' times
 /// (launch gaps, host overhead between kernels, stragglers, kernels slower or faster at the

@@ -204,10 +204,10 @@ using PartCache = std::map<std::pair<int, std::string>, PartCost>;
 // Host issue in eager PyTorch (Megatron-Core without CUDA graphs; docs/models/training.md, "Host
 // issue"). Python issues a decoder layer's kernels one by one; launches are asynchronous, so the
 // host runs ahead of the GPU and the GPU waits only where issuing is slower than running.
-// - A layer's forward takes the host TrainingSetup::eager_host_per_layer_s (the serving model's
+// - A layer's forward takes the host TrainingSetup::eager_host_per_layer (the serving model's
 //   fitted eager figure), its backward as long (autograd replays the recorded ops), its
 //   recomputation the recomputed share of the forward's ops (counted on the op lists).
-// - Each local expert adds the issue of its own GEMMs, host_per_expert_gemm_s each: Transformer
+// - Each local expert adds the issue of its own GEMMs, host_per_expert_gemm each: Transformer
 //   Engine's GroupedLinear (TEGroupedMLP) runs one cuBLAS GEMM per expert on its multi-stream
 //   path, with per-expert Python lists of inputs, weights and quantizers, and in the backward a
 //   dgrad and a wgrad GEMM per expert, a per-weight gradient placeholder and Megatron's DDP hook
@@ -246,13 +246,13 @@ void host_issue(const Context& c, Part part, int index, bool moe, PartCost& pc) 
     return static_cast<double>(
         std::count_if(ops.begin(), ops.end(), [&](const compute::Op& o) { return !captured(o); }));
   };
-  const double per_op = c.s.eager_host_per_layer_s / static_cast<double>(fops.size());
+  const double per_op = c.s.eager_host_per_layer.base() / static_cast<double>(fops.size());
   double h_f = per_op * eager(fops);
   double h_b = h_f;
   double h_r = per_op * eager(recomputed_ops(c, part, index));
   if (moe) {
     const double local = static_cast<double>(c.m.moe->experts) / std::max(1, c.l.ep);
-    const double gemm = c.s.host_per_expert_gemm_s;
+    const double gemm = c.s.host_per_expert_gemm.base();
     h_f += local * 2 * gemm;
     h_b += local * 4 * gemm;
     if (c.l.recompute_bits() & workload::recompute_module::kMoe) h_r += local * 2 * gemm;
@@ -671,7 +671,7 @@ TrainingResult finish(const TrainingSetup& s, const Prepared& p,
     worst = std::max(worst, t.end_s);
     r.stages.push_back(t);
   }
-  r.step_time_s = worst + s.host_time_s;
+  r.step_time_s = worst + s.host_time.base();
   // The breakdown explains the step through its bottleneck: the stage with the most work. Its
   // idle time (pipeline fill/drain, waiting on slower neighbours, sends) is the bubble, so the
   // terms add up to the step time.
@@ -693,7 +693,7 @@ TrainingResult finish(const TrainingSetup& s, const Prepared& p,
     b.offload += M * k.offload;
     b.host_issue += M * (k.host_fwd + k.host_bwd);
   }
-  b.host = s.host_time_s;
+  b.host = s.host_time.base();
   b.bubble = r.step_time_s - b.host - ws.busy_s - ws.dp_exposed_s - ws.optimizer_s;
   b.pp_comm = l.pp > 1 ? p.p2p.front() * 2.0 * M : 0.0;  // sends of this stage (inside the bubble)
   // DP communication: the step-end reduction and gather, and ZeRO 3's per-part collectives.
@@ -744,7 +744,8 @@ TrainingResult finish(const TrainingSetup& s, const Prepared& p,
     std::snprintf(buf, sizeof buf,
                   ": the GPU waits %.3f s per step for the host to issue kernels (%.2f ms per "
                   "layer forward, %.0f us per expert GEMM, fitted)",
-                  b.host_issue, s.eager_host_per_layer_s * 1e3, s.host_per_expert_gemm_s * 1e6);
+                  b.host_issue, s.eager_host_per_layer.base() * 1e3,
+                  s.host_per_expert_gemm.base() * 1e6);
     r.notes.push_back(graphs + buf);
   }
   r.notes.push_back("framework and communication buffers: " +

@@ -62,18 +62,6 @@ base::Result<uint32_t> parse_cuda_graphs(std::string_view csv);
 /// The names of cuda_graph bits, comma-separated ("none" for none): parse_cuda_graphs' inverse.
 std::string cuda_graphs_name(uint32_t bits);
 
-/// The fitted value of TrainingSetup::host_per_expert_gemm_s: least squares over the validation
-/// cases with every source weighted equally, on a grid of 10 us (the MoE sources move: Megatron-
-/// Bridge, Megatron-MoE-ModelZoo, DeepSeek-V3); leave-one-source-out fits 120 and 130 us
-/// (docs/models/training.md §calibration, "Host issue").
-inline constexpr double kHostPerExpertGemm = 120e-6;
-
-/// The fitted value of TrainingSetup::fp8_overhead: least squares over the 47 validation cases
-/// of tests/validation/training_validation_test.cpp with every source weighted equally (the FP8
-/// ones: MLPerf GPT-3, Llama 3.1 405B and LoRA, Megatron-Bridge); leave-one-source-out fits
-/// range 0.150-0.235 (docs/models/training.md §calibration).
-inline constexpr double kFp8TrainingOverhead = 0.185;
-
 struct TrainingSetup {
   const models::ModelSpec* model = nullptr;
   workload::TrainingLayout layout;
@@ -93,16 +81,17 @@ struct TrainingSetup {
   /// power/training_power.h; 1 = none): a setting of the run, kept apart from the fitted
   /// framework overhead.
   double cap_slowdown = 1.0;
-  /// Per-iteration host time (seconds), added once to every step after the GPU work: what the
-  /// host does between iterations that no kernel hides (optimizer step launch, data loader,
-  /// logging, Python between steps). 0 unless a calibration profile fits one from measured step
-  /// times (docs/models/calibration.md, "Step times").
-  double host_time_s = 0.0;
+  /// Per-iteration host time, added once to every step after the GPU work: what the host does
+  /// between iterations that no kernel hides (optimizer step launch, data loader, logging,
+  /// Python between steps). 0 unless a calibration profile fits one from measured step times
+  /// (docs/models/calibration.md, "Step times").
+  base::Seconds host_time;
   /// Time added to every Transformer Engine FP8 GEMM (per-tensor or MX scaling, the GEMM and its
   /// input casts) for what the inference-measured kernel tables leave out: amax history and
-  /// scale updates, cast-transposes of inputs and output gradients, FP8 weight transposes.
-  /// Fitted once on the FP8 training cases (docs/models/training.md, leave-one-source-out).
-  double fp8_overhead = kFp8TrainingOverhead;
+  /// scale updates, cast-transposes of inputs and output gradients, FP8 weight transposes, as a
+  /// fraction of the GEMM. Fitted once on the FP8 training cases: catalog/calibration/
+  /// training.yaml through TrainingCalibration (training_calibration.h); 0 until applied.
+  double fp8_overhead = 0.0;
   /// The cluster's GPUs, NVLink and NIC rates and the MoE dispatch kernels measured for them
   /// (`serving_fabric`: catalog/collectives/moe-a2a.yaml). With it, DeepEP and NVLink one-sided
   /// dispatch are timed by the collective layer's kernels (collective/moe_a2a.h); without it by
@@ -114,12 +103,14 @@ struct TrainingSetup {
   /// layer). The backward issues as many (autograd replays the recorded ops), recomputation its
   /// share of the forward's ops. Exposed where issuing is slower than the GPU runs, and after
   /// each dropless MoE layer's device-to-host sync (docs/models/training.md, "Host issue").
-  double eager_host_per_layer_s = default_step_calibration().eager_host_per_layer_s;
-  /// Host time per expert GEMM issued eagerly (seconds): Transformer Engine's GroupedLinear issues
-  /// one GEMM per local expert with its per-expert Python work (fc1 and fc2: 2 per local expert
-  /// forward, 4 backward). Fitted (kHostPerExpertGemm); exposed only where the host is slower
-  /// than the GPU (after each dropless MoE layer's sync, above).
-  double host_per_expert_gemm_s = kHostPerExpertGemm;
+  base::Seconds eager_host_per_layer =
+      base::seconds(default_step_calibration().eager_host_per_layer_s);
+  /// Host time per expert GEMM issued eagerly: Transformer Engine's GroupedLinear issues one GEMM
+  /// per local expert with its per-expert Python work (fc1 and fc2: 2 per local expert forward,
+  /// 4 backward). Fitted: catalog/calibration/training.yaml through TrainingCalibration; 0 until
+  /// applied. Exposed only where the host is slower than the GPU (after each dropless MoE
+  /// layer's sync, above).
+  base::Seconds host_per_expert_gemm;
   /// The recipe's CUDA graphs (cuda_graph bits); captured ops are not issued by the host.
   uint32_t cuda_graphs = cuda_graph::kNone;
 };
@@ -130,8 +121,8 @@ struct StepBreakdown {
   double tp_comm = 0, cp_comm = 0, ep_comm = 0, pp_comm = 0, dp_comm = 0;
   double optimizer = 0, bubble = 0;
   double offload = 0;  ///< exposed activation offloading traffic
-  double host = 0;     ///< per-iteration host time (TrainingSetup::host_time_s)
-  /// GPU idle while eager PyTorch issues kernels (TrainingSetup::eager_host_per_layer_s)
+  double host = 0;     ///< per-iteration host time (TrainingSetup::host_time)
+  /// GPU idle while eager PyTorch issues kernels (TrainingSetup::eager_host_per_layer)
   double host_issue = 0;
 };
 

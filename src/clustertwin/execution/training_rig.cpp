@@ -8,12 +8,14 @@ TrainingSetup TrainingRig::setup(const workload::TrainingLayout& layout,
                                  const CommModel* comm) const {
   const auto precision = compute::peak_precision(compute.effective(layout.dtype));
   const auto peak = gpu->peak_for(precision);
-  return TrainingSetup{.model = &model,
-                       .layout = layout,
-                       .compute = &compute,
-                       .comm = comm ? comm : &analytical,
-                       .memory_capacity = gpu->hbm_usable,
-                       .peak = peak ? peak->dense : base::FlopsPerSecond{}};
+  TrainingSetup s{.model = &model,
+                  .layout = layout,
+                  .compute = &compute,
+                  .comm = comm ? comm : &analytical,
+                  .memory_capacity = gpu->hbm_usable,
+                  .peak = peak ? peak->dense : base::FlopsPerSecond{}};
+  calibration.apply(s);
+  return s;
 }
 
 base::Result<std::unique_ptr<TrainingRig>> make_training_rig(const hardware::Catalog& cat,
@@ -29,7 +31,12 @@ base::Result<std::unique_ptr<TrainingRig>> make_training_rig(const hardware::Cat
   if (!gpu) return base::fail(gpu.error());
   auto cm = compute::ComputeModel::for_gpu(**gpu, cat);
   if (!cm) return base::fail(cm.error());
-  return std::make_unique<TrainingRig>(**gpu, std::move(*topo), std::move(*cm), std::move(model));
+  auto tc = training_calibration(cat);
+  if (!tc) return base::fail(tc.error());
+  auto rig =
+      std::make_unique<TrainingRig>(**gpu, std::move(*topo), std::move(*cm), std::move(model));
+  rig->calibration = std::move(*tc);
+  return rig;
 }
 
 base::Result<std::unique_ptr<TrainingRig>> make_training_rig(const hardware::Catalog& cat,

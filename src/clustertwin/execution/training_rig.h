@@ -14,6 +14,7 @@
 #include "clustertwin/base/result.h"
 #include "clustertwin/execution/comm.h"
 #include "clustertwin/execution/training.h"
+#include "clustertwin/execution/training_calibration.h"
 
 namespace clustertwin::execution {
 
@@ -23,6 +24,7 @@ struct TrainingRig {
   compute::ComputeModel compute;
   models::ModelSpec model;
   AnalyticalComm analytical;
+  TrainingCalibration calibration;  ///< the catalog's fitted constants, applied by setup()
 
   TrainingRig(const hardware::GpuSpec& g, topology::Topology t, compute::ComputeModel c,
               models::ModelSpec m)

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "clustertwin/execution/training.h"
+#include "clustertwin/execution/training_calibration.h"
 #include "clustertwin/models/model_catalog.h"
 #include "clustertwin/power/params.h"
 #include "clustertwin/power/training_power.h"
@@ -37,12 +38,14 @@ struct Job {
         model(*models::load_model(catalog(), m)),
         comm(std::make_unique<execution::AnalyticalComm>(topo)) {}
   [[nodiscard]] execution::TrainingSetup setup(const workload::TrainingLayout& l) const {
-    return execution::TrainingSetup{.model = &model,
-                                    .layout = l,
-                                    .compute = &cm,
-                                    .comm = comm.get(),
-                                    .memory_capacity = gpu->hbm_usable,
-                                    .peak = gpu->peak_for(hardware::Precision::kBf16)->dense};
+    execution::TrainingSetup s{.model = &model,
+                               .layout = l,
+                               .compute = &cm,
+                               .comm = comm.get(),
+                               .memory_capacity = gpu->hbm_usable,
+                               .peak = gpu->peak_for(hardware::Precision::kBf16)->dense};
+    execution::training_calibration(catalog())->apply(s);
+    return s;
   }
   [[nodiscard]] TrainingPowerInput input(const workload::TrainingLayout& l) const {
     return TrainingPowerInput{.catalog = &catalog(),

@@ -277,7 +277,7 @@ base::Result<CalibrateRun> run_calibrate(const Environment& env, const Calibrate
     auto predict = [&jobs](size_t i, double scale, double host_s) -> base::Result<double> {
       auto& job = *(*jobs)[i];
       job.setup.framework_overhead = scale - 1.0;
-      job.setup.host_time_s = host_s;
+      job.setup.host_time = base::seconds(host_s);
       auto t = execution::simulate_training_step(job.setup);
       if (!t) return base::fail(t.error());
       return t->step_time_s;

@@ -387,6 +387,9 @@ base::Result<std::unique_ptr<TrainingJob>> start_job(const Environment& env, con
   auto graphs = execution::parse_cuda_graphs(o.cuda_graphs);
   if (!graphs) return base::fail("{cuda_graphs}: " + graphs.error().message);
   job->cuda_graphs = *graphs;
+  auto tc = execution::training_calibration(job->cluster->catalog);
+  if (!tc) return base::fail(tc.error());
+  job->training_calibration = std::move(*tc);
   if (!o.tokens.empty()) {
     auto t = base::parse_scaled_count(o.tokens, {.min = 0, .max = 1e18, .min_exclusive = true});
     if (!t) return base::fail("{tokens}: " + t.error().message);
@@ -412,6 +415,7 @@ void fill_setup(TrainingJob& job, const workload::TrainingLayout& l) {
                                        .peak = gpu.peak_for(peak_prec)->dense};
   job.setup.gpus = job.gpus;
   job.setup.cuda_graphs = job.cuda_graphs;
+  job.training_calibration.apply(job.setup);
   if (auto cpu = job.cluster->catalog.cpu(sys.cpu); cpu && sys.gpus_per_node > 0) {
     // Host memory per GPU (the node's CPUs' memory shared by its GPUs) and the CPU<->GPU link.
     job.setup.host_memory =
@@ -428,7 +432,7 @@ base::Status read_compute_scale(TrainingJob& job, const R& o) {
   if (!tc) return base::fail(tc.error());
   if (*tc) {
     job.compute_scale = (*tc)->compute_scale;
-    job.host_time_s = (*tc)->host_time_s;
+    job.host_time = base::seconds((*tc)->host_time_s);
     job.calibration_path = (*tc)->path;
   }
   return {};
@@ -443,10 +447,10 @@ void apply_overhead(TrainingJob& job, const R& o) {
     job.setup.framework_overhead = *job.compute_scale - 1.0;
     job.calibration_note = "compute-time scale " + fmt::format("{:.4g}", *job.compute_scale);
   }
-  job.setup.host_time_s = job.host_time_s;
-  if (job.host_time_s > 0) {
+  job.setup.host_time = job.host_time;
+  if (job.host_time.base() > 0) {
     job.calibration_note += (job.calibration_note.empty() ? "" : " and ") +
-                            fmt::format("per-iteration host time {:.4g} s", job.host_time_s);
+                            fmt::format("per-iteration host time {:.4g} s", job.host_time.base());
   }
   if (!job.calibration_note.empty()) {
     job.calibration_note +=

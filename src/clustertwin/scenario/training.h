@@ -12,6 +12,7 @@
 #include "clustertwin/compute/compute_model.h"
 #include "clustertwin/execution/serving_step.h"
 #include "clustertwin/execution/training.h"
+#include "clustertwin/execution/training_calibration.h"
 #include "clustertwin/models/model.h"
 #include "clustertwin/scenario/environment.h"
 #include "clustertwin/scenario/fields.h"
@@ -84,7 +85,9 @@ struct TrainingJob {
   std::string calibration_note;  ///< a compute-time scale from the profile, for the notes
   /// The profile's fitted compute-time scale, when it has one (calibration/step_fit.h).
   std::optional<double> compute_scale;
-  double host_time_s = 0;        ///< the profile's per-iteration host time (0: none)
+  base::Seconds host_time;  ///< the profile's per-iteration host time (0: none)
+  /// The catalog's fitted constants of the step model (catalog/calibration/training.yaml).
+  execution::TrainingCalibration training_calibration;
   std::string calibration_path;  ///< the profile the scale came from
   uint32_t cuda_graphs = 0;      ///< execution::cuda_graph bits of the request's cuda_graphs
 };

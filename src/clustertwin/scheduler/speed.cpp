@@ -31,7 +31,10 @@ base::Seconds PlacementComm::time(const execution::CommRequest& r) const {
 }
 
 SpeedModel::SpeedModel(const hardware::Catalog& catalog, const topology::Topology& topo)
-    : catalog_(&catalog), topo_(&topo), domain_gpus_(topo.domain_size()) {
+    : catalog_(&catalog),
+      topo_(&topo),
+      domain_gpus_(topo.domain_size()),
+      training_calibration_(execution::training_calibration(catalog)) {
   auto sys = catalog.system(topo.spec().system);
   if (sys) {
     auto g = catalog.gpu((*sys)->gpu);
@@ -50,6 +53,7 @@ base::Result<int> SpeedModel::add(const TrainingWork& work, int gpus) {
                              l.micro_batch, l.global_batch, static_cast<int>(l.recompute));
   if (auto it = type_ids_.find(key); it != type_ids_.end()) return it->second;
   if (!compute_) return base::fail("no compute model for the cluster's GPU");
+  if (!training_calibration_) return base::fail(training_calibration_.error());
   auto& spec = models_[work.model];
   if (!spec) {
     auto m = models::load_model(*catalog_, work.model);
@@ -86,6 +90,7 @@ base::Result<double> SpeedModel::estimate(const Type& t, int gcd, int min) {
                              .memory_capacity = hbm_,
                              .peak = peak ? peak->dense : base::FlopsPerSecond{}};
   s.framework_overhead = framework_overhead_;
+  training_calibration_->apply(s);
   auto r = execution::estimate_training_step(s);
   if (!r) return base::fail(r.error());
   return r->step_time_s;

@@ -22,6 +22,7 @@
 #include "clustertwin/base/result.h"
 #include "clustertwin/compute/compute_model.h"
 #include "clustertwin/execution/comm.h"
+#include "clustertwin/execution/training_calibration.h"
 #include "clustertwin/hardware/catalog.h"
 #include "clustertwin/models/model.h"
 #include "clustertwin/scheduler/job.h"
@@ -92,6 +93,9 @@ class SpeedModel {
       type_ids_;
   std::map<std::tuple<int, int, int>, double> cache_;
   double framework_overhead_ = 0.0;
+  /// The step model's fitted constants (catalog/calibration/training.yaml); an error when the
+  /// catalog lacks them, reported by add().
+  base::Result<execution::TrainingCalibration> training_calibration_;
   int64_t estimates_ = 0;
 };
 
