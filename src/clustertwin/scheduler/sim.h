@@ -6,8 +6,9 @@
 /// along:
 ///   sim_cells.cpp     a job's nodes: allocation and release on the free capacity, its speed on
 ///                     them; node failures and repairs;
-///   sim_queue.cpp     the queue: priorities, the main pass (strict priority per partition),
-///                     preemption and requeues;
+///   sim_queue.cpp     the queue's policy: priorities, the main pass (strict priority per
+///                     partition) over the pending queue (a class of its own, pending_queue.h:
+///                     PendingQueue), preemption and requeues;
 ///   sim_backfill.cpp  the backfill pass: the plan (a class of its own, backfill_plan.h:
 ///                     BackfillPlan, free capacity per cell now and the changes to come, a
 ///                     job's earliest start on it) built from the running jobs, starts and
@@ -35,6 +36,7 @@
 #include "clustertwin/scheduler/failure_injector.h"
 #include "clustertwin/scheduler/free_capacity.h"
 #include "clustertwin/scheduler/limits.h"
+#include "clustertwin/scheduler/pending_queue.h"
 #include "clustertwin/scheduler/random.h"
 #include "clustertwin/scheduler/run_results.h"
 #include "clustertwin/scheduler/simulation.h"
@@ -153,14 +155,14 @@ class Sim {
   // --- scheduling passes -----------------------------------------------------------------
   void request_pass();
 
-  // Started jobs leave the queues lazily: every reader skips entries that are no longer
-  // pending, and the vectors are compacted once half of them are stale (amortised O(1)).
-  void erase_started();
-  void compact_queues();
-
-  // Drops the started jobs at the front of a queue: a pass starts jobs from the front, and
-  // every later pass would walk over them again until the next compaction. Returns how many.
-  size_t drop_started_front(std::vector<int>& q);
+  // The pending queue's two questions, as it asks them (pending_queue.h): whether a queued job
+  // has left (started), and the priority order.
+  auto gone() const {
+    return [this](int id) { return jobs_[static_cast<size_t>(id)].state != State::kPending; };
+  }
+  auto by_priority() const {
+    return [this](int a, int b) { return before(a, b); };
+  }
 
   // Slurm's main loop: pending jobs in priority order, each started if it fits; the first one
   // that does not blocks the rest of its partition. The partitions' queues are merged by
@@ -255,17 +257,14 @@ class Sim {
   FreeCapacity cap_;  // cells and free capacity: nodes free, down and spare; the integrals
   std::vector<std::vector<std::pair<int, int>>> node_jobs_;
   std::vector<double> domain_speed_;
-  std::vector<int> pending_, running_, requeue_;
+  PendingQueue queue_;  // pending jobs by priority, all and per partition (pending_queue.h)
+  std::vector<int> running_, requeue_;
   std::vector<size_t> running_pos_;
   std::vector<int64_t> account_used_;
   std::vector<int> user_running_;
   std::vector<double> usage_, fairshare_;
   Tick last_usage_ = 0;
   bool pass_pending_ = false, dirty_ = false;
-  std::vector<char> blocked_;                   // per partition, within a main pass
-  std::vector<std::vector<int>> part_pending_;  // pending jobs per partition, by priority
-  std::vector<size_t> pos_;
-  size_t stale_ = 0;                            // entries of pending_ that are no longer pending
   std::vector<int> user_tested_, part_tested_;  // backfill jobs tested per user, partition
   bool any_limits_ = true;     // false: no account quota or user limit, limited() is always false
   std::vector<int> head_job_;  // per partition: the job that last blocked it

@@ -140,7 +140,7 @@ void Sim::reserve_started(const Job& j) {
 
 void Sim::backfill_pass() {
   sim_.schedule_in(cfg_.backfill.interval, [this](engine::Simulator&) { backfill_pass(); });
-  if (!dirty_ || pending_.empty()) return;
+  if (!dirty_ || queue_.all().empty()) return;
   dirty_ = false;
   ++tally_.backfill_passes;
   build_plan();
@@ -156,10 +156,11 @@ void Sim::backfill_pass() {
   shape_from_.clear();
   const int per_user = cfg_.backfill.max_job_user, per_part = cfg_.backfill.max_job_part;
   if (per_user > 0) user_tested_.assign(w_.users.size() + 1, 0);
-  if (per_part > 0) part_tested_.assign(part_pending_.size(), 0);
-  stale_ -= drop_started_front(pending_);
-  for (size_t k = 0; k < pending_.size(); ++k) {  // nothing enqueues during the pass
-    const int id = pending_[k];
+  if (per_part > 0) part_tested_.assign(queue_.partitions(), 0);
+  queue_.drop_gone_front(gone());
+  const auto& pending = queue_.all();
+  for (size_t k = 0; k < pending.size(); ++k) {  // nothing enqueues during the pass
+    const int id = pending[k];
     if (tested >= cfg_.backfill.max_job_test) break;
     Job& j = jobs_[static_cast<size_t>(id)];
     if (j.state != State::kPending || limited(j)) continue;
@@ -201,7 +202,7 @@ void Sim::backfill_pass() {
       }
     }
   }
-  if (started > 0) erase_started();
+  if (started > 0) queue_.compact_if_half_stale(gone());
   dirty_ = false;  // the plan accounted for what it started
 }
 

@@ -177,7 +177,7 @@ bool Sim::start(int id, const Placement& pl) {
   } else {
     j.requeue_wait += now - j.pending_since;
   }
-  if (j.state == State::kPending) ++stale_;
+  if (j.state == State::kPending) queue_.left();
   j.state = State::kRunning;
   j.attempt_start = now;
   j.seg_start = now;

@@ -1,5 +1,5 @@
-// The queue: priorities (basic, multifactor), the main pass, preemption and requeues
-// (sim.h).
+// The queue's policy: priorities (basic, multifactor), the main pass over the pending queue
+// (pending_queue.h: PendingQueue), preemption and requeues (sim.h).
 
 #include "clustertwin/scheduler/sim.h"
 
@@ -26,17 +26,11 @@ bool Sim::before(int a, int b) const {
 
 void Sim::enqueue(int id) {
   Job& j = jobs_[static_cast<size_t>(id)];
-  if (j.first_start >= 0 && stale_ > 0) compact_queues();  // a requeue: drop its old entry
+  if (j.first_start >= 0 && queue_.stale() > 0) queue_.compact(gone());  // a requeue
   j.state = State::kPending;
   j.pending_since = sim_.now();
   j.prio = priority(j);
-  auto it = std::upper_bound(pending_.begin(), pending_.end(), id,
-                             [this](int a, int b) { return before(a, b); });
-  pending_.insert(it, id);
-  auto& pp = part_pending_[static_cast<size_t>(j.spec->partition)];
-  pp.insert(
-      std::upper_bound(pp.begin(), pp.end(), id, [this](int a, int b) { return before(a, b); }),
-      id);
+  queue_.insert(id, static_cast<size_t>(j.spec->partition), by_priority());
   dirty_ = true;
   request_pass();
 }
@@ -61,13 +55,9 @@ void Sim::recompute_priorities() {
       const double S = total_s > 0 ? w_.account_shares[a] / total_s : 1;
       fairshare_[a] = std::exp2(-U / std::max(S, 1e-9));
     }
-    for (int id : pending_)
+    for (int id : queue_.all())
       jobs_[static_cast<size_t>(id)].prio = priority(jobs_[static_cast<size_t>(id)]);
-    std::stable_sort(pending_.begin(), pending_.end(),
-                     [this](int a, int b) { return before(a, b); });
-    for (auto& pp : part_pending_) {
-      std::stable_sort(pp.begin(), pp.end(), [this](int a, int b) { return before(a, b); });
-    }
+    queue_.resort(by_priority());
   }
   sim_.schedule_in(cfg_.priority.calc_period,
                    [this](engine::Simulator&) { recompute_priorities(); });
@@ -79,51 +69,13 @@ void Sim::request_pass() {
   sim_.schedule_at(sim_.now(), [this](engine::Simulator&) { main_pass(); });
 }
 
-void Sim::erase_started() {
-  if (2 * stale_ > pending_.size()) compact_queues();
-}
-
-void Sim::compact_queues() {
-  auto gone = [this](int id) { return jobs_[static_cast<size_t>(id)].state != State::kPending; };
-  pending_.erase(std::remove_if(pending_.begin(), pending_.end(), gone), pending_.end());
-  for (auto& pp : part_pending_) pp.erase(std::remove_if(pp.begin(), pp.end(), gone), pp.end());
-  stale_ = 0;
-}
-
-size_t Sim::drop_started_front(std::vector<int>& q) {
-  size_t k = 0;
-  while (k < q.size() && jobs_[static_cast<size_t>(q[k])].state != State::kPending) ++k;
-  if (k > 0) q.erase(q.begin(), q.begin() + static_cast<std::ptrdiff_t>(k));
-  return k;
-}
-
 void Sim::main_pass() {
   pass_pending_ = false;
   bool any = false;
   Placement pl;
-  const size_t P = part_pending_.size();
-  for (auto& pp : part_pending_) drop_started_front(pp);
-  pos_.assign(P, 0);
-  std::fill(blocked_.begin(), blocked_.end(), 0);
-  while (true) {
-    int best = -1;
-    size_t best_p = 0;
-    for (size_t p = 0; p < P; ++p) {
-      auto& pp = part_pending_[p];
-      while (!blocked_[p] && pos_[p] < pp.size() &&
-             jobs_[static_cast<size_t>(pp[pos_[p]])].state != State::kPending) {
-        ++pos_[p];
-      }
-      if (blocked_[p] || pos_[p] >= pp.size()) continue;
-      const int id = pp[pos_[p]];
-      if (best < 0 || before(id, best)) {
-        best = id;
-        best_p = p;
-      }
-    }
-    if (best < 0) break;
-    ++pos_[best_p];
-    const int id = best;
+  queue_.begin_pass(gone());
+  while (const auto head = queue_.next(gone(), by_priority())) {
+    const auto [id, best_p] = *head;
     Job& j = jobs_[static_cast<size_t>(id)];
     if (limited(j)) continue;
     // Nothing was freed since this job last failed to fit: it still does not. (A job that may
@@ -146,9 +98,9 @@ void Sim::main_pass() {
       head_job_[best_p] = id;
       head_epoch_[best_p] = cap_.epoch();
     }
-    blocked_[best_p] = 1;
+    queue_.block(best_p);
   }
-  if (any) erase_started();
+  if (any) queue_.compact_if_half_stale(gone());
   flush_requeues();
 }
 

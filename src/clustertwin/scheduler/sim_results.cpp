@@ -11,7 +11,7 @@ void Sim::sample() {
   s.allocated_gpus = cap_.allocated_gpus();
   s.busy_nodes = cap_.busy_nodes();
   s.down_gpus = cap_.down_gpus();
-  for (int id : pending_) {
+  for (int id : queue_.all()) {
     const Job& j = jobs_[static_cast<size_t>(id)];
     if (j.state != State::kPending) continue;
     ++s.pending_jobs;

@@ -69,8 +69,7 @@ ScheduleResult Sim::run() {
   user_running_.assign(w_.users.size() + 1, 0);
   usage_.assign(w_.accounts.size() + 1, 0);
   const size_t parts = std::max<size_t>(1, w_.partitions.size());
-  blocked_.assign(parts, 0);
-  part_pending_.assign(parts, {});
+  queue_.reset(parts);
   head_job_.assign(parts, -1);
   head_epoch_.assign(parts, 0);
   fairshare_.assign(w_.accounts.size() + 1, 1.0);
