@@ -91,6 +91,11 @@ AdpBalance adp_balance_of(const std::string& id) {
   return it == kBalance.end() ? AdpBalance{} : it->second;
 }
 
+/// The KV cache's block size in NVIDIA's MLPerf configs (setups §2.3, §3.3: "paged KV with
+/// 32-token blocks", tokens_per_block 32), which TensorRT-LLM's first-come-first-served chunked
+/// prefill aligns chunks to (InstanceLayout::chunk_unit). The DeepSeek-R1 cases run unchunked.
+constexpr int kTokensPerBlock = 32;
+
 constexpr auto kOff = ServingScenario::kOffline;
 constexpr auto kSrv = ServingScenario::kServer;
 constexpr auto kInt = ServingScenario::kInteractive;
@@ -283,7 +288,8 @@ Outcome run_case(const InferenceCase& c, bool balance = false, bool graphs = fal
                        .dp_attention = c.adp,
                        .max_batch = c.max_batch,
                        .max_tokens = c.max_tokens,
-                       .chunked_prefill = c.chunked};
+                       .chunked_prefill = c.chunked,
+                       .chunk_unit = kTokensPerBlock};
   if (balance) {
     const AdpBalance b = adp_balance_of(c.id);
     s.layout.instance.adp_timeout_iters = b.timeout;

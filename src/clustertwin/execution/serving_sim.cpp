@@ -389,6 +389,13 @@ class Sim {
       double take = remaining;
       if (il.chunked_prefill) {
         take = std::min(remaining, std::floor(a.budget));
+        // TensorRT-LLM's first-come-first-served chunking: a chunk cut short by the budget is
+        // rounded down to a multiple of the chunk unit (the KV block size); a prompt whose rest
+        // fits is taken whole.
+        if (take < remaining && il.chunk_unit > 1) {
+          const double unit = il.chunk_unit;
+          take = std::floor(take / unit) * unit;
+        }
       } else if (remaining > a.budget) {
         // An unchunked prompt longer than the budget runs alone in an otherwise
         // prefill-free iteration.
@@ -420,7 +427,8 @@ class Sim {
       a.live = r.decoding + static_cast<int64_t>(r.prefilling.size());
       for (int32_t id : r.prefilling) {
         if (a.budget < 1) break;
-        if (!take_chunk(k, id)) break;
+        // A chunk rounded down to nothing leaves the budget to later prompts whose rest fits.
+        if (!take_chunk(k, id) && !il.chunked_prefill) break;
       }
     }
     // A sequence is admitted only while the batch, with it, still fits the token budget when

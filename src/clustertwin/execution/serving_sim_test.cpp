@@ -621,6 +621,34 @@ TEST(ServingSim, DisaggregatedTtftCountsTheKvTransfer) {
   EXPECT_GT(slow->ttft_s.p50, fast->ttft_s.p50 + 0.03);
 }
 
+// TensorRT-LLM's first-come-first-served chunked prefill (MicroBatchScheduler): a chunk cut
+// short by the token budget is rounded down to the chunk unit (the KV block size), a rest that
+// fits is taken whole. One 200-token prompt with a 100-token budget: 100 + 100 without
+// alignment, 96 + 96 + 8 with 32-token blocks; 128 + 72 with 128-token blocks and a budget of
+// 160.
+TEST(ServingSim, ChunkedPrefillAlignsChunksToTheKvBlock) {
+  Fixture f = llama2_h200(1);
+  bind(f);
+  f.setup.dataset = workload::fixed_dataset(200, 2);
+  f.setup.layout.replicas = 1;
+  f.setup.layout.instance.max_tokens = 100;
+  f.setup.layout.instance.max_batch = 1;
+  auto prompt_iterations = [&](int unit, int64_t budget) {
+    f.setup.layout.instance.chunk_unit = unit;
+    f.setup.layout.instance.max_tokens = budget;
+    auto r = simulate_serving(f.setup);
+    EXPECT_TRUE(r) << (r ? "" : r.error().to_string());
+    return r ? r->prompt_iterations : -1;
+  };
+  EXPECT_EQ(prompt_iterations(1, 100), 2);
+  EXPECT_EQ(prompt_iterations(32, 100), 3);
+  EXPECT_EQ(prompt_iterations(128, 160), 2);
+  EXPECT_EQ(prompt_iterations(1, 200), 1);
+  EXPECT_EQ(prompt_iterations(32, 200), 1);  // the whole prompt fits: no rounding
+  f.setup.layout.instance.chunk_unit = 0;
+  EXPECT_FALSE(workload::validate(f.setup.layout, f.model, 1));
+}
+
 TEST(ServingSim, MtpSpeedsUpEachUser) {
   auto spec = *hardware::resolve_cluster(cat(), "hgx-b200*1");
   const auto& gpu = **cat().gpu("b200");

@@ -125,6 +125,14 @@ FieldTable<R> make_serving_fields() {
         .member = &R::no_chunked,
         .help = "run each prompt in one iteration",
         .inverted = true},
+      F{.key = "chunk_unit",
+        .flag = "chunk-unit",
+        .name = "chunk unit",
+        .member = &R::chunk_unit,
+        .help = "chunked prefill: a prompt chunk that is not the prompt's last is a multiple of "
+                "this many tokens (TensorRT-LLM: the KV block size, tokens_per_block, 32 in "
+                "NVIDIA's MLPerf configs; default 1: no alignment)",
+        .ints = {.min = 1, .max = 1 << 16}},
       F{.key = "redundant_experts",
         .flag = "redundant-experts",
         .name = "redundant experts",
@@ -383,7 +391,7 @@ bool layout_flags_given(const ServingRequest& o) {
   return o.tp > 0 || o.pp > 0 || o.ep > 0 || o.dp_attention || o.max_batch > 0 ||
          o.max_tokens > 0 || o.disaggregated || o.replicas > 0 || o.redundant_experts > 0 ||
          o.two_batch_overlap || o.adp_timeout_iters > 0 || o.adp_batching_wait_iters > 0 ||
-         !o.cuda_graph_batches.empty();
+         !o.cuda_graph_batches.empty() || o.chunk_unit > 0;
 }
 
 base::Result<std::string> read_text(const std::string& path) {
@@ -415,6 +423,7 @@ base::Result<workload::ServingLayout> explicit_layout(const ServingRequest& o, i
     i.max_batch = o.max_batch > 0 ? o.max_batch : 256;
     i.max_tokens = o.max_tokens > 0 ? o.max_tokens : 8192;
     i.chunked_prefill = !o.no_chunked;
+    if (o.chunk_unit > 0) i.chunk_unit = o.chunk_unit;
     i.redundant_experts = o.redundant_experts;
     i.two_batch_overlap = o.two_batch_overlap;
     i.adp_timeout_iters = o.adp_timeout_iters;

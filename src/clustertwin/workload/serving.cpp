@@ -86,6 +86,9 @@ base::Status validate_instance(const InstanceLayout& i, const models::ModelSpec&
                " needs the balance on: give adp_timeout_iters > 0 (TensorRT-LLM "
                "attention_dp_config.timeout_iters)");
   }
+  if (i.chunk_unit < 1) {
+    return err("chunk_unit must be >= 1 token, got " + std::to_string(i.chunk_unit));
+  }
   for (size_t k = 0; k < i.cuda_graph_batches.size(); ++k) {
     const int64_t b = i.cuda_graph_batches[k];
     if (b < 1 || (k > 0 && b <= i.cuda_graph_batches[k - 1])) {
@@ -362,6 +365,7 @@ std::optional<InstanceLayout> read_instance(config::Reader& r) {
   l.max_batch = r.integer("max_batch", Need::kOptional, 1, 1 << 20).value_or(256);
   l.max_tokens = r.integer("max_tokens", Need::kOptional, 1, 1 << 24).value_or(8192);
   l.chunked_prefill = r.boolean("chunked_prefill", Need::kOptional).value_or(true);
+  l.chunk_unit = static_cast<int>(r.integer("chunk_unit", Need::kOptional, 1, 1 << 16).value_or(1));
   l.redundant_experts =
       static_cast<int>(r.integer("redundant_experts", Need::kOptional, 0, 1 << 16).value_or(0));
   l.two_batch_overlap = r.boolean("two_batch_overlap", Need::kOptional).value_or(false);

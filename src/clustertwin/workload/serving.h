@@ -52,6 +52,13 @@ struct InstanceLayout {
   int64_t max_batch = 256;      ///< sequences per rank
   int64_t max_tokens = 8192;    ///< tokens per iteration per rank
   bool chunked_prefill = true;  ///< split prompts longer than the token budget over iterations
+  /// Chunk unit of chunked prefill: a prompt chunk that is not the prompt's last is a multiple
+  /// of this many tokens, rounded down from what the budget leaves (TensorRT-LLM
+  /// MicroBatchScheduler, FIRST_COME_FIRST_SERVED policy: chunkUnitSize = the KV cache's
+  /// tokens_per_block, "to avoid fragmentation"; NVIDIA's MLPerf Llama configs build with 32).
+  /// A later prompt may still take the leftover whole if its rest fits. 1 = no alignment (vLLM,
+  /// SGLang chunk at any token).
+  int chunk_unit = 1;
   /// Redundant expert copies placed by the expert-parallel load balancer (DeepSeek EPLB; SGLang
   /// --ep-num-redundant-experts, TensorRT-LLM num_slots - experts): the EP ranks hold
   /// experts + redundant_experts expert slots, which lets ep be any divisor of that sum (256 + 32
@@ -196,7 +203,8 @@ base::Result<std::vector<int64_t>> parse_graph_batches(std::string_view text);
 ///     precision: fp4            # bf16 | fp8 | fp4 (weights)
 ///     kv_cache: fp8             # fp8 | bf16
 ///     instance: {tp: 8, ep: 8, dp_attention: true, pp: 1, max_batch: 512, max_tokens: 4608,
-///                chunked_prefill: false, redundant_experts: 0, two_batch_overlap: false,
+///                chunked_prefill: false, chunk_unit: 32, redundant_experts: 0,
+///                two_batch_overlap: false,
 ///                adp_timeout_iters: 9, adp_batching_wait_iters: 3,
 ///                cuda_graph_batches: [128, 256, 384, 512]}
 ///     replicas: 9               # optional: the GPUs / instance size
