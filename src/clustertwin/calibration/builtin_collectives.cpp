@@ -245,8 +245,8 @@ void build_system(const hardware::Catalog& catalog, const Recipe& r, const Syste
   // measured runs' channel counts (NVLS's bandwidth cap is channels x the per-channel rate,
   // CollectiveModel::nvls_cap_unit) and the shared fields as the first family fitted them,
   // rounded as the file writes them, so that what each family fits is what the written file
-  // runs. (A file, not a profile: a calibration lays only its last profile per GPU over the
-  // files, so a profile here would be replaced by each fit's own.)
+  // runs. (A file, not a profile: the fit lays its own profile over the start calibration, and
+  // the written file is a file, so the start is one too.)
   collective::CalibrationFile gpu_file;
   gpu_file.name = sys.name;
   if (auto cs = catalog.system(spec->system)) gpu_file.gpus = {(*cs)->gpu};

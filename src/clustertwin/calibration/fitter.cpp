@@ -225,12 +225,22 @@ Solve solve(std::span<const Parameter> params, std::span<const Observation> obs,
   return s;
 }
 
-/// Nelder-Mead downhill simplex (Nelder and Mead 1965; reflection 1, expansion 2, contraction
-/// 1/2, shrink 1/2) from `x0` with an axis-aligned simplex of edge `edge`, `iterations` steps.
-/// Returns the best vertex and its value.
+std::vector<double> predict(const ModelFn& model, std::span<const double> u, base::Error* error) {
+  std::vector<double> p(u.size());
+  for (size_t j = 0; j < u.size(); ++j) p[j] = std::exp(u[j]);
+  auto r = model(p);
+  if (!r) {
+    *error = r.error();
+    return {};
+  }
+  return *r;
+}
+
+}  // namespace
+
 std::pair<std::vector<double>, double> nelder_mead(
     const std::function<double(const std::vector<double>&)>& f, const std::vector<double>& x0,
-    int iterations, double edge) {
+    int iterations, double edge, double tolerance) {
   const size_t n = x0.size();
   std::vector<std::vector<double>> pts{x0};
   for (size_t i = 0; i < n; ++i) {
@@ -254,6 +264,7 @@ std::pair<std::vector<double>, double> nelder_mead(
     }
     pts = std::move(sp);
     vals = std::move(sv);
+    if (tolerance > 0 && vals[n] - vals[0] <= tolerance) break;
     std::vector<double> c(n, 0.0);
     for (size_t i = 0; i < n; ++i)
       for (size_t j = 0; j < n; ++j) c[j] += pts[i][j];
@@ -297,19 +308,6 @@ std::pair<std::vector<double>, double> nelder_mead(
     if (vals[i] < vals[b]) b = i;
   return {pts[b], vals[b]};
 }
-
-std::vector<double> predict(const ModelFn& model, std::span<const double> u, base::Error* error) {
-  std::vector<double> p(u.size());
-  for (size_t j = 0; j < u.size(); ++j) p[j] = std::exp(u[j]);
-  auto r = model(p);
-  if (!r) {
-    *error = r.error();
-    return {};
-  }
-  return *r;
-}
-
-}  // namespace
 
 double rms_log_error(std::span<const double> predicted, std::span<const Observation> obs) {
   if (obs.empty()) return 0;
@@ -456,7 +454,7 @@ base::Result<FitResult> fit(std::span<const Parameter> params, std::span<const O
     std::vector<double> best_u;
     double best_f = std::numeric_limits<double>::infinity();
     auto run = [&](const std::vector<double>& x0, double edge) {
-      auto [x, v] = nelder_mead(f, x0, o.simplex_iterations, edge);
+      auto [x, v] = nelder_mead(f, x0, o.simplex_iterations, edge, o.simplex_tolerance);
       if (v < best_f - 1e-12) {
         best_f = v;
         best_u = x;

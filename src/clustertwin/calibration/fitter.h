@@ -25,6 +25,7 @@
 #include <functional>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "clustertwin/base/result.h"
@@ -90,6 +91,9 @@ struct FitOptions {
   /// that wins nowhere has a zero Jacobian column that no gradient step moves. Points outside
   /// the bounds are evaluated at the nearest point inside them. Deterministic (no randomness).
   int simplex_iterations = 0;
+  /// A simplex run also stops once its vertices' objective values lie within this of each other
+  /// (0: it runs every iteration): for models whose every call is costly.
+  double simplex_tolerance = 0;
   /// Hold an unconstrained parameter at its start only when that costs the data at most one
   /// unit of chi-square (a profile-likelihood test, fitter.cpp); otherwise hold it where the
   /// fit put it and say so. Off: every unconstrained parameter is held at its start.
@@ -126,6 +130,15 @@ struct FitResult {
 /// inputs are inconsistent (bounds, non-positive values).
 base::Result<FitResult> fit(std::span<const Parameter> params, std::span<const Observation> obs,
                             const ModelFn& model, const FitOptions& options = {});
+
+/// Nelder-Mead downhill simplex (Nelder and Mead, Computer Journal 7, 1965; reflection 1,
+/// expansion 2, contraction 1/2, shrink 1/2) from `x0` with an axis-aligned simplex of edge
+/// `edge`, `iterations` steps, fewer when the vertices' values come within `tolerance` of each
+/// other (> 0): the simplex stage of fit(). Returns the best vertex and its value.
+/// Deterministic (ties keep their order).
+std::pair<std::vector<double>, double> nelder_mead(
+    const std::function<double(const std::vector<double>&)>& f, const std::vector<double>& x0,
+    int iterations, double edge, double tolerance = 0);
 
 /// rms of log(a_i / b_i).
 double rms_log_error(std::span<const double> predicted, std::span<const Observation> obs);

@@ -343,8 +343,11 @@ Line Calibration::line(std::string_view gpu, Op op, Algorithm a, Protocol p) con
       s.sharp_efficiency > 0 && (a == Algorithm::kCollNet || a == Algorithm::kNvls)) {
     l.net_efficiency = s.sharp_efficiency;
   }
-  // A user's profile (clustertwin calibrate) is laid over everything above.
-  if (const auto* pr = profile_for(gpu)) apply_file(l, *pr, op, a, p);
+  // The user's profiles (clustertwin calibrate) are laid over everything above, in the order
+  // they were laid: a later profile's fields override an earlier one's, field by field.
+  for (const auto& pr : profiles_)
+    if (std::find(pr.gpus.begin(), pr.gpus.end(), gpu) != pr.gpus.end())
+      apply_file(l, pr, op, a, p);
   return l;
 }
 
@@ -372,16 +375,29 @@ const CalibrationFile* Calibration::profile_for(std::string_view gpu) const {
   return nullptr;
 }
 
+namespace {
+
+/// The channel count of the last profile laid over `gpu` that sets one, else the GPU's file's,
+/// else the defaults'.
+int channels_of(std::span<const CalibrationFile> profiles, const CalibrationFile* file,
+                const CalibrationFile& defaults, std::string_view gpu,
+                std::optional<int> CalibrationFile::*field) {
+  for (auto it = profiles.rbegin(); it != profiles.rend(); ++it) {
+    if (std::find(it->gpus.begin(), it->gpus.end(), gpu) != it->gpus.end() && (*it).*field)
+      return *((*it).*field);
+  }
+  if (file != nullptr && file->*field) return *(file->*field);
+  return (defaults.*field).value_or(16);
+}
+
+}  // namespace
+
 int Calibration::ring_channels(std::string_view gpu) const {
-  if (const auto* pr = profile_for(gpu); pr && pr->ring_channels) return *pr->ring_channels;
-  if (const auto* f = for_gpu(gpu); f && f->ring_channels) return *f->ring_channels;
-  return defaults_.ring_channels.value_or(16);
+  return channels_of(profiles_, for_gpu(gpu), defaults_, gpu, &CalibrationFile::ring_channels);
 }
 
 int Calibration::nvls_channels(std::string_view gpu) const {
-  if (const auto* pr = profile_for(gpu); pr && pr->nvls_channels) return *pr->nvls_channels;
-  if (const auto* f = for_gpu(gpu); f && f->nvls_channels) return *f->nvls_channels;
-  return defaults_.nvls_channels.value_or(16);
+  return channels_of(profiles_, for_gpu(gpu), defaults_, gpu, &CalibrationFile::nvls_channels);
 }
 
 }  // namespace clustertwin::collective

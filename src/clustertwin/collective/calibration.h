@@ -103,9 +103,10 @@ class Calibration {
   /// its text: the same `collectives:` mapping as a catalog file, plus its `profile:` record.
   static base::Result<CalibrationFile> read_profile(const hardware::CatalogFile& file);
   /// This calibration with a profile laid over it: for the profile's GPUs its fields override
-  /// the catalog's (defaults, then the GPU's file, then the profile), field by field.
+  /// the catalog's (defaults, then the GPU's file, then the profiles in the order they were
+  /// laid), field by field; a second profile for the same GPU overrides only the fields it sets.
   [[nodiscard]] Calibration with_profile(CalibrationFile profile) const;
-  /// The profile laid over a GPU, nullptr when none.
+  /// The last profile laid over a GPU, nullptr when none.
   [[nodiscard]] const CalibrationFile* profile_for(std::string_view gpu) const;
   /// Every profile laid over the catalog's files, in the order they were laid.
   [[nodiscard]] const std::vector<CalibrationFile>& profiles() const { return profiles_; }

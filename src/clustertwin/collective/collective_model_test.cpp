@@ -526,6 +526,39 @@ TEST(CollectiveModel, TunerFollowsTheCalibrationProfileForEveryCaller) {
   }
 }
 
+TEST(Calibration, ProfilesLayInTheOrderGiven) {
+  // Two profiles laid over one GPU both apply, the later's fields over the earlier's, field by
+  // field; before, only the last profile per GPU was applied and the first one's fields were
+  // silently dropped.
+  const auto& cal = calibration();
+  const Line base = cal.line("h100", Op::kAllReduce, Algorithm::kRing, Protocol::kSimple);
+  CalibrationFile first;
+  first.name = "first";
+  first.gpus = {"h100"};
+  first.ring_channels = 8;
+  first.lines["all_reduce/ring/simple"].efficiency = 0.5;
+  first.lines["all_reduce/ring/simple"].base_us = 40;
+  CalibrationFile second;
+  second.name = "second";
+  second.gpus = {"h100"};
+  second.lines["all_reduce/ring/simple"].base_us = 70;
+  second.nvls_channels = 4;
+  const Calibration both = cal.with_profile(first).with_profile(second);
+  const Line l = both.line("h100", Op::kAllReduce, Algorithm::kRing, Protocol::kSimple);
+  EXPECT_DOUBLE_EQ(l.efficiency, 0.5);  // the first's, which the second does not set
+  EXPECT_DOUBLE_EQ(l.base_us, 70);      // the second's over the first's
+  EXPECT_DOUBLE_EQ(l.hop_us, base.hop_us);
+  EXPECT_EQ(both.ring_channels("h100"), 8);
+  EXPECT_EQ(both.nvls_channels("h100"), 4);
+  // In the other order the first's base wins; other GPUs see neither.
+  const Calibration swapped = cal.with_profile(second).with_profile(first);
+  EXPECT_DOUBLE_EQ(
+      swapped.line("h100", Op::kAllReduce, Algorithm::kRing, Protocol::kSimple).base_us, 40);
+  EXPECT_DOUBLE_EQ(both.line("b200", Op::kAllReduce, Algorithm::kRing, Protocol::kSimple).base_us,
+                   cal.line("b200", Op::kAllReduce, Algorithm::kRing, Protocol::kSimple).base_us);
+  EXPECT_EQ(both.profile_for("h100"), &both.profiles().back());
+}
+
 TEST(CollectiveModel, NvlsOnALargeDomainIsChannelBound) {
   // One GB200 NVL72 rack: the port-bound NVLS rate grows with the ranks as 2(p-1)/(p+1), but
   // NVLS moves its data through a fixed number of channels (NCCL: busBw = nChannels x per-channel
