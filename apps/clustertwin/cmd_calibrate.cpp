@@ -18,7 +18,7 @@ struct CalibrateOptions {
   scenario::CalibrateRequest r;
   std::string report, json;
   bool list = false;
-  std::string builtin;            ///< "compute" / "collectives": regenerate a built-in calibration
+  std::string builtin;            ///< "compute" / "collectives" / "at-scale": regenerate one
   std::vector<std::string> only;  ///< --builtin collectives: just these files
   std::string reference;          ///< where the built-in calibration's measurements are
   std::string out_dir = ".";
@@ -109,11 +109,14 @@ Verb add_calibrate(CLI::App& app, const Context& ctx) {
                   "and the held-out tables from the recipe catalog/calibration/compute.yaml; "
                   "'collectives' fits catalog/collectives/<gpu>.yaml and the measured rows "
                   "tests/validation/data/collective/<gpu>_nccl.csv from the recipe "
-                  "catalog/calibration/collectives.yaml");
+                  "catalog/calibration/collectives.yaml; 'at-scale' fits the figures of "
+                  "catalog/collectives/at-scale.yaml and moe-a2a.yaml from the recipe "
+                  "catalog/calibration/at-scale.yaml");
   cmd->add_option("--only", o->only,
                   "--builtin collectives: fit only these files of the recipe (e.g. h100)");
   cmd->add_option("--reference", o->reference,
-                  "--builtin: the folder holding the measurements (shared/reference)");
+                  "--builtin: the folder holding the measurements (shared/reference; at-scale: "
+                  "tests/validation/data/collective)");
   cmd->add_option("--out-dir", o->out_dir,
                   "--builtin: the repository root the files are written under")
       ->capture_default_str();

@@ -74,7 +74,18 @@ add_test(NAME cli.calibrate_builtin_collectives_reproduces_the_h100_file
                  ${CMAKE_CURRENT_BINARY_DIR}/calibrate-builtin-collectives)
 set_tests_properties(cli.calibrate_builtin_collectives_reproduces_the_h100_file PROPERTIES LABELS cli
                      TIMEOUT 900 SKIP_RETURN_CODE 77)
+# The at-scale figures: about 55 s of CPU in the release build (one fit per source group, then
+# each source left out); under ASan several times that.
+add_test(NAME cli.calibrate_builtin_at_scale_reproduces_the_catalog
+         COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/cli/calibrate_builtin_at_scale.sh
+                 $<TARGET_FILE:clustertwin> ${PROJECT_SOURCE_DIR}
+                 ${CMAKE_CURRENT_BINARY_DIR}/calibrate-builtin-at-scale)
+set_tests_properties(cli.calibrate_builtin_at_scale_reproduces_the_catalog PROPERTIES LABELS cli
+                     TIMEOUT 900)
 endif()
+ct_cli_test(NAME bad.calibrate_builtin_at_scale_without_cases RC 2
+            ARGS calibrate --builtin at-scale --reference ${CMAKE_CURRENT_SOURCE_DIR}
+            STDERR "at_scale.csv: cannot read file")
 ct_cli_test(NAME bad.calibrate_builtin_collectives_unknown_file RC 2
             ARGS calibrate --builtin collectives --only h900 --reference ${CMAKE_CURRENT_SOURCE_DIR}
             STDERR "--builtin collectives: no file 'h900' in the recipe (expected one of h100, h200, b200, b300, gb200, gb300)")

@@ -7,6 +7,7 @@
 #include <optional>
 
 #include "clustertwin/base/file.h"
+#include "clustertwin/calibration/builtin_at_scale.h"
 #include "clustertwin/calibration/builtin_collectives.h"
 #include "clustertwin/calibration/collective_fit.h"
 #include "clustertwin/calibration/kernel_fit.h"
@@ -171,12 +172,15 @@ base::Status write_generated(const std::string& root,
 base::Result<std::vector<calibration::GeneratedFile>> builtin_calibration(
     const Environment& env, const std::string& what, const std::string& reference,
     const std::vector<std::string>& only, std::ostream& out, std::ostream* log) {
-  if (what != "compute" && what != "collectives") {
-    return base::fail("{builtin}: expected 'compute' or 'collectives', got '" + what + "'");
+  if (what != "compute" && what != "collectives" && what != "at-scale") {
+    return base::fail("{builtin}: expected 'compute', 'collectives' or 'at-scale', got '" + what +
+                      "'");
   }
   if (reference.empty()) {
-    return base::fail("{builtin} " + what +
-                      ": give {reference} DIR (the folder holding measured/)");
+    return base::fail("{builtin} " + what + ": give {reference} DIR (" +
+                      (what == "at-scale" ? "the folder holding at_scale.csv and moe_a2a.csv"
+                                          : "the folder holding measured/") +
+                      ")");
   }
   if (!only.empty() && what != "collectives") {
     return base::fail("{only}: only with {builtin} collectives");
@@ -188,6 +192,15 @@ base::Result<std::vector<calibration::GeneratedFile>> builtin_calibration(
         calibration::builtin_compute(*cat, reference, "clustertwin calibrate --builtin compute");
     if (!built) return base::fail(built.error());
     for (const auto& l : built->summary) out << l << "\n";
+    return std::move(built->files);
+  }
+  if (what == "at-scale") {
+    if (log) *log << "calibrate: fitting the built-in at-scale figures\n";
+    auto built = calibration::builtin_at_scale(*cat, reference);
+    if (!built) return base::fail(built.error());
+    for (const auto& l : built->summary) out << l << "\n";
+    out << "\n";
+    for (const auto& l : calibration::at_scale_table(*built)) out << l << "\n";
     return std::move(built->files);
   }
   if (log) *log << "calibrate: fitting the built-in collective lines\n";

@@ -46,10 +46,11 @@ base::Result<std::vector<std::unique_ptr<TrainingJob>>> measured_step_jobs(
     const std::vector<calibration::StepTime>& runs, const std::string& default_model);
 
 /// A built-in calibration regenerated from its recipe (`what`: "compute", the catalog's
-/// compute files from catalog/calibration/compute.yaml, or "collectives", its collective lines
-/// from catalog/calibration/collectives.yaml; `only` limits the collectives to these files) on
-/// the measurements under `reference`: every file fitted and read back, none written. The
-/// summary goes to `out`, progress to `log` when given.
+/// compute files from catalog/calibration/compute.yaml, "collectives", its collective lines
+/// from catalog/calibration/collectives.yaml, or "at-scale", the figures of
+/// catalog/collectives/at-scale.yaml and moe-a2a.yaml from catalog/calibration/at-scale.yaml;
+/// `only` limits the collectives to these files) on the measurements under `reference`: every file
+/// fitted and read back, none written. The summary goes to `out`, progress to `log` when given.
 base::Result<std::vector<calibration::GeneratedFile>> builtin_calibration(
     const Environment& env, const std::string& what, const std::string& reference,
     const std::vector<std::string>& only, std::ostream& out, std::ostream* log);
