@@ -24,6 +24,7 @@ enum class Format {
   kLoadgenSummary,  ///< MLPerf LoadGen mlperf_log_summary.txt
   kServingJson,     ///< vLLM / SGLang benchmark_serving result JSON
   kAicSystem,       ///< AIConfigurator system spec YAML (peaks and HBM bandwidth of the GPU)
+  kServingSetup,    ///< a scenario file's `workload.inference`: the layout serving results ran
 };
 const char* format_name(Format f);
 
@@ -106,6 +107,19 @@ struct ServingResult {
   double requests_per_s = 0;  ///< achieved
   double output_tokens_per_s = 0;
   std::map<std::string, double> latency_ms;  ///< "ttft_p50", "ttft_p99", "tpot_mean", ...
+  /// The serving setup (Measurements::serving_setups) the result ran under: the last one given
+  /// before its file on the command line, -1 when none came before (calibrate then takes the
+  /// first).
+  int setup = -1;
+};
+
+/// The serving setup of measured serving results: a clustertwin scenario file whose
+/// `workload.inference` mapping holds `serve`'s keys (model, GPUs, layout, lengths,
+/// precision). Kept as text; the scenario layer reads it over the serving request's field
+/// table, so its keys and checks are `serve`'s.
+struct ServingSetupFile {
+  std::string file;
+  std::string text;
 };
 
 /// Everything read from the files of one `calibrate` run.
@@ -116,6 +130,7 @@ struct Measurements {
   std::vector<KernelSpec> kernel_specs;
   std::vector<StepTime> steps;
   std::vector<ServingResult> serving;
+  std::vector<ServingSetupFile> serving_setups;
 };
 
 }  // namespace clustertwin::calibration

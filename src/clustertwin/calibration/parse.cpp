@@ -32,6 +32,8 @@ const char* format_name(Format f) {
       return "mlperf-loadgen-summary";
     case Format::kServingJson:
       return "serving-benchmark-json";
+    case Format::kServingSetup:
+      return "serving-setup";
     case Format::kAicSystem:
       return "aiconfigurator-system";
   }
@@ -921,6 +923,7 @@ void parse_loadgen(std::string_view path, std::string_view text, base::Errors& e
     return;
   }
   into.inputs.back().records = 1;
+  s.setup = static_cast<int>(into.serving_setups.size()) - 1;
   into.serving.push_back(s);
 }
 
@@ -987,6 +990,7 @@ void parse_serving_json(std::string_view path, std::string_view text, base::Erro
         }
       }
     }
+    s.setup = static_cast<int>(into.serving_setups.size()) - 1;
     into.serving.push_back(s);
     ++records;
   }
@@ -1011,6 +1015,16 @@ base::Result<Format> detect_format(std::string_view text, std::string_view path)
     return Format::kAicSystem;
   if (text.find("elapsed time per iteration (ms)") != std::string_view::npos)
     return Format::kMegatronLog;
+  // A scenario file with a `workload:` mapping holding `inference:` (YAML; docs/scenarios.md).
+  {
+    bool workload = false;
+    for (const auto& l : lines) {
+      if (l.rfind("workload:", 0) == 0) workload = true;
+      if (workload && !l.empty() && (l[0] == ' ' || l[0] == '\t') &&
+          trim(l).rfind("inference:", 0) == 0)
+        return Format::kServingSetup;
+    }
+  }
   const std::string first = [&] {
     for (const auto& l : lines) {
       std::string t = trim(l);
@@ -1035,7 +1049,8 @@ base::Result<Format> detect_format(std::string_view text, std::string_view path)
       "not a measurement file calibrate reads (expected nccl-tests output, an AIConfigurator "
       "table such as nccl.csv or gemm_fp8.csv, a Megatron-LM log with 'elapsed time per iteration "
       "(ms)', a step-time CSV with step_time_s, an MLPerf mlperf_log_summary.txt or a vLLM/SGLang "
-      "benchmark_serving JSON)",
+      "benchmark_serving JSON, or a scenario file with workload.inference: the setup of serving "
+      "results)",
       std::string(path), 1);
 }
 
@@ -1068,6 +1083,10 @@ base::Status parse_text(std::string_view path, std::string_view text, Measuremen
       break;
     case Format::kAicSystem:
       parse_aic_system(path, text, errors, into);
+      break;
+    case Format::kServingSetup:
+      into.serving_setups.push_back({std::string(path), std::string(text)});
+      into.inputs.back().records = 1;
       break;
   }
   if (!errors.empty()) return fail(errors.combined());

@@ -170,34 +170,90 @@ nlohmann::json fit_json(const CollectiveFit& fit, std::span<const InputFile> inp
   return j;
 }
 
-std::string fit_html(const CollectiveFit& fit, std::span<const InputFile> inputs,
-                     std::span<const CollectiveRun> runs, const ProfileMeta& meta) {
-  const auto& r = fit.result;
+std::string report_page(const std::string& title, std::span<const InputFile> inputs,
+                        const ProfileMeta& meta, const std::string& sections) {
   std::ostringstream h;
   h << "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+    << "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
     << "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src "
        "'unsafe-inline'\">"
     << "<title>clustertwin calibrate: " << base::escape_html(meta.cluster) << "</title><style>"
     << "body{font-family:sans-serif;margin:2em;max-width:70em}table{border-collapse:collapse}"
     << "td,th{border:1px solid #ccc;padding:2px 6px;text-align:right}th{background:#eee}"
-    << "td.l{text-align:left}svg{border:1px solid #ddd;margin:4px}</style></head><body>\n";
-  h << "<h1>Calibration of " << base::escape_html(fit.gpu) << " collectives on "
-    << base::escape_html(meta.cluster) << "</h1>\n";
+    << "td.l{text-align:left}svg{border:1px solid #ddd;margin:4px;max-width:100%;height:auto}"
+    << ".charts{display:flex;flex-wrap:wrap;gap:4px}.scroll{overflow-x:auto}"
+    << "code{word-break:break-all}</style></head><body>\n";
+  h << "<h1>" << base::escape_html(title) << "</h1>\n";
   h << "<p>Stack: " << base::escape_html(meta.stack.empty() ? "(not given)" : meta.stack)
-    << ". rms error of log(predicted / measured): " << fmt("%.1f%%", 100 * r.rms_before)
-    << " with the catalog's calibration, <b>" << fmt("%.1f%%", 100 * r.rms_after) << "</b> fitted";
-  if (r.folds >= 2)
-    h << ", " << fmt("%.1f%%", 100 * r.cv_rms) << " in " << r.folds << "-fold cross-validation";
-  h << ".</p>\n<h2>Inputs</h2><table><tr><th>file</th><th>format</th><th>records</th>"
-    << "<th>sha256</th></tr>\n";
+    << ".</p>\n<h2>Inputs</h2><div class=scroll><table><tr><th>file</th><th>format</th>"
+    << "<th>records</th><th>sha256</th></tr>\n";
   for (const auto& f : inputs) {
     h << "<tr><td class=l>" << base::escape_html(f.path) << "</td><td class=l>"
       << format_name(f.format) << "</td><td>" << f.records << "</td><td class=l><code>" << f.sha256
       << "</code></td></tr>\n";
   }
-  h << "</table>\n<h2>Measured vs predicted</h2>\n"
+  h << "</table></div>\n" << sections << "</body></html>\n";
+  return h.str();
+}
+
+std::string residual_histogram_svg(const FitResult& r, std::span<const Observation> obs) {
+  std::ostringstream h;
+  std::vector<int> bins(31, 0);
+  for (size_t j = 0; j < obs.size() && j < r.after.size(); ++j) {
+    const double e = std::log(r.after[j] / obs[j].value);
+    const int b = std::clamp(static_cast<int>(std::floor(e / 0.02 + 0.5)) + 15, 0, 30);
+    bins[static_cast<size_t>(b)]++;
+  }
+  const int top = std::max(1, *std::max_element(bins.begin(), bins.end()));
+  const int W = 520;
+  h << "<svg role=\"img\" aria-label=\"residual histogram\" width=\"" << W
+    << "\" height=\"170\" viewBox=\"0 0 " << W << " 170\">";
+  for (int b = 0; b < 31; ++b) {
+    const double bh = 120.0 * bins[static_cast<size_t>(b)] / top;
+    h << "<rect fill=\"#1f5fbf\" x=\"" << 10 + b * 16 << "\" y=\"" << fmt("%.1f", 130 - bh)
+      << "\" width=\"14\" height=\"" << fmt("%.1f", bh) << "\"><title>"
+      << bins[static_cast<size_t>(b)] << " at " << (b - 15) * 2 << "%</title></rect>";
+  }
+  h << "<line x1=\"257\" x2=\"257\" y1=\"6\" y2=\"132\" stroke=\"#999\" "
+       "stroke-dasharray=\"3,3\"/>"
+    << "<text x=\"10\" y=\"148\" font-size=\"11\">&lt;= -30%</text><text x=\"250\" y=\"148\" "
+       "font-size=\"11\">0</text><text x=\"462\" y=\"148\" font-size=\"11\">&gt;= +30%</text>"
+    << "<text x=\"10\" y=\"164\" font-size=\"11\">" << obs.size() << " measurements; tallest bin "
+    << top << "</text></svg>\n";
+  return h.str();
+}
+
+std::string parameter_table_html(
+    const FitResult& r, const std::function<std::string(const ParameterResult&)>& constrained_by) {
+  std::ostringstream h;
+  h << "<div class=scroll><table><tr><th>parameter</th><th>start</th><th>fitted</th>"
+    << "<th>&plusmn;1&sigma;</th><th>constrained by</th></tr>\n";
+  for (const auto& p : r.parameters) {
+    h << "<tr><td class=l>" << base::escape_html(p.name) << "</td><td>" << fmt("%.4g", p.start)
+      << "</td><td>" << (p.constrained || !p.kept_at_start ? fmt("%.4g", p.value) : "&mdash;")
+      << "</td><td>" << (p.constrained ? fmt("%.1f%%", 100 * p.sigma_rel) : "")
+      << "</td><td class=l>"
+      << base::escape_html(p.constrained ? constrained_by(p) + (p.at_bound ? " [at a bound]" : "")
+                                         : "not constrained: " + p.why_not +
+                                               (p.kept_at_start ? "; kept at the start" : ""))
+      << "</td></tr>\n";
+  }
+  h << "</table></div>\n";
+  return h.str();
+}
+
+std::string collective_fit_html_section(const CollectiveFit& fit,
+                                        std::span<const CollectiveRun> runs) {
+  const auto& r = fit.result;
+  std::ostringstream h;
+  h << "<h2>Collectives on " << base::escape_html(fit.gpu) << "</h2>\n";
+  h << "<p>rms error of log(predicted / measured): " << fmt("%.1f%%", 100 * r.rms_before)
+    << " with the catalog's calibration, <b>" << fmt("%.1f%%", 100 * r.rms_after) << "</b> fitted";
+  if (r.folds >= 2)
+    h << ", " << fmt("%.1f%%", 100 * r.cv_rms) << " in " << r.folds << "-fold cross-validation";
+  h << ".</p>\n<h3>Measured vs predicted</h3>\n"
     << "<p>Bus bandwidth by size (log-log): measured (dots), catalog calibration (grey), "
-       "fitted (blue).</p>\n";
+       "fitted (blue).</p>\n<div class=charts>";
   // One chart per run.
   const double W = 520, H = 300, L = 50, B = 30;
   for (size_t i = 0; i < runs.size(); ++i) {
@@ -226,8 +282,8 @@ std::string fit_html(const CollectiveFit& fit, std::span<const InputFile> inputs
     auto py = [&](double y) {
       return H - B - (std::log10(std::max(y, 1e-3)) - ly0) / (ly1 - ly0) * (H - B - 10);
     };
-    h << "<h3>" << base::escape_html(run.file) << ":" << run.line << " — "
-      << collective::op_name(run.op) << ", " << run.ranks << " ranks</h3>\n<svg width=\"" << W
+    h << "<figure><figcaption>" << base::escape_html(run.file) << ":" << run.line << " — "
+      << collective::op_name(run.op) << ", " << run.ranks << " ranks</figcaption><svg width=\"" << W
       << "\" height=\"" << H << "\" viewBox=\"0 0 " << W << " " << H << "\">";
     h << "<text x=\"" << L << "\" y=\"" << H - 8 << "\" font-size=\"11\">size " << fmt("%.0f", xmin)
       << " B to " << fmt("%.3g", xmax) << " B</text>";
@@ -248,38 +304,154 @@ std::string fit_html(const CollectiveFit& fit, std::span<const InputFile> inputs
       h << "<circle r=\"3\" fill=\"#d33\" cx=\"" << fmt("%.1f", px(x)) << "\" cy=\""
         << fmt("%.1f", py(bw(j, fit.observations[j].value))) << "\"/>";
     }
-    h << "</svg>\n";
+    h << "</svg></figure>\n";
   }
-  // Residual histogram of the fitted model, 2% bins from -30% to +30%.
-  h << "<h2>Residuals after the fit</h2>\n<p>log(predicted / measured), 2% bins; outside "
-       "&plusmn;30% counted in the end bins.</p>\n";
-  std::vector<int> bins(31, 0);
-  for (size_t j = 0; j < fit.observations.size(); ++j) {
-    const double e = std::log(r.after[j] / fit.observations[j].value);
-    const int b = std::clamp(static_cast<int>(std::floor(e / 0.02 + 0.5)) + 15, 0, 30);
-    bins[b]++;
+  h << "</div>\n<h3>Residuals after the fit</h3>\n<p>log(predicted / measured), 2% bins; outside "
+       "&plusmn;30% counted in the end bins.</p>\n"
+    << residual_histogram_svg(r, fit.observations);
+  h << "<h3>Parameters</h3>\n"
+    << parameter_table_html(r,
+                            [&](const ParameterResult& p) { return constrained_by(fit, runs, p); });
+  return h.str();
+}
+
+std::string fit_html(const CollectiveFit& fit, std::span<const InputFile> inputs,
+                     std::span<const CollectiveRun> runs, const ProfileMeta& meta) {
+  return report_page("Calibration of " + fit.gpu + " collectives on " + meta.cluster, inputs, meta,
+                     collective_fit_html_section(fit, runs));
+}
+
+std::string measured_vs_predicted_svg(const std::string& title, const std::string& x_label,
+                                      const std::string& y_label, std::vector<ChartPoint> points,
+                                      bool log_x, bool log_y) {
+  std::stable_sort(points.begin(), points.end(),
+                   [](const ChartPoint& a, const ChartPoint& b) { return a.x < b.x; });
+  const double W = 420, H = 260, L = 56, R = 12, T = 24, B = 40;
+  double x0 = 1e300, x1 = -1e300, y0 = 1e300, y1 = -1e300;
+  auto tx = [&](double v) { return log_x ? std::log10(std::max(v, 1e-300)) : v; };
+  auto ty = [&](double v) { return log_y ? std::log10(std::max(v, 1e-300)) : v; };
+  for (const auto& p : points) {
+    x0 = std::min(x0, tx(p.x));
+    x1 = std::max(x1, tx(p.x));
+    for (double v : {p.measured, p.before, p.after}) {
+      if (!(v > 0)) continue;
+      y0 = std::min(y0, ty(v));
+      y1 = std::max(y1, ty(v));
+    }
   }
-  const int top = std::max(1, *std::max_element(bins.begin(), bins.end()));
-  h << "<svg width=\"" << W << "\" height=\"160\" viewBox=\"0 0 " << W << " 160\">";
-  for (int b = 0; b < 31; ++b) {
-    const double bh = 120.0 * bins[b] / top;
-    h << "<rect fill=\"#1f5fbf\" x=\"" << 10 + b * 16 << "\" y=\"" << fmt("%.1f", 130 - bh)
-      << "\" width=\"14\" height=\"" << fmt("%.1f", bh) << "\"/>";
+  if (points.empty()) x0 = x1 = y0 = y1 = 0;
+  if (!log_y) y0 = std::min(y0, 0.0);
+  const double xs = x1 - x0 > 0 ? x1 - x0 : 1, ys = y1 - y0 > 0 ? y1 - y0 : 1;
+  auto px = [&](double v) {
+    return points.size() == 1 ? (L + W - R) / 2 : L + (tx(v) - x0) / xs * (W - L - R);
+  };
+  auto py = [&](double v) { return H - B - (ty(v) - y0) / ys * (H - B - T); };
+  auto axis = [&](double v, bool log) { return fmt("%.4g", log ? std::pow(10, v) : v); };
+  std::ostringstream h;
+  h << "<figure><figcaption>" << base::escape_html(title) << "</figcaption><svg role=\"img\" "
+    << "aria-label=\"" << base::escape_html(title) << "\" width=\"" << W << "\" height=\"" << H
+    << "\" viewBox=\"0 0 " << W << " " << H << "\">";
+  h << "<line x1=\"" << L << "\" y1=\"" << H - B << "\" x2=\"" << W - R << "\" y2=\"" << H - B
+    << "\" stroke=\"#444\"/><line x1=\"" << L << "\" y1=\"" << T << "\" x2=\"" << L << "\" y2=\""
+    << H - B << "\" stroke=\"#444\"/>";
+  h << "<text x=\"" << L << "\" y=\"" << H - B + 14 << "\" font-size=\"11\">" << axis(x0, log_x)
+    << "</text><text x=\"" << W - R << "\" y=\"" << H - B + 14
+    << "\" font-size=\"11\" text-anchor=\"end\">" << axis(x1, log_x) << "</text>"
+    << "<text x=\"" << (L + W - R) / 2 << "\" y=\"" << H - 8
+    << "\" font-size=\"11\" text-anchor=\"middle\">" << base::escape_html(x_label)
+    << (log_x ? " (log)" : "") << "</text>";
+  h << "<text x=\"" << L - 4 << "\" y=\"" << H - B << "\" font-size=\"11\" text-anchor=\"end\">"
+    << axis(y0, log_y) << "</text><text x=\"" << L - 4 << "\" y=\"" << T + 4
+    << "\" font-size=\"11\" text-anchor=\"end\">" << axis(y1, log_y) << "</text>"
+    << "<text x=\"" << L << "\" y=\"14\" font-size=\"11\">" << base::escape_html(y_label)
+    << (log_y ? " (log)" : "") << "</text>";
+  for (int pass = 0; pass < 2; ++pass) {
+    std::string pts;
+    for (const auto& p : points) {
+      const double v = pass == 0 ? p.before : p.after;
+      if (!(v > 0)) continue;
+      pts += fmt("%.1f", px(p.x)) + "," + fmt("%.1f", py(v)) + " ";
+    }
+    if (pts.empty()) continue;
+    h << "<polyline fill=\"none\" stroke=\"" << (pass == 0 ? "#999" : "#1f5fbf")
+      << "\" stroke-width=\"" << (pass == 0 ? 1 : 2) << "\" points=\"" << pts << "\"/>";
+    if (points.size() == 1) {  // one point: a tick instead of a line
+      const auto& p = points.front();
+      const double v = pass == 0 ? p.before : p.after;
+      h << "<line x1=\"" << fmt("%.1f", px(p.x) - 12) << "\" x2=\"" << fmt("%.1f", px(p.x) + 12)
+        << "\" y1=\"" << fmt("%.1f", py(v)) << "\" y2=\"" << fmt("%.1f", py(v)) << "\" stroke=\""
+        << (pass == 0 ? "#999" : "#1f5fbf") << "\" stroke-width=\"2\"/>";
+    }
   }
-  h << "<text x=\"10\" y=\"150\" font-size=\"11\">-30%</text><text x=\"250\" y=\"150\" "
-       "font-size=\"11\">0</text><text x=\"480\" y=\"150\" font-size=\"11\">+30%</text></svg>\n";
-  h << "<h2>Parameters</h2>\n<table><tr><th>parameter</th><th>start (catalog)</th>"
-    << "<th>fitted</th><th>&plusmn;1&sigma;</th><th>constrained by</th></tr>\n";
-  for (const auto& p : r.parameters) {
-    h << "<tr><td class=l>" << base::escape_html(p.name) << "</td><td>" << fmt("%.4g", p.start)
-      << "</td><td>" << (p.constrained || !p.kept_at_start ? fmt("%.4g", p.value) : "&mdash;")
-      << "</td><td>" << (p.constrained ? fmt("%.1f%%", 100 * p.sigma_rel) : "")
-      << "</td><td class=l>"
-      << base::escape_html(p.constrained ? constrained_by(fit, runs, p)
-                                         : "not constrained: " + p.why_not)
+  for (const auto& p : points) {
+    h << "<circle r=\"3.5\" fill=\"#d33\" cx=\"" << fmt("%.1f", px(p.x)) << "\" cy=\""
+      << fmt("%.1f", py(p.measured)) << "\"><title>" << base::escape_html(p.label) << ": measured "
+      << fmt("%.4g", p.measured) << ", fitted " << fmt("%.4g", p.after) << "</title></circle>";
+  }
+  h << "</svg></figure>\n";
+  return h.str();
+}
+
+std::string serving_fit_html_section(const ServingFit& fit,
+                                     std::span<const ServingResult> results) {
+  const auto& r = fit.result;
+  std::ostringstream h;
+  h << "<h2>Serving results on " << base::escape_html(fit.gpu) << "</h2>\n<p>" << results.size()
+    << " results, " << fit.observations.size() << " measurements. rms error of log(predicted / "
+    << "measured): " << fmt("%.1f%%", 100 * r.rms_before) << " with the catalog's step model, <b>"
+    << fmt("%.1f%%", 100 * r.rms_after) << "</b> fitted";
+  if (r.folds >= 2) {
+    h << ", " << fmt("%.1f%%", 100 * r.cv_rms) << " in " << r.folds << "-fold cross-validation";
+  } else {
+    h << " (no cross-validation: fewer than 4 measurements)";
+  }
+  h << ".</p>\n<h3>Measured vs predicted by request rate</h3>\n<p>Measured (dots), the catalog's "
+       "step model (grey), fitted (blue); one chart per metric and serving setup. Offline runs "
+       "(every request at once) are in the table below.</p>\n<div class=charts>";
+  // One chart per (setup, metric) over the runs at a request rate.
+  std::map<std::pair<int, std::string>, std::vector<ChartPoint>> charts;
+  for (size_t i = 0; i < fit.where.size(); ++i) {
+    const auto& res = results[fit.where[i].result];
+    if (!(res.request_rate > 0)) continue;
+    charts[{std::max(res.setup, 0), fit.where[i].metric}].push_back(
+        {.x = res.request_rate,
+         .measured = fit.observations[i].value,
+         .before = r.before[i],
+         .after = r.after[i],
+         .label = res.file + ":" + std::to_string(res.line) + " at " +
+                  fmt("%.4g", res.request_rate) + " req/s"});
+  }
+  for (auto& [key, pts] : charts) {
+    const std::string setup = static_cast<size_t>(key.first) < fit.setups.size()
+                                  ? fit.setups[static_cast<size_t>(key.first)]
+                                  : std::string("setup");
+    h << measured_vs_predicted_svg(key.second + " (" + setup + ")", "request rate, req/s",
+                                   key.second, std::move(pts), false, false);
+  }
+  h << "</div>\n<div class=scroll><table><tr><th>result</th><th>tool</th><th>rate</th>"
+    << "<th>metric</th><th>measured</th><th>before</th><th>fitted</th><th>error</th></tr>\n";
+  for (size_t i = 0; i < fit.where.size(); ++i) {
+    const auto& res = results[fit.where[i].result];
+    const double v = fit.observations[i].value;
+    h << "<tr><td class=l>" << base::escape_html(res.file + ":" + std::to_string(res.line))
+      << "</td><td class=l>" << base::escape_html(res.tool) << "</td><td>"
+      << (res.request_rate > 0 ? fmt("%.4g", res.request_rate) + " req/s" : "offline")
+      << "</td><td class=l>" << base::escape_html(fit.where[i].metric) << "</td><td>"
+      << fmt("%.4g", v) << "</td><td>" << fmt("%.4g", r.before[i]) << "</td><td>"
+      << fmt("%.4g", r.after[i]) << "</td><td>" << fmt("%+.1f%%", 100 * (r.after[i] / v - 1))
       << "</td></tr>\n";
   }
-  h << "</table>\n</body></html>\n";
+  h << "</table></div>\n<h3>Residuals after the fit</h3>\n"
+    << residual_histogram_svg(r, fit.observations) << "<h3>Parameters</h3>\n"
+    << parameter_table_html(r, [&](const ParameterResult& p) {
+         std::string by;
+         for (int i : p.constrained_by) {
+           const auto& res = results[fit.where[static_cast<size_t>(i)].result];
+           by += (by.empty() ? "" : ", ") + res.file + ":" + std::to_string(res.line) + " " +
+                 fit.where[static_cast<size_t>(i)].metric;
+         }
+         return by;
+       });
   return h.str();
 }
 

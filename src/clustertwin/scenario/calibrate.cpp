@@ -13,9 +13,11 @@
 #include "clustertwin/calibration/kernel_fit.h"
 #include "clustertwin/calibration/parse.h"
 #include "clustertwin/calibration/report.h"
+#include "clustertwin/calibration/serving_fit.h"
 #include "clustertwin/calibration/step_fit.h"
 #include "clustertwin/collective/sweep.h"
 #include "clustertwin/compute/compute_model.h"
+#include "clustertwin/scenario/serving.h"
 
 namespace clustertwin::scenario {
 
@@ -70,6 +72,126 @@ base::Result<std::vector<std::unique_ptr<TrainingJob>>> measured_step_jobs(
   }
   if (!errors.empty()) return base::fail(errors.combined());
   return jobs;
+}
+
+namespace {
+
+/// One serving setup file read over the serving request's field table (its keys are `serve`'s;
+/// the `cluster:` it may name must be the calibrate run's).
+base::Result<ServingRequest> read_serving_setup(const calibration::ServingSetupFile& f,
+                                                const std::string& cluster) {
+  auto doc = config::parse_document(f.text, f.file);
+  if (!doc) return base::fail(doc.error());
+  config::ReadContext ctx{.file = doc->file};
+  config::Reader top(doc->root, ctx);
+  ServingRequest o;
+  o.cluster = cluster;
+  top.allow("name");
+  top.allow("description");
+  if (auto c = top.string("cluster", config::Reader::Need::kOptional); c && *c != cluster) {
+    top.error("the serving setup names cluster '" + *c + "' but the results are calibrated on '" +
+                  cluster + "' ({cluster})",
+              "cluster");
+  }
+  std::vector<std::pair<std::string, int>> keys;
+  int line = 0;
+  if (auto w = top.child("workload")) {
+    if (auto i = w->child("inference")) {
+      line = i->line();
+      (void)i->string("model");  // required: the setup says what was served
+      keys = read_fields(*i, serving_fields(), o);
+      i->finish();
+    }
+    w->finish();
+  }
+  top.finish();
+  if (!ctx.errors.empty()) return base::fail(ctx.errors.combined());
+  auto at = [&](const std::string& key) {
+    for (const auto& [k, l] : keys) {
+      if (k == key) return l;
+    }
+    return line;
+  };
+  if (!o.calibration.empty()) {
+    return base::fail(
+        "the serving setup of measured results takes no calibration profile: the fit starts "
+        "from the catalog's step model",
+        f.file, at("calibration"));
+  }
+  if (o.serving == "auto" || (o.serving.empty() && !serving_layout_given(o))) {
+    return base::fail(
+        "the serving setup gives no layout: the measured results ran on one, give it (tp, ep, "
+        "dp_attention, max_batch, ... or serving: FILE); the layout search (serving: auto) "
+        "cannot be calibrated",
+        f.file, at("serving"));
+  }
+  // Every result is replayed at its own rate; offline here only resolves the setup (a server
+  // run's latency limits are not needed to replay a given rate).
+  o.scenario = "offline";
+  o.rate = 0;
+  return o;
+}
+
+}  // namespace
+
+base::Result<std::vector<std::unique_ptr<ServingJob>>> measured_serving_jobs(
+    const Environment& env, const std::string& cluster,
+    const std::vector<calibration::ServingSetupFile>& setups) {
+  std::vector<std::unique_ptr<ServingJob>> jobs;
+  base::Errors errors;
+  for (const auto& f : setups) {
+    auto o = read_serving_setup(f, cluster);
+    if (!o) {
+      errors.add(o.error());
+      continue;
+    }
+    auto fail_here = [&](const base::Error& e) {
+      base::Error x = e;
+      x.message = render(x.message, serving_words(), Door::kFile);
+      if (x.file.empty()) {
+        x.file = f.file;
+        x.line = 1;
+      }
+      errors.add(x);
+    };
+    auto job = prepare_serving(env, *o);
+    if (!job) {
+      fail_here(job.error());
+      continue;
+    }
+    auto layout = serving_layout(*o, **job);
+    if (!layout) {
+      fail_here(layout.error());
+      continue;
+    }
+    (*job)->setup.layout = *layout;
+    jobs.push_back(std::move(*job));
+  }
+  if (!errors.empty()) return base::fail(errors.combined());
+  return jobs;
+}
+
+base::Result<calibration::ServingPrediction> predict_serving(const ServingJob& job,
+                                                             const calibration::ServingResult& r,
+                                                             double gpu_factor, double host_s) {
+  execution::ServingSetup s = job.setup;
+  const bool offline = r.scenario == "Offline" || (r.scenario == "online" && r.request_rate <= 0);
+  s.scenario = offline                       ? workload::ServingScenario::kOffline
+               : r.scenario == "Interactive" ? workload::ServingScenario::kInteractive
+                                             : workload::ServingScenario::kServer;
+  s.rate_qps = offline ? 0 : r.request_rate;
+  s.calibration.gpu_factor = gpu_factor;
+  s.calibration.host_s = host_s;
+  auto res = execution::simulate_serving(s);
+  if (!res) return base::fail(res.error());
+  return calibration::ServingPrediction{.output_tokens_per_s = res->tokens_per_s,
+                                        .requests_per_s = res->requests_per_s,
+                                        .ttft_p50_ms = 1e3 * res->ttft_s.p50,
+                                        .ttft_mean_ms = 1e3 * res->ttft_s.mean,
+                                        .tpot_p50_ms = 1e3 * res->tpot_s.p50,
+                                        .tpot_mean_ms = 1e3 * res->tpot_s.mean,
+                                        .e2e_p50_ms = 1e3 * res->e2e_s.p50,
+                                        .e2e_mean_ms = 1e3 * res->e2e_s.mean};
 }
 
 namespace {
@@ -237,15 +359,20 @@ base::Result<CalibrateRun> run_calibrate(const Environment& env, const Calibrate
         "calibrate: an AIConfigurator system spec gives the peaks of kernel tables; "
         "give the tables with it");
   }
-  if (m.collectives.empty() && m.steps.empty()) {
-    return base::fail("calibrate: the files hold " + std::to_string(m.serving.size()) +
-                      " serving results but no nccl-tests runs, training step times or kernel "
-                      "tables; fitting serving results is not built yet (issue 16): nothing was "
-                      "fitted or written");
+  if (m.collectives.empty() && m.steps.empty() && m.serving.empty()) {
+    return base::fail("calibrate: the files hold " + std::to_string(m.serving_setups.size()) +
+                      " serving setups but no measurements (nccl-tests runs, training step "
+                      "times, kernel tables or serving results): nothing was fitted or written");
   }
-  if (!m.serving.empty() && log) {
-    *log << "warning: " << m.serving.size()
-         << " serving results were read but not fitted (issue 16)\n";
+  if (!m.serving.empty() && m.serving_setups.empty()) {
+    return base::fail(
+        "calibrate: serving results need the setup they ran under: give a scenario file with "
+        "workload.inference (model, gpus, the layout: tp, ep, dp_attention, max_batch, ...; "
+        "isl/osl or dataset; precision) before the result files");
+  }
+  if (m.serving.empty() && !m.serving_setups.empty()) {
+    return base::fail("calibrate: a serving setup (" + m.serving_setups.front().file +
+                      ") without serving results (LoadGen summaries or benchmark_serving JSON)");
   }
   auto cluster = env.load_cluster(r.cluster);
   if (!cluster) return base::fail(cluster.error());
@@ -302,25 +429,56 @@ base::Result<CalibrateRun> run_calibrate(const Environment& env, const Calibrate
     out << calibration::step_fit_summary(*steps, m.steps);
   }
 
+  std::optional<calibration::ServingFit> serving;
+  if (!m.serving.empty()) {
+    // Each setup prepared as `serve` prepares it; each result replayed at its own rate.
+    auto jobs = measured_serving_jobs(env, r.cluster, m.serving_setups);
+    if (!jobs) return base::fail(jobs.error());
+    if (log) {
+      *log << "calibrate: fitting " << m.serving.size() << " serving result"
+           << (m.serving.size() == 1 ? "" : "s") << " on " << r.cluster << "\n";
+    }
+    calibration::FitOptions vfo;
+    vfo.folds = r.folds;
+    auto predict = [&](size_t i, double f,
+                       double h) -> base::Result<calibration::ServingPrediction> {
+      const auto& res = m.serving[i];
+      const auto& job = *(*jobs)[static_cast<size_t>(std::max(res.setup, 0))];
+      return predict_serving(job, res, f, h);
+    };
+    auto f = calibration::fit_serving(gpu, m.serving, predict, vfo);
+    if (!f) return base::fail(f.error());
+    serving = std::move(*f);
+    for (const auto& s : m.serving_setups) serving->setups.push_back(s.file);
+    if (fit || steps) out << "\n";
+    out << calibration::serving_fit_summary(*serving, m.serving);
+  }
+
   CalibrateRun run;
   if (r.json) {
     run.json = fit ? calibration::fit_json(*fit, m.inputs, m.collectives, meta)
                    : nlohmann::json{{"cluster", r.cluster}, {"gpu", gpu}, {"stack", r.stack}};
     if (steps) run.json["training"] = calibration::step_fit_json(*steps, m.steps);
+    if (serving) run.json["serving"] = calibration::serving_fit_json(*serving, m.serving);
   }
   if (r.report) {
-    run.report = fit ? calibration::fit_html(*fit, m.inputs, m.collectives, meta)
-                     : calibration::step_fit_html(*steps, m.inputs, m.steps, meta);
-    if (fit && steps) {
-      run.report.insert(run.report.rfind("</body>"),
-                        calibration::step_fit_html_section(*steps, m.steps));
-    }
+    std::string sections;
+    if (fit) sections += calibration::collective_fit_html_section(*fit, m.collectives);
+    if (steps) sections += calibration::step_fit_html_section(*steps, m.steps);
+    if (serving) sections += calibration::serving_fit_html_section(*serving, m.serving);
+    run.report = calibration::report_page("Calibration of the " + gpu + " models on " + r.cluster,
+                                          m.inputs, meta, sections);
   }
   if (!r.profile_path.empty()) {
     run.profile = fit ? calibration::profile_yaml(*fit, m.inputs, m.collectives, fo.fit, meta)
-                      : calibration::step_profile_yaml(*steps, m.inputs, m.steps, meta);
+                  : steps
+                      ? calibration::step_profile_yaml(*steps, m.inputs, m.steps, meta)
+                      : calibration::serving_only_profile_yaml(*serving, m.inputs, m.serving, meta);
     if (fit && steps) run.profile += calibration::training_profile_yaml(*steps, m.steps);
-    // The profile must load as the collective and training readers read it before it
+    if ((fit || steps) && serving) {
+      run.profile += calibration::serving_profile_yaml(*serving, m.serving);
+    }
+    // The profile must load as the collective, training and serving readers read it before it
     // replaces anything.
     if (auto back = collective::Calibration::read_profile({r.profile_path, run.profile}); !back) {
       return base::fail(
@@ -329,6 +487,10 @@ base::Result<CalibrateRun> run_calibrate(const Environment& env, const Calibrate
     if (auto back = calibration::read_training_calibration({r.profile_path, run.profile});
         !back || (steps && !*back)) {
       return base::fail(internal("the fitted profile's training section does not read back"));
+    }
+    if (auto back = calibration::read_serving_calibration({r.profile_path, run.profile});
+        !back || (serving && !*back)) {
+      return base::fail(internal("the fitted profile's serving section does not read back"));
     }
   }
   return run;

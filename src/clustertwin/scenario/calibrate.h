@@ -15,8 +15,10 @@
 #include "clustertwin/base/result.h"
 #include "clustertwin/calibration/kernel_fit.h"
 #include "clustertwin/calibration/measurements.h"
+#include "clustertwin/calibration/serving_fit.h"
 #include "clustertwin/scenario/environment.h"
 #include "clustertwin/scenario/fields.h"
+#include "clustertwin/scenario/serving.h"
 #include "clustertwin/scenario/training.h"
 
 namespace clustertwin::scenario {
@@ -44,6 +46,21 @@ const std::vector<FieldWord>& calibrate_words();
 base::Result<std::vector<std::unique_ptr<TrainingJob>>> measured_step_jobs(
     const Environment& env, const std::string& cluster,
     const std::vector<calibration::StepTime>& runs, const std::string& default_model);
+
+/// The serving jobs of measured serving results: each setup file (a scenario file's
+/// `workload.inference`, read over the serving request's field table; its `cluster:`, when
+/// given, must be `cluster`) prepared as `serve` prepares it, with its explicit layout. Every
+/// setup's errors at once, at its file:line; messages name keys.
+base::Result<std::vector<std::unique_ptr<ServingJob>>> measured_serving_jobs(
+    const Environment& env, const std::string& cluster,
+    const std::vector<calibration::ServingSetupFile>& setups);
+
+/// One measured result replayed on its setup's job: the scenario the result ran (offline for
+/// LoadGen Offline and for benchmark_serving at rate inf, else server or interactive at its
+/// request rate), the step model at kernel-time factor `gpu_factor` and host time `host_s`.
+base::Result<calibration::ServingPrediction> predict_serving(const ServingJob& job,
+                                                             const calibration::ServingResult& r,
+                                                             double gpu_factor, double host_s);
 
 /// A built-in calibration regenerated from its recipe (`what`: "compute", the catalog's
 /// compute files from catalog/calibration/compute.yaml, "collectives", its collective lines

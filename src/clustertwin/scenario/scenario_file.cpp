@@ -153,9 +153,13 @@ base::Result<Scenario> parse_scenario(const config::Document& doc) {
       o.cluster = s.cluster;
       (void)i->string("model");  // required in a file: a scenario says what it serves
       s.inference_block = read_block<ServingRequest>(*i, {&serving_fields()}, o);
-      refuse_calibration(*i,
-                         "serving does not run (its TP all-reduce and all-to-all are the serving "
-                         "step model's own)");
+      // Its own `calibration:` only (a profile's serving: mapping; the top-level one is the
+      // collective model's, which serving does not run).
+      if (!o.calibration.empty()) {
+        o.calibration = scenario_relative(doc.file, o.calibration);
+        o.calibration_where =
+            doc.file + ":" + std::to_string(i->line("calibration")) + ": calibration";
+      }
       i->finish();
       s.inference = o;
     }

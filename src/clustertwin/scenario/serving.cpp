@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "clustertwin/base/units_parse.h"
+#include "clustertwin/calibration/serving_fit.h"
 #include "clustertwin/execution/serving_sim.h"
 #include "clustertwin/models/model_catalog.h"
 #include "clustertwin/power/serving_power.h"
@@ -292,6 +293,15 @@ FieldTable<R> make_serving_fields() {
         .member = &R::compare,
         .help = "also break down the per-GPU ratio to this cluster (e.g. 'hgx-h200*1'): GPU, "
                 "memory, FP4, NVLink domain"},
+      F{.key = "calibration",
+        .flag = "calibration",
+        .name = "calibration profile",
+        .member = &R::calibration,
+        .help = "a calibration profile fitted to measured serving results (`clustertwin "
+                "calibrate` of LoadGen summaries or benchmark_serving JSON with their setup): "
+                "its serving: mapping sets the step model's kernel-time factor and host time "
+                "per iteration; a profile for another GPU, or one without a serving: mapping, "
+                "is refused"},
   };
   const FieldTable<R> power_rows = {
       F{.key = "clock_lock",
@@ -496,9 +506,114 @@ base::Result<workload::LatencyLimits> limits_of(const ServingRequest& o, const w
   return l;
 }
 
+}  // namespace
+
+base::Result<std::unique_ptr<ServingJob>> prepare_serving(const Environment& ctx,
+                                                          const ServingRequest& o) {
+  if (auto st = check_serving(o); !st) return base::fail(st.error());
+  auto job = std::make_unique<ServingJob>();
+  auto cat = ctx.load_catalog();
+  if (!cat) return base::fail(cat.error());
+  job->catalog = std::move(*cat);
+  auto spec = ctx.resolve_cluster(job->catalog, o.cluster);
+  if (!spec) return base::fail(spec.error());
+  job->cluster = std::move(*spec);
+  const auto& sys = **job->catalog.system(job->cluster.system);
+  job->gpu = *job->catalog.gpu(sys.gpu);
+  const auto& gpu = *job->gpu;
+  const int64_t total = static_cast<int64_t>(job->cluster.count) * sys.gpus();
+  job->gpus = o.gpus > 0 ? o.gpus : total;
+  if (job->gpus > total) {
+    return base::fail(fmt::format("{{gpus}} {} is more than cluster '{}' has ({})", job->gpus,
+                                  job->cluster.name, total));
+  }
+  auto model = models::load_model(job->catalog, o.model);
+  if (!model) return base::fail(model.error());
+  job->model = std::move(*model);
+  auto sc = workload::parse_scenario(o.scenario);
+  if (!sc)
+    return base::fail("{scenario}: expected offline, server or interactive, got '" + o.scenario +
+                      "'");
+  job->scenario = *sc;
+  base::Result<workload::Dataset> dataset = base::fail("");
+  if (o.isl > 0 || o.osl > 0) {
+    if (o.isl <= 0 || o.osl <= 0) return base::fail("{isl} and {osl} go together (both > 0)");
+    dataset = workload::fixed_dataset(o.isl, o.osl);
+  } else if (!o.dataset.empty()) {
+    dataset = workload::find_dataset(job->catalog, o.dataset);
+  } else {
+    dataset = workload::dataset_for_model(job->catalog, job->model.name);
+  }
+  if (!dataset) return base::fail(dataset.error());
+  auto cm = compute::ComputeModel::for_gpu(gpu, job->catalog);
+  if (!cm) return base::fail(cm.error());
+  job->compute.emplace(std::move(*cm));
+  auto dtype = compute::parse_dtype(o.precision);
+  if (!dtype)
+    return base::fail("{precision}: expected bf16, fp8 or fp4, got '" + o.precision + "'");
+  job->precision = *dtype;
+  if (o.kv != "fp8" && o.kv != "bf16")
+    return base::fail("{kv_precision}: expected fp8 or bf16, got '" + o.kv + "'");
+  job->weights = job->compute->effective(*dtype);
+  if (job->weights != *dtype) {
+    job->notes.push_back(fmt::format("{} has no {} GEMMs: weights run as {}", gpu.name,
+                                     compute::dtype_name(*dtype),
+                                     compute::dtype_name(job->weights)));
+  }
+  auto fabric = execution::serving_fabric(job->catalog, job->cluster);
+  if (!fabric) return base::fail(fabric.error());
+
+  execution::ServingSetup& s = job->setup;
+  s.model = &job->model;
+  s.compute = &*job->compute;
+  s.fabric = *fabric;
+  s.memory_capacity = gpu.hbm_usable;
+  s.dataset = *dataset;
+  s.scenario = *sc;
+  s.seed = static_cast<uint64_t>(o.seed);
+  s.requests = o.requests;
+  s.layout.weights = job->weights;
+  s.layout.kv_bytes = o.kv == "fp8" ? 1.0 : 2.0;
+  s.layout.mtp = o.mtp;
+  s.layout.mtp_acceptance = o.mtp_acceptance;
+  if (o.tp_overlap >= 0) s.layout.tp_overlap = o.tp_overlap;
+  s.layout.adp_balance = o.adp_assign == "balanced";
+  s.layout.runtime = runtime_of(o);
+  s.layout.stream_interval = o.stream_interval;
+  if (*sc != workload::ServingScenario::kOffline) {
+    auto lim = limits_of(o, *dataset, *sc);
+    if (!lim) return base::fail(lim.error());
+    s.limits = *lim;
+  }
+  // A profile's serving: mapping (calibration/serving_fit.h): the step model's kernel-time
+  // factor and host time per iteration fitted to measured serving results.
+  if (!o.calibration.empty()) {
+    auto c = calibration::serving_calibration_of(o.calibration, gpu.name, o.calibration_where);
+    if (!c) return base::fail(c.error());
+    s.calibration.gpu_factor = c->gpu_factor;
+    s.calibration.host_s = c->host_s;
+    job->notes.push_back(fmt::format(
+        "kernel-time factor {:.4g} and host time per iteration {:.4g} ms fitted to measured "
+        "serving results (calibration profile {})",
+        c->gpu_factor, 1e3 * c->host_s, c->path));
+  }
+  return job;
+}
+
+bool serving_layout_given(const ServingRequest& r) { return layout_flags_given(r); }
+
+base::Result<workload::ServingLayout> serving_layout(const ServingRequest& o,
+                                                     const ServingJob& job) {
+  auto l = explicit_layout(o, job.gpus, job.weights, job.setup.layout.kv_bytes);
+  if (!l) return base::fail(l.error());
+  if (auto st = workload::validate(*l, job.model, job.gpus); !st) return base::fail(st.error());
+  return l;
+}
+
+namespace {
+
 base::Status serve_impl(const Environment& ctx, const ServingRequest& o, bool quiet,
                         const std::string& trace_path, ServingRun& out) {
-  if (auto st = check_serving(o); !st) return st;
   if (!o.power) {
     const std::pair<bool, const char*> given[] = {{!o.power_cap.empty(), "{power_cap}"},
                                                   {!o.clock_lock.empty(), "{clock_lock}"},
@@ -512,87 +627,35 @@ base::Status serve_impl(const Environment& ctx, const ServingRequest& o, bool qu
       if (on) return base::fail(std::string(flag) + " goes with {power}");
     }
   }
-  auto cat = ctx.load_catalog();
-  if (!cat) return base::fail(cat.error());
-  auto spec = ctx.resolve_cluster(*cat, o.cluster);
-  if (!spec) return base::fail(spec.error());
-  const auto& sys = **cat->system(spec->system);
-  const auto& gpu = **cat->gpu(sys.gpu);
-  const int64_t total = static_cast<int64_t>(spec->count) * sys.gpus();
-  const int64_t gpus = o.gpus > 0 ? o.gpus : total;
-  if (gpus > total) {
-    return base::fail(
-        fmt::format("{{gpus}} {} is more than cluster '{}' has ({})", gpus, spec->name, total));
-  }
-  auto model = models::load_model(*cat, o.model);
-  if (!model) return base::fail(model.error());
-  auto sc = workload::parse_scenario(o.scenario);
-  if (!sc)
-    return base::fail("{scenario}: expected offline, server or interactive, got '" + o.scenario +
-                      "'");
-  base::Result<workload::Dataset> dataset = base::fail("");
-  if (o.isl > 0 || o.osl > 0) {
-    if (o.isl <= 0 || o.osl <= 0) return base::fail("{isl} and {osl} go together (both > 0)");
-    dataset = workload::fixed_dataset(o.isl, o.osl);
-  } else if (!o.dataset.empty()) {
-    dataset = workload::find_dataset(*cat, o.dataset);
-  } else {
-    dataset = workload::dataset_for_model(*cat, model->name);
-  }
-  if (!dataset) return base::fail(dataset.error());
-  auto cm = compute::ComputeModel::for_gpu(gpu, *cat);
-  if (!cm) return base::fail(cm.error());
-  auto dtype = compute::parse_dtype(o.precision);
-  if (!dtype)
-    return base::fail("{precision}: expected bf16, fp8 or fp4, got '" + o.precision + "'");
-  if (o.kv != "fp8" && o.kv != "bf16")
-    return base::fail("{kv_precision}: expected fp8 or bf16, got '" + o.kv + "'");
-  std::vector<std::string> notes;
-  const compute::DType weights = cm->effective(*dtype);
-  if (weights != *dtype) {
-    notes.push_back(fmt::format("{} has no {} GEMMs: weights run as {}", gpu.name,
-                                compute::dtype_name(*dtype), compute::dtype_name(weights)));
-  }
-  auto fabric = execution::serving_fabric(*cat, *spec);
-  if (!fabric) return base::fail(fabric.error());
-
-  execution::ServingSetup s;
-  s.model = &*model;
-  s.compute = &*cm;
-  s.fabric = *fabric;
-  s.memory_capacity = gpu.hbm_usable;
-  s.dataset = *dataset;
-  s.scenario = *sc;
-  s.seed = static_cast<uint64_t>(o.seed);
-  s.requests = o.requests;
-  s.layout.weights = weights;
-  s.layout.kv_bytes = o.kv == "fp8" ? 1.0 : 2.0;
-  s.layout.mtp = o.mtp;
-  s.layout.mtp_acceptance = o.mtp_acceptance;
-  if (o.tp_overlap >= 0) s.layout.tp_overlap = o.tp_overlap;
-  s.layout.adp_balance = o.adp_assign == "balanced";
-  s.layout.runtime = runtime_of(o);
-  s.layout.stream_interval = o.stream_interval;
-  if (*sc != workload::ServingScenario::kOffline) {
-    auto lim = limits_of(o, *dataset, *sc);
-    if (!lim) return base::fail(lim.error());
-    s.limits = *lim;
-  }
+  auto prepared = prepare_serving(ctx, o);
+  if (!prepared) return base::fail(prepared.error());
+  ServingJob& job = **prepared;
+  const hardware::Catalog& cat = job.catalog;
+  const hardware::ClusterSpec& spec = job.cluster;
+  const hardware::GpuSpec& gpu = *job.gpu;
+  const int64_t gpus = job.gpus;
+  const models::ModelSpec& model = job.model;
+  const workload::ServingScenario sc = job.scenario;
+  const compute::ComputeModel& cm = *job.compute;
+  const compute::DType weights = job.weights;
+  execution::ServingSetup& s = job.setup;
+  const execution::ServingFabric& fabric = s.fabric;
+  const workload::Dataset& dataset = s.dataset;
 
   report::ServingReport rep;
-  rep.cluster = spec->name;
-  rep.model = model->name;
+  rep.cluster = spec.name;
+  rep.model = model.name;
   rep.gpu = gpu.name;
   rep.gpus = gpus;
-  rep.dataset = dataset->name;
-  rep.scenario = *sc;
+  rep.dataset = dataset.name;
+  rep.scenario = sc;
   rep.limits = s.limits;
-  rep.notes = notes;
+  rep.notes = job.notes;
   std::optional<search::ServingSearchResult> found;
   const bool automatic = o.serving == "auto" || (o.serving.empty() && !layout_flags_given(o));
   if (automatic) {
     search::ServingSpace space{
-        .gpus = gpus, .domain_size = fabric->domain_size, .verify_requests = o.requests};
+        .gpus = gpus, .domain_size = fabric.domain_size, .verify_requests = o.requests};
     std::optional<report::Progress> bar;
     std::once_flag once;
     auto r = search::search_serving(s, space, o.threads, [&](int64_t done, int64_t all) {
@@ -616,12 +679,12 @@ base::Status serve_impl(const Environment& ctx, const ServingRequest& o, bool qu
       rep.result = *run;
     }
   } else {
-    auto l = explicit_layout(o, gpus, weights, s.layout.kv_bytes);
+    auto l = serving_layout(o, job);
     if (!l) return base::fail(l.error());
-    if (auto st = workload::validate(*l, *model, gpus); !st) return base::fail(st.error());
+
     s.layout = *l;
     rep.layout = *l;
-    if (*sc == workload::ServingScenario::kOffline || o.rate > 0) {
+    if (sc == workload::ServingScenario::kOffline || o.rate > 0) {
       s.rate_qps = o.rate;
       auto r = execution::simulate_serving(s);
       if (!r) return base::fail(r.error());
@@ -651,24 +714,24 @@ base::Status serve_impl(const Environment& ctx, const ServingRequest& o, bool qu
     rep.result.trace = std::move(r->trace);
   }
   if (!o.compare.empty()) {
-    auto other = hardware::resolve_cluster(*cat, o.compare);
+    auto other = hardware::resolve_cluster(cat, o.compare);
     if (!other) return base::fail(other.error());
-    const auto& osys = **cat->system(other->system);
-    const auto& ogpu = **cat->gpu(osys.gpu);
-    auto ocm = compute::ComputeModel::for_gpu(ogpu, *cat);
+    const auto& osys = **cat.system(other->system);
+    const auto& ogpu = **cat.gpu(osys.gpu);
+    auto ocm = compute::ComputeModel::for_gpu(ogpu, cat);
     if (!ocm) return base::fail(ocm.error());
-    auto ofab = execution::serving_fabric(*cat, *other);
+    auto ofab = execution::serving_fabric(cat, *other);
     if (!ofab) return base::fail(ofab.error());
     const int64_t ogpus = static_cast<int64_t>(other->count) * osys.gpus();
     search::GenerationTarget from{.gpu = &ogpu,
                                   .compute = &*ocm,
                                   .fabric = *ofab,
                                   .gpus = ogpus,
-                                  .weights = ocm->effective(*dtype)};
+                                  .weights = ocm->effective(job.precision)};
     search::GenerationTarget to{.gpu = &gpu,
-                                .compute = &*cm,
-                                .fabric = *fabric,
-                                .gpus = std::min<int64_t>(gpus, fabric->domain_size),
+                                .compute = &cm,
+                                .fabric = fabric,
+                                .gpus = std::min<int64_t>(gpus, fabric.domain_size),
                                 .weights = weights};
     auto steps = search::generation_breakdown(s, from, to, o.threads);
     if (!steps) return base::fail(steps.error());
@@ -677,14 +740,14 @@ base::Status serve_impl(const Environment& ctx, const ServingRequest& o, bool qu
     rep.generation_title = fmt::format(
         "per-GPU {} {} throughput, {} ({} GPUs, {}) over {} ({} GPUs, {}), same software "
         "assumptions (steady-state estimates, best layout at each step):",
-        model->name, workload::scenario_name(*sc), spec->name, to.gpus,
+        model.name, workload::scenario_name(sc), spec.name, to.gpus,
         compute::dtype_name(to.weights), other->name, ogpus, compute::dtype_name(from.weights));
   }
 
   if (o.power) {
     execution::ServingSetup ps = s;
     ps.layout = rep.layout;
-    auto p = serving_power(o, *cat, *spec, ps, rep.result);
+    auto p = serving_power(o, cat, spec, ps, rep.result);
     if (!p) return base::fail(p.error());
     out.power = std::move(*p);
   }

@@ -4,10 +4,16 @@
 /// and its run: the serving step model and request-level simulator on one layout, or the layout
 /// search (`serving: auto`), with the power view when asked (docs/models/inference.md).
 
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <vector>
 
+#include "clustertwin/compute/compute_model.h"
+#include "clustertwin/execution/serving_sim.h"
+#include "clustertwin/hardware/catalog.h"
+#include "clustertwin/models/model.h"
 #include "clustertwin/scenario/environment.h"
 #include "clustertwin/scenario/fields.h"
 
@@ -47,6 +53,12 @@ struct ServingRequest {
   int64_t seed = 1;
   int threads = 0;
   std::string compare;
+  /// A calibration profile with a `serving:` mapping (calibration/serving_fit.h): the step
+  /// model's kernel-time factor and host time per iteration.
+  std::string calibration;
+  /// Where the profile was given, for messages: the field unless the door says otherwise (a
+  /// scenario file's file:line).
+  std::string calibration_where = "{calibration}";
   bool power = false;      ///< add the power view of the run
   std::string power_cap;   ///< with power: a GPU power limit ("1000W")
   std::string clock_lock;  ///< with power: an SM clock lock ("1500MHz")
@@ -64,6 +76,32 @@ const FieldTable<ServingRequest>& serving_fields();
 const std::vector<FieldWord>& serving_words();
 /// Checks every field's range and choices; messages name the field.
 base::Status check_serving(const ServingRequest& r);
+
+/// A serving run prepared as `serve` prepares it: the catalog, cluster, model, dataset, compute
+/// model and fabric resolved, the simulator's setup filled (all but the layout) and the
+/// calibration profile's serving constants applied. Heap-held: the setup points into it.
+struct ServingJob {
+  hardware::Catalog catalog;
+  hardware::ClusterSpec cluster;
+  const hardware::GpuSpec* gpu = nullptr;  ///< in `catalog`
+  int64_t gpus = 0;
+  models::ModelSpec model;
+  std::optional<compute::ComputeModel> compute;
+  workload::ServingScenario scenario = workload::ServingScenario::kOffline;
+  compute::DType precision = compute::DType::kNvfp4;  ///< as asked
+  compute::DType weights = compute::DType::kNvfp4;    ///< as the GPU runs them
+  execution::ServingSetup setup;
+  std::vector<std::string> notes;
+};
+/// Resolves a request (messages name fields, {key}).
+base::Result<std::unique_ptr<ServingJob>> prepare_serving(const Environment& env,
+                                                          const ServingRequest& r);
+/// Whether the request fixes a layout with its layout fields (else `serve` searches one).
+bool serving_layout_given(const ServingRequest& r);
+/// The request's explicit layout (its layout fields, or its `serving` file), checked against the
+/// job's model and GPUs.
+base::Result<workload::ServingLayout> serving_layout(const ServingRequest& r,
+                                                     const ServingJob& job);
 
 /// The power section of a serving run: JSON (report::serving_power_json), the text block and a
 /// summary line for the flagship.

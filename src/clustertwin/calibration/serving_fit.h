@@ -1,0 +1,140 @@
+#pragma once
+/// Serving results (MLPerf LoadGen summaries, vLLM / SGLang benchmark_serving JSON) fitted to the
+/// serving step model (docs/models/calibration.md, "Serving results").
+///
+///   t_iter(batch; f, h) = f x (the iteration's kernel time) + comm + h (execution/serving_step.h)
+///   f = StepCalibration::gpu_factor   (kernel-time multiplier)
+///   h = StepCalibration::host_s       (fixed host / scheduler time per iteration)
+///
+/// Each result is simulated by the request-level serving simulator at its own request rate, on
+/// the layout of its serving setup (the caller prepares each run exactly as `serve` does), and
+/// compared on what the result measures and the model predicts:
+///   - offline runs (LoadGen Offline, a benchmark_serving run with request rate inf): output
+///     tokens/s;
+///   - runs at a request rate: the mean time per output token and the mean time to first token
+///     (the medians where a tool prints no mean; LoadGen's sample latency where it prints
+///     neither), and output tokens/s when the run was saturated (achieved requests/s below 95%
+///     of the requested rate; below saturation throughput is the rate x the output length and
+///     says nothing about the model).
+/// Means, not medians: a median over a few hundred requests moves in steps as f and h change (a
+/// request crosses it), a mean moves smoothly, which the solver needs. p99s are not fitted: they
+/// are the queueing tail, which a few requests move.
+///
+/// `f` is seen by every iteration in proportion to its kernel time, `h` once per iteration: runs
+/// whose iterations differ in kernel time (different request rates, hence batch sizes; offline
+/// and low-rate runs) tell them apart. Where they do not (one result, or results of one batch
+/// size), the fitter reports `h` "only together with" `f` and holds it at its start, 100 us
+/// (negligible against an iteration of milliseconds). The eager issue time per layer and the
+/// streaming front end's time per response keep their catalog values (their own fits:
+/// serving_step.cpp, default_step_calibration): they are not offered, since at one runtime they
+/// move with `h`.
+
+#include <functional>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "clustertwin/base/result.h"
+#include "clustertwin/calibration/collective_fit.h"
+#include "clustertwin/calibration/fitter.h"
+#include "clustertwin/calibration/measurements.h"
+#include "clustertwin/hardware/catalog.h"
+
+namespace clustertwin::calibration {
+
+/// What the serving model predicts for one measured result (the fields a measurement can be
+/// compared on).
+struct ServingPrediction {
+  double output_tokens_per_s = 0;
+  double requests_per_s = 0;
+  double ttft_p50_ms = 0, ttft_mean_ms = 0;
+  double tpot_p50_ms = 0, tpot_mean_ms = 0;
+  double e2e_p50_ms = 0, e2e_mean_ms = 0;
+};
+
+/// Predicts measured result `index` at kernel-time factor `gpu_factor` and host time per
+/// iteration `host_s`.
+using ServingPredictor =
+    std::function<base::Result<ServingPrediction>(size_t index, double gpu_factor, double host_s)>;
+
+/// One observation of the fit: which result, which metric.
+struct ServingObservation {
+  size_t result = 0;
+  std::string metric;  ///< "output_tokens_per_s", "tpot_p50_ms", "ttft_p50_ms", ...
+};
+
+struct ServingFit {
+  std::string gpu;  ///< catalog GPU the fit applies to
+  std::vector<Parameter> parameters;
+  std::vector<Observation> observations;
+  std::vector<ServingObservation> where;  ///< per observation
+  FitResult result;
+  double gpu_factor = 1;  ///< fitted (the start when nothing constrains it)
+  double host_s = 0;      ///< likewise
+  /// The setups the results ran under (file names, for the profile's record).
+  std::vector<std::string> setups;
+};
+
+/// Bounds of the kernel-time factor (as the training scale's: beyond 4x the layout or the model
+/// is wrong, not the factor) and of the host time per iteration (start 100 us; above 1 s per
+/// iteration the runtime is not a serving loop the model describes).
+inline constexpr double kMinGpuFactor = 0.25;
+inline constexpr double kMaxGpuFactor = 4.0;
+inline constexpr double kServingHostStart = 1e-4;
+inline constexpr double kMinServingHost = 1e-6;
+inline constexpr double kMaxServingHost = 1.0;
+
+/// The fit's forward-difference step in log space and its simplex stage's iterations per run
+/// (serving_fit.cpp says why; measured on the round trip of docs/models/calibration.md: without
+/// the simplex stage the solver stayed at the grid's start, f 1.54 and h 0.12 ms, 4.8% rms).
+inline constexpr double kServingDiffStep = 0.02;
+inline constexpr int kServingSimplexIterations = 30;
+
+/// The observations of the results (above); an error names a result that gives none.
+base::Result<std::vector<ServingObservation>> serving_observations(
+    std::span<const ServingResult> results);
+
+/// Fits f and h to the results. Errors: no results, a result that gives nothing to compare, a
+/// predictor error (at the result's file:line).
+base::Result<ServingFit> fit_serving(std::string gpu, std::span<const ServingResult> results,
+                                     const ServingPredictor& predict, FitOptions options = {});
+
+/// Text for stdout: per observation measured, before, after; the parameters with uncertainty.
+std::string serving_fit_summary(const ServingFit& fit, std::span<const ServingResult> results);
+
+/// The `serving:` mapping of a profile (after `collectives:`/`training:`).
+std::string serving_profile_yaml(const ServingFit& fit, std::span<const ServingResult> results);
+
+/// A whole profile from serving results alone: the `profile:` record, an empty `collectives:`
+/// mapping for the GPU (the catalog's lines stay), the `serving:` mapping, `sources:`.
+std::string serving_only_profile_yaml(const ServingFit& fit, std::span<const InputFile> inputs,
+                                      std::span<const ServingResult> results,
+                                      const ProfileMeta& meta);
+
+/// The fit for `--json` (stable keys with units).
+nlohmann::json serving_fit_json(const ServingFit& fit, std::span<const ServingResult> results);
+
+/// What a profile's `serving:` mapping sets.
+struct ServingCalibration {
+  std::string gpu;
+  double gpu_factor = 1;
+  double host_s = 0;
+  std::string path;  ///< the profile, for notes and messages
+};
+
+/// Reads the `serving:` mapping of a profile's text (nullopt when it has none). Errors name the
+/// file and line (a factor outside [kMinGpuFactor, kMaxGpuFactor], a missing gpu).
+base::Result<std::optional<ServingCalibration>> read_serving_calibration(
+    const hardware::CatalogFile& file);
+
+/// The `serving:` mapping of the profile given as `--calibration FILE` (`where` names the flag
+/// or the scenario's file:line): refused when the file cannot be read, has no `serving:`
+/// mapping (a built-in name or a profile of collective lines or training steps: serving reads
+/// neither), or was fitted on another GPU than `gpu`.
+base::Result<ServingCalibration> serving_calibration_of(const std::string& path,
+                                                        std::string_view gpu,
+                                                        const std::string& where);
+
+}  // namespace clustertwin::calibration

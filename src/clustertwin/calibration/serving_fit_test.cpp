@@ -1,0 +1,146 @@
+#include "clustertwin/calibration/serving_fit.h"
+
+#include <gtest/gtest.h>
+
+#include <random>
+
+namespace clustertwin::calibration {
+namespace {
+
+/// Results whose iterations are a kernel part (scaled by f) plus a host part (h), the shape of
+/// the serving step model: a run at a higher rate decodes a larger batch, whose kernels take
+/// longer; a prompt's first token takes five iterations' kernels. The end-to-end round trip
+/// through the real serving simulator is scenario/calibrate_test.cpp.
+struct Synthetic {
+  std::vector<ServingResult> results;
+  std::vector<double> kernel_ms;  ///< per result: one decode iteration's kernels at f = 1
+  [[nodiscard]] ServingPrediction at(size_t i, double f, double h_s) const {
+    const double it = f * kernel_ms[i] + 1e3 * h_s;
+    ServingPrediction p;
+    p.tpot_p50_ms = p.tpot_mean_ms = it;
+    p.ttft_p50_ms = p.ttft_mean_ms = 5 * f * kernel_ms[i] + 2e3 * h_s;
+    const double batch = 8.0 * static_cast<double>(i + 1);
+    p.output_tokens_per_s = 1e3 * batch / it;
+    p.requests_per_s = p.output_tokens_per_s / 256;
+    return p;
+  }
+};
+
+Synthetic make_results(double f, double h_s, double noise, uint32_t seed, int n = 5) {
+  Synthetic s;
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<double> u(-noise, noise);
+  for (int i = 0; i < n; ++i) {
+    s.kernel_ms.push_back(4.0 + 0.8 * i * i);
+    auto p = s.at(static_cast<size_t>(i), f, h_s);
+    ServingResult r;
+    r.file = "bench.jsonl";
+    r.line = i + 1;
+    r.tool = "vllm";
+    r.scenario = "online";
+    const bool last = i + 1 == n;  // the last run unbounded: offline
+    r.request_rate = last ? 0 : 2.0 * (i + 1);
+    r.requests_per_s = r.request_rate;
+    r.output_tokens_per_s = p.output_tokens_per_s * (1 + u(rng));
+    r.latency_ms["tpot_p50"] = p.tpot_p50_ms * (1 + u(rng));
+    r.latency_ms["ttft_p50"] = p.ttft_p50_ms * (1 + u(rng));
+    r.latency_ms["ttft_p99"] = 10 * p.ttft_p50_ms;  // the tail: not fitted
+    s.results.push_back(r);
+  }
+  return s;
+}
+
+// Property: results made by the model with a known kernel factor and host time, plus +-1% noise,
+// are fitted back within the noise.
+TEST(ServingFit, RoundTripWithinTheNoise) {
+  for (uint32_t seed = 1; seed <= 5; ++seed) {
+    const double f = 0.9 + 0.1 * seed, h = 0.5e-3 + 0.4e-3 * seed;
+    auto s = make_results(f, h, 0.01, seed);
+    auto fit = fit_serving("h100", s.results,
+                           [&](size_t i, double gf, double hs) -> base::Result<ServingPrediction> {
+                             return s.at(i, gf, hs);
+                           });
+    ASSERT_TRUE(fit.has_value()) << fit.error().to_string();
+    // 4 runs at a rate x (TPOT, TTFT) + the offline run's tokens/s.
+    ASSERT_EQ(fit->observations.size(), 9u);
+    EXPECT_EQ(fit->where.back().metric, "output_tokens_per_s");
+    EXPECT_NEAR(fit->gpu_factor, f, 0.03 * f) << "seed " << seed;
+    EXPECT_NEAR(fit->host_s, h, 0.15 * h) << "seed " << seed;
+    EXPECT_TRUE(fit->result.parameters[0].constrained);
+    EXPECT_TRUE(fit->result.parameters[1].constrained) << fit->result.parameters[1].why_not;
+    EXPECT_GT(fit->result.parameters[1].sigma_rel, 0);
+    EXPECT_LT(fit->result.rms_after, 0.01);
+    EXPECT_GT(fit->result.rms_before, fit->result.rms_after);
+    EXPECT_EQ(fit->result.folds, 4);
+    EXPECT_LT(fit->result.cv_rms, 0.02);
+  }
+}
+
+// One result at one batch size cannot tell the host time from the kernel factor: the fit says
+// so and holds the host time at its start.
+TEST(ServingFit, OneResultDoesNotConstrainTheHostTime) {
+  auto s = make_results(1.3, 2e-3, 0.0, 1, 1);  // one offline run
+  auto fit = fit_serving("h100", s.results,
+                         [&](size_t i, double gf, double hs) -> base::Result<ServingPrediction> {
+                           return s.at(i, gf, hs);
+                         });
+  ASSERT_TRUE(fit.has_value()) << fit.error().to_string();
+  ASSERT_EQ(fit->observations.size(), 1u);
+  EXPECT_TRUE(fit->result.parameters[0].constrained);
+  EXPECT_FALSE(fit->result.parameters[1].constrained);
+  EXPECT_NE(fit->result.parameters[1].why_not.find("only together with serving.gpu_factor"),
+            std::string::npos)
+      << fit->result.parameters[1].why_not;
+  EXPECT_NEAR(fit->host_s, kServingHostStart, 1e-12);  // exp(log(start))
+  const std::string y = serving_profile_yaml(*fit, s.results);
+  EXPECT_NE(y.find("constrained: false"), std::string::npos) << y;
+  EXPECT_NE(y.find("kept at the start value"), std::string::npos) << y;
+}
+
+TEST(ServingFit, ResultsWithoutAComparableFigureAreRefused) {
+  ServingResult r;
+  r.file = "summary.txt";
+  r.line = 4;
+  r.tool = "mlperf-loadgen";
+  r.scenario = "Server";
+  r.request_rate = 0;  // no target_qps
+  r.latency_ms["ttft_p50"] = 100;
+  auto fit = fit_serving("h100", std::span<const ServingResult>(&r, 1),
+                         [](size_t, double, double) -> base::Result<ServingPrediction> {
+                           return ServingPrediction{};
+                         });
+  ASSERT_FALSE(fit.has_value());
+  EXPECT_EQ(fit.error().file, "summary.txt");
+  EXPECT_EQ(fit.error().line, 4);
+  EXPECT_NE(fit.error().message.find("request rate"), std::string::npos);
+  r.request_rate = 5;
+  r.latency_ms.clear();
+  auto none = serving_observations(std::span<const ServingResult>(&r, 1));
+  ASSERT_FALSE(none.has_value());
+  EXPECT_NE(none.error().message.find("nothing the model can be compared on"), std::string::npos);
+}
+
+TEST(ServingFit, ProfileReadsBackAndRefusesBadValues) {
+  auto s = make_results(1.2, 1e-3, 0.0, 2);
+  auto fit = fit_serving("h100", s.results,
+                         [&](size_t i, double gf, double hs) -> base::Result<ServingPrediction> {
+                           return s.at(i, gf, hs);
+                         });
+  ASSERT_TRUE(fit.has_value()) << fit.error().to_string();
+  auto back = read_serving_calibration({"p.yaml", serving_profile_yaml(*fit, s.results)});
+  ASSERT_TRUE(back.has_value()) << back.error().to_string();
+  ASSERT_TRUE(back->has_value());
+  EXPECT_EQ((*back)->gpu, "h100");
+  EXPECT_NEAR((*back)->gpu_factor, 1.2, 0.01);
+  EXPECT_NEAR((*back)->host_s, 1e-3, 1e-4);
+  auto bad = read_serving_calibration(
+      {"p.yaml", "serving:\n  gpu: h100\n  gpu_factor: 9\n  host_s: 0.001\n"});
+  ASSERT_FALSE(bad.has_value());
+  EXPECT_NE(bad.error().to_string().find("p.yaml:3"), std::string::npos) << bad.error().to_string();
+  auto none = read_serving_calibration({"p.yaml", "collectives:\n  gpus: [h100]\n"});
+  ASSERT_TRUE(none.has_value());
+  EXPECT_FALSE(none->has_value());
+}
+
+}  // namespace
+}  // namespace clustertwin::calibration
