@@ -228,6 +228,11 @@ std::string base_name(const std::string& path) {
 std::string g5_ms(double t_s) { return format_g(t_s * 1e3, 5); }
 std::string str(int64_t v) { return std::to_string(v); }
 
+/// A compared row for the report: `e` = predicted / measured - 1.
+KernelPoint point(std::string shape, double measured_s, double e, bool held_out) {
+  return {std::move(shape), measured_s, measured_s * (1 + e), held_out};
+}
+
 /// A fitted grid or an error naming the table.
 bool finish_grid(GridBuilder& b, const KernelTable& t, base::Errors& errors) {
   if (b.build()) return true;
@@ -313,8 +318,11 @@ void fit_gemm(const std::vector<const KernelTable*>& tables, Ctx c) {
     };
     std::vector<double> fit_err, test_err, test_aligned, test_large;
     std::vector<Row> small, big;
+    std::vector<KernelPoint> points;
     for (const auto& r : rows) {
       const double e = predict(r) / r.t - 1.0;
+      points.push_back(point("m=" + str(r.m) + " n=" + str(r.n) + " k=" + str(r.k), r.t, e,
+                             !(pow2(r.n) && pow2(r.k))));
       if (pow2(r.n) && pow2(r.k)) {
         fit_err.push_back(e);
         continue;
@@ -334,7 +342,8 @@ void fit_gemm(const std::vector<const KernelTable*>& tables, Ctx c) {
                      .table = t->file,
                      .fit_error = summarize(fit_err),
                      .held_out_error = summarize(test_err),
-                     .measured = rows.size()};
+                     .measured = rows.size(),
+                     .points = std::move(points)};
     char head[128];
     std::snprintf(head, sizeof head, "  gemm %-9s t0 %.2f us, unaligned-m penalty %.2f; ", dt.name,
                   t0 * 1e6, penalty);
@@ -402,7 +411,11 @@ void fit_prefill(const KernelTable& t, Ctx c) {
     };
     std::vector<double> fit_err, errs, big;
     std::vector<P> test;
+    std::vector<KernelPoint> points;
     for (const auto& p : pts) {
+      points.push_back(point("batch=" + str(p.b) + " isl=" + str(p.s) + " heads=" + str(p.h) +
+                                 " kv_heads=" + str(p.kv) + " head_dim=" + str(p.d),
+                             p.t, predict(p) / p.t - 1, !pow2(p.h)));
       if (pow2(p.h)) {
         fit_err.push_back(predict(p) / p.t - 1);
       } else {
@@ -418,7 +431,8 @@ void fit_prefill(const KernelTable& t, Ctx c) {
                      .table = t.file,
                      .fit_error = summarize(fit_err),
                      .held_out_error = summarize(errs),
-                     .measured = pts.size()};
+                     .measured = pts.size(),
+                     .points = std::move(points)};
     char head[96];
     std::snprintf(head, sizeof head, "  attention prefill %-4s t0 %.2f us; ", name, t0 * 1e6);
     c.out.summary.push_back(std::string(head) +
@@ -490,7 +504,11 @@ void fit_decode(const KernelTable& t, Ctx c) {
     };
     std::vector<double> fit_err, errs, big;
     std::vector<P> test;
+    std::vector<KernelPoint> points;
     for (const auto& p : pts) {
+      points.push_back(point("batch=" + str(p.b) + " context=" + str(p.ctx) + " heads=" + str(p.h) +
+                                 " kv_heads=" + str(p.kv) + " head_dim=" + str(p.d),
+                             p.t, predict(p) / p.t - 1, !fitted(p)));
       if (fitted(p)) {
         fit_err.push_back(predict(p) / p.t - 1);
       } else {
@@ -506,7 +524,8 @@ void fit_decode(const KernelTable& t, Ctx c) {
                      .table = t.file,
                      .fit_error = summarize(fit_err),
                      .held_out_error = summarize(errs),
-                     .measured = pts.size()};
+                     .measured = pts.size(),
+                     .points = std::move(points)};
     char head[96];
     std::snprintf(head, sizeof head, "  attention decode kv %-4s t0 %.2f us; ", name, t0 * 1e6);
     c.out.summary.push_back(std::string(head) + "fit rows: " + f.fit_error.to_string() +
@@ -561,9 +580,12 @@ void fit_mla_prefill(const KernelTable& t, Ctx c) {
     const KernelGrid& grid = g.grid();
     std::vector<double> fit_err, errs;
     std::vector<P> test;
+    std::vector<KernelPoint> points;
     for (const auto& p : pts) {
       const double key[2] = {static_cast<double>(p.s), static_cast<double>(p.b * p.h)};
       const double e = (t0 + ideal(p) / grid.at(key)) / p.t - 1;
+      points.push_back(point("batch=" + str(p.b) + " isl=" + str(p.s) + " heads=" + str(p.h), p.t,
+                             e, !mla_fit_batch(p.b)));
       if (mla_fit_batch(p.b)) {
         fit_err.push_back(e);
       } else {
@@ -578,7 +600,8 @@ void fit_mla_prefill(const KernelTable& t, Ctx c) {
                      .table = t.file,
                      .fit_error = summarize(fit_err),
                      .held_out_error = summarize(errs),
-                     .measured = pts.size()};
+                     .measured = pts.size(),
+                     .points = std::move(points)};
     char head[96];
     std::snprintf(head, sizeof head, "  mla prefill kv %-4s t0 %.2f us; ", name, t0 * 1e6);
     c.out.summary.push_back(std::string(head) +
@@ -631,10 +654,13 @@ void fit_mla_decode(const KernelTable& t, Ctx c) {
     const KernelGrid& grid = g.grid();
     std::vector<double> fit_err, errs;
     std::vector<P> test;
+    std::vector<KernelPoint> points;
     for (const auto& p : pts) {
       const double key[3] = {static_cast<double>(p.ctx), static_cast<double>(p.b),
                              static_cast<double>(p.h)};
       const double e = (t0 + ideal(p) / grid.at(key)) / p.t - 1;
+      points.push_back(point("batch=" + str(p.b) + " context=" + str(p.ctx) + " heads=" + str(p.h),
+                             p.t, e, !mla_fit_batch(p.b)));
       if (mla_fit_batch(p.b)) {
         fit_err.push_back(e);
       } else {
@@ -649,7 +675,8 @@ void fit_mla_decode(const KernelTable& t, Ctx c) {
                      .table = t.file,
                      .fit_error = summarize(fit_err),
                      .held_out_error = summarize(errs),
-                     .measured = pts.size()};
+                     .measured = pts.size(),
+                     .points = std::move(points)};
     char head[96];
     std::snprintf(head, sizeof head, "  mla decode kv %-4s t0 %.2f us; ", name, t0 * 1e6);
     c.out.summary.push_back(std::string(head) +
@@ -752,7 +779,12 @@ void fit_moe(const KernelTable& t, Ctx c) {
     };
     std::vector<double> fit_err, errs, big;
     std::vector<P> test;
+    std::vector<KernelPoint> points;
     for (const auto& p : pts) {
+      points.push_back(point("tokens=" + str(p.tokens) + " hidden=" + str(p.hidden) +
+                                 " inter=" + str(p.inter) + " topk=" + str(p.topk) + " experts=" +
+                                 str(p.experts) + " tp=" + str(p.tp) + " ep=" + str(p.ep),
+                             p.t, predict(p) / p.t - 1, !pow2(p.tokens)));
       if (pow2(p.tokens)) {
         fit_err.push_back(predict(p) / p.t - 1);
       } else {
@@ -767,7 +799,8 @@ void fit_moe(const KernelTable& t, Ctx c) {
                      .table = t.file,
                      .fit_error = summarize(fit_err),
                      .held_out_error = summarize(errs),
-                     .measured = pts.size()};
+                     .measured = pts.size(),
+                     .points = std::move(points)};
     char head[96];
     std::snprintf(head, sizeof head, "  moe %-9s t0 %.1f us; ", dt.name, t0 * 1e6);
     c.out.summary.push_back(std::string(head) +

@@ -50,6 +50,13 @@ struct ErrorStats {
   [[nodiscard]] std::string to_string() const;
 };
 
+/// One measured shape of a table with the fitted model's time (for the report).
+struct KernelPoint {
+  std::string shape;  ///< "m=64 n=1024 k=8192", as the table's columns name it
+  double measured_s = 0, predicted_s = 0;
+  bool held_out = false;  ///< not among the shapes the grid was fitted on
+};
+
 /// One fitted table: a family (gemm, attention_prefill, ...) at one dtype.
 struct KernelTableFit {
   std::string dtype;  ///< "bf16", "fp8", "fp8_block", "nvfp4"
@@ -58,7 +65,8 @@ struct KernelTableFit {
   double unaligned_m_penalty = 0;  ///< GEMM only (0 elsewhere)
   std::string table;               ///< the measured table's file, as read
   ErrorStats fit_error, held_out_error;
-  size_t measured = 0;  ///< rows read
+  size_t measured = 0;              ///< rows read
+  std::vector<KernelPoint> points;  ///< every row compared, fitted and held out
 };
 
 struct KernelFamilyFit {

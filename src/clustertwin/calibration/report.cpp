@@ -49,6 +49,9 @@ std::string constrained_by(const CollectiveFit& fit, std::span<const CollectiveR
   return by;
 }
 
+/// A path's last component (the inputs table at the top of the page gives the whole path).
+std::string base_name(const std::string& path) { return path.substr(path.find_last_of('/') + 1); }
+
 double busbw(const CollectiveRun& r, int64_t size, double time_us) {
   return static_cast<double>(size) / (time_us * 1e3) * collective::busbw_factor(r.op, r.ranks);
 }
@@ -181,7 +184,8 @@ std::string report_page(const std::string& title, std::span<const InputFile> inp
     << "body{font-family:sans-serif;margin:2em;max-width:70em}table{border-collapse:collapse}"
     << "td,th{border:1px solid #ccc;padding:2px 6px;text-align:right}th{background:#eee}"
     << "td.l{text-align:left}svg{border:1px solid #ddd;margin:4px;max-width:100%;height:auto}"
-    << ".charts{display:flex;flex-wrap:wrap;gap:4px}.scroll{overflow-x:auto}"
+    << ".charts{display:flex;flex-wrap:wrap;gap:8px}.scroll{overflow-x:auto}"
+    << "figure{margin:4px;max-width:440px}figcaption{font-size:.9em;overflow-wrap:anywhere}"
     << "code{word-break:break-all}</style></head><body>\n";
   h << "<h1>" << base::escape_html(title) << "</h1>\n";
   h << "<p>Stack: " << base::escape_html(meta.stack.empty() ? "(not given)" : meta.stack)
@@ -197,10 +201,18 @@ std::string report_page(const std::string& title, std::span<const InputFile> inp
 }
 
 std::string residual_histogram_svg(const FitResult& r, std::span<const Observation> obs) {
+  std::vector<double> e;
+  for (size_t j = 0; j < obs.size() && j < r.after.size(); ++j) {
+    e.push_back(std::log(r.after[j] / obs[j].value));
+  }
+  return log_error_histogram_svg(e);
+}
+
+std::string log_error_histogram_svg(std::span<const double> log_errors) {
   std::ostringstream h;
   std::vector<int> bins(31, 0);
-  for (size_t j = 0; j < obs.size() && j < r.after.size(); ++j) {
-    const double e = std::log(r.after[j] / obs[j].value);
+  for (double e : log_errors) {
+    if (!std::isfinite(e)) continue;
     const int b = std::clamp(static_cast<int>(std::floor(e / 0.02 + 0.5)) + 15, 0, 30);
     bins[static_cast<size_t>(b)]++;
   }
@@ -216,10 +228,12 @@ std::string residual_histogram_svg(const FitResult& r, std::span<const Observati
   }
   h << "<line x1=\"257\" x2=\"257\" y1=\"6\" y2=\"132\" stroke=\"#999\" "
        "stroke-dasharray=\"3,3\"/>"
-    << "<text x=\"10\" y=\"148\" font-size=\"11\">&lt;= -30%</text><text x=\"250\" y=\"148\" "
-       "font-size=\"11\">0</text><text x=\"462\" y=\"148\" font-size=\"11\">&gt;= +30%</text>"
-    << "<text x=\"10\" y=\"164\" font-size=\"11\">" << obs.size() << " measurements; tallest bin "
-    << top << "</text></svg>\n";
+    << "<text x=\"10\" y=\"148\" font-size=\"11\">&lt;= -30%</text><text x=\"250\" "
+       "y=\"148\" font-size=\"11\">0</text><text x=\"462\" y=\"148\" "
+       "font-size=\"11\">&gt;= +30%</text>"
+    << "<text x=\"10\" y=\"164\" font-size=\"11\">" << log_errors.size()
+    << (log_errors.size() == 1 ? " measurement" : " measurements") << "; tallest bin " << top
+    << "</text></svg>\n";
   return h.str();
 }
 
@@ -422,9 +436,10 @@ std::string serving_fit_html_section(const ServingFit& fit,
                   fmt("%.4g", res.request_rate) + " req/s"});
   }
   for (auto& [key, pts] : charts) {
-    const std::string setup = static_cast<size_t>(key.first) < fit.setups.size()
-                                  ? fit.setups[static_cast<size_t>(key.first)]
-                                  : std::string("setup");
+    std::string setup = static_cast<size_t>(key.first) < fit.setups.size()
+                            ? fit.setups[static_cast<size_t>(key.first)]
+                            : std::string("setup");
+    setup = setup.substr(setup.find_last_of('/') + 1);  // the file's name; the inputs say where
     h << measured_vs_predicted_svg(key.second + " (" + setup + ")", "request rate, req/s",
                                    key.second, std::move(pts), false, false);
   }
@@ -433,7 +448,8 @@ std::string serving_fit_html_section(const ServingFit& fit,
   for (size_t i = 0; i < fit.where.size(); ++i) {
     const auto& res = results[fit.where[i].result];
     const double v = fit.observations[i].value;
-    h << "<tr><td class=l>" << base::escape_html(res.file + ":" + std::to_string(res.line))
+    h << "<tr><td class=l>"
+      << base::escape_html(base_name(res.file) + ":" + std::to_string(res.line))
       << "</td><td class=l>" << base::escape_html(res.tool) << "</td><td>"
       << (res.request_rate > 0 ? fmt("%.4g", res.request_rate) + " req/s" : "offline")
       << "</td><td class=l>" << base::escape_html(fit.where[i].metric) << "</td><td>"
@@ -444,15 +460,153 @@ std::string serving_fit_html_section(const ServingFit& fit,
   h << "</table></div>\n<h3>Residuals after the fit</h3>\n"
     << residual_histogram_svg(r, fit.observations) << "<h3>Parameters</h3>\n"
     << parameter_table_html(r, [&](const ParameterResult& p) {
-         std::string by;
+         // Per file: the lines of the results and how many measurements of which metrics.
+         std::map<std::string, std::pair<int, int>> lines;
+         std::map<std::string, std::map<std::string, int>> metrics;
          for (int i : p.constrained_by) {
-           const auto& res = results[fit.where[static_cast<size_t>(i)].result];
-           by += (by.empty() ? "" : ", ") + res.file + ":" + std::to_string(res.line) + " " +
-                 fit.where[static_cast<size_t>(i)].metric;
+           const auto& w = fit.where[static_cast<size_t>(i)];
+           const auto& res = results[w.result];
+           auto [it, fresh] = lines.try_emplace(res.file, res.line, res.line);
+           if (!fresh) {
+             it->second.first = std::min(it->second.first, res.line);
+             it->second.second = std::max(it->second.second, res.line);
+           }
+           metrics[res.file][w.metric]++;
+         }
+         std::string by;
+         for (const auto& [file, rg] : lines) {
+           by += (by.empty() ? "" : "; ") + file + ":" + std::to_string(rg.first) +
+                 (rg.second > rg.first ? "-" + std::to_string(rg.second) : "") + " (";
+           std::string m;
+           for (const auto& [metric, n] : metrics[file]) {
+             m += (m.empty() ? "" : ", ") + std::to_string(n) + " " + metric;
+           }
+           by += m + ")";
          }
          return by;
        });
   return h.str();
+}
+
+namespace {
+
+/// Predicted vs measured of every shape of one table, log-log, with the diagonal: fitted shapes
+/// blue, held-out shapes orange. At most 1,500 dots (every k-th shape beyond that, said so).
+std::string parity_svg(const std::string& title, const std::vector<KernelPoint>& pts) {
+  const double W = 420, H = 300, L = 56, R = 12, T = 24, B = 40;
+  double lo = 1e300, hi = 0;
+  for (const auto& p : pts) {
+    for (double v : {p.measured_s, p.predicted_s}) {
+      if (!(v > 0)) continue;
+      lo = std::min(lo, v);
+      hi = std::max(hi, v);
+    }
+  }
+  if (!(hi > 0)) lo = hi = 1;
+  const double l0 = std::log10(lo), l1 = std::log10(hi) + 1e-9;
+  auto px = [&](double v) { return L + (std::log10(v) - l0) / (l1 - l0) * (W - L - R); };
+  auto py = [&](double v) { return H - B - (std::log10(v) - l0) / (l1 - l0) * (H - B - T); };
+  const size_t stride = pts.size() > 1500 ? (pts.size() + 1499) / 1500 : 1;
+  std::ostringstream h;
+  h << "<figure><figcaption>" << base::escape_html(title)
+    << (stride > 1 ? " (every " + std::to_string(stride) + "th shape drawn)" : "")
+    << "</figcaption><svg role=\"img\" aria-label=\"" << base::escape_html(title) << "\" width=\""
+    << W << "\" height=\"" << H << "\" viewBox=\"0 0 " << W << " " << H << "\">";
+  h << "<line x1=\"" << L << "\" y1=\"" << H - B << "\" x2=\"" << W - R << "\" y2=\"" << T
+    << "\" stroke=\"#bbb\" stroke-dasharray=\"4,3\"/>";
+  h << "<text x=\"" << L << "\" y=\"" << H - B + 14 << "\" font-size=\"11\">"
+    << fmt("%.3g", lo * 1e6) << " us</text><text x=\"" << W - R << "\" y=\"" << H - B + 14
+    << "\" font-size=\"11\" text-anchor=\"end\">" << fmt("%.3g", hi * 1e6) << " us</text>"
+    << "<text x=\"" << (L + W - R) / 2 << "\" y=\"" << H - 8
+    << "\" font-size=\"11\" text-anchor=\"middle\">measured time (log)</text>"
+    << "<text x=\"" << L << "\" y=\"14\" font-size=\"11\">predicted time (log)</text>";
+  for (size_t i = 0; i < pts.size(); i += stride) {
+    const auto& p = pts[i];
+    if (!(p.measured_s > 0) || !(p.predicted_s > 0)) continue;
+    h << "<circle r=\"2.2\" fill=\"" << (p.held_out ? "#e8862a" : "#1f5fbf")
+      << "\" fill-opacity=\"0.7\" cx=\"" << fmt("%.1f", px(p.measured_s)) << "\" cy=\""
+      << fmt("%.1f", py(p.predicted_s)) << "\"><title>" << base::escape_html(p.shape) << ": "
+      << fmt("%.4g", p.measured_s * 1e6) << " us measured, " << fmt("%.4g", p.predicted_s * 1e6)
+      << " us predicted" << (p.held_out ? " (held out)" : "") << "</title></circle>";
+  }
+  h << "</svg></figure>\n";
+  return h.str();
+}
+
+std::string error_cell(const ErrorStats& e) {
+  if (e.n == 0) return "<td></td><td></td><td></td><td>0</td>";
+  return "<td>" + fmt("%.1f%%", 100 * e.median) + "</td><td>" + fmt("%.1f%%", 100 * e.p90) +
+         "</td><td>" + fmt("%.1f%%", 100 * e.max) + "</td><td>" + std::to_string(e.n) + "</td>";
+}
+
+nlohmann::json error_json(const ErrorStats& e) {
+  return {{"rows", e.n}, {"median", sig(e.median)}, {"p90", sig(e.p90)}, {"max", sig(e.max)}};
+}
+
+}  // namespace
+
+std::string kernel_fit_html_section(const KernelFit& fit, const std::string& gpu) {
+  std::ostringstream h;
+  size_t rows = 0;
+  std::vector<double> log_errors;
+  for (const auto& f : fit.families) {
+    for (const auto& t : f.tables) {
+      rows += t.points.size();
+      for (const auto& p : t.points) log_errors.push_back(std::log(p.predicted_s / p.measured_s));
+    }
+  }
+  h << "<h2>Kernel tables on " << base::escape_html(gpu) << "</h2>\n<p>" << rows
+    << " shapes. Each family's roofline-efficiency grid is fitted on one subset of its shapes "
+       "and judged on the others (held out): |predicted / measured - 1| below.</p>\n"
+    << "<h3>Measured vs predicted by shape</h3>\n<p>One dot per shape: fitted shapes blue, "
+       "held-out shapes orange; on the dashed diagonal the model and the measurement agree.</p>"
+    << "\n<div class=charts>";
+  for (const auto& f : fit.families) {
+    for (const auto& t : f.tables) {
+      h << parity_svg(f.family + " " + t.dtype + " (" + base_name(t.table) + ")", t.points);
+    }
+  }
+  h << "</div>\n<h3>Residuals</h3>\n<p>log(predicted / measured) over every shape, fitted and "
+       "held out, 2% bins.</p>\n"
+    << log_error_histogram_svg(log_errors);
+  h << "<h3>Fitted grids</h3>\n<p>Each grid point is the median inversion of the model at the "
+       "shapes that map to it (docs/models/calibration.md, \"Kernel tables\"): there is no "
+       "covariance, and the held-out error is the figure of its uncertainty.</p>\n"
+    << "<div class=scroll><table><tr><th>family</th><th>dtype</th><th>table</th><th>grid</th>"
+    << "<th>t0 us</th><th>fit median</th><th>p90</th><th>max</th><th>rows</th>"
+    << "<th>held-out median</th><th>p90</th><th>max</th><th>rows</th></tr>\n";
+  for (const auto& f : fit.families) {
+    for (const auto& t : f.tables) {
+      std::string grid;
+      for (size_t a = 0; a < t.grid.axis_names.size(); ++a) {
+        grid += (a ? " x " : "") + t.grid.axis_names[a] + " (" +
+                std::to_string(t.grid.axes[a].size()) + ")";
+      }
+      h << "<tr><td class=l>" << base::escape_html(f.family) << "</td><td class=l>"
+        << base::escape_html(t.dtype) << "</td><td class=l>"
+        << base::escape_html(base_name(t.table)) << "</td><td class=l>" << base::escape_html(grid)
+        << "</td><td>" << fmt("%.3g", t.t0_s * 1e6) << "</td>" << error_cell(t.fit_error)
+        << error_cell(t.held_out_error) << "</tr>\n";
+    }
+  }
+  h << "</table></div>\n";
+  return h.str();
+}
+
+nlohmann::json kernel_fit_json(const KernelFit& fit, const std::string& gpu) {
+  nlohmann::json tables = nlohmann::json::array();
+  for (const auto& f : fit.families) {
+    for (const auto& t : f.tables) {
+      tables.push_back({{"family", f.family},
+                        {"dtype", t.dtype},
+                        {"table", t.table},
+                        {"rows", t.measured},
+                        {"t0_s", sig(t.t0_s)},
+                        {"fit_error", error_json(t.fit_error)},
+                        {"held_out_error", error_json(t.held_out_error)}});
+    }
+  }
+  return {{"gpu", gpu}, {"tables", tables}};
 }
 
 }  // namespace clustertwin::calibration

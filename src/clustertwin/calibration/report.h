@@ -9,6 +9,7 @@
 #include <string>
 
 #include "clustertwin/calibration/collective_fit.h"
+#include "clustertwin/calibration/kernel_fit.h"
 #include "clustertwin/calibration/serving_fit.h"
 
 namespace clustertwin::calibration {
@@ -22,6 +23,9 @@ std::string report_page(const std::string& title, std::span<const InputFile> inp
 /// Residual histogram of a fit (log(predicted / measured) after the fit, 2% bins, the ends
 /// catch everything beyond +-30%), inline SVG.
 std::string residual_histogram_svg(const FitResult& r, std::span<const Observation> obs);
+
+/// The same histogram of log errors given directly (fits without a FitResult: kernel tables).
+std::string log_error_histogram_svg(std::span<const double> log_errors);
 
 /// The parameter table of a fit: start, fitted, 1-sigma, and what constrains each parameter (as
 /// `constrained_by` words it) or why nothing does.
@@ -44,6 +48,14 @@ std::string measured_vs_predicted_svg(const std::string& title, const std::strin
 /// The collective fit's section (bus bandwidth by size per run, residuals, parameters).
 std::string collective_fit_html_section(const CollectiveFit& fit,
                                         std::span<const CollectiveRun> runs);
+
+/// The kernel tables' section: per table, measured vs predicted time of every shape (log-log,
+/// fitted shapes and held-out shapes apart, the diagonal where they agree), the histogram of
+/// log(predicted / measured) over all shapes, and the table of fitted grids with their errors
+/// (each grid point is a median inversion, so the held-out error stands for the uncertainty).
+std::string kernel_fit_html_section(const KernelFit& fit, const std::string& gpu);
+/// The kernel fit for `--json`: per table its family, dtype, rows, t0 and errors.
+nlohmann::json kernel_fit_json(const KernelFit& fit, const std::string& gpu);
 
 /// The serving fit's section: measured vs predicted by request rate (one chart per metric),
 /// residual histogram, parameter table, and the table of every measurement.

@@ -8,6 +8,7 @@
 
 #include "clustertwin/base/text.h"
 #include "clustertwin/calibration/profile_text.h"
+#include "clustertwin/calibration/report.h"
 #include "clustertwin/config/reader.h"
 
 namespace clustertwin::calibration {
@@ -217,25 +218,34 @@ std::string step_fit_html_section(const StepFit& fit, std::span<const StepTime> 
   double top = 0;
   for (size_t i = 0; i < steps.size(); ++i)
     top = std::max({top, steps[i].step_time_s, r.before[i], r.after[i]});
-  const int W = 640, row = 36;
-  const int H = 20 + row * static_cast<int>(steps.size());
-  h << "<svg width=\"" << W << "\" height=\"" << H << "\" viewBox=\"0 0 " << W << " " << H << "\">";
+  // One row per run, by layout: its label (file:line, model, layout) above three bars.
+  const int W = 640, row = 50, L = 10, span = 560;
+  const int H = 30 + row * static_cast<int>(steps.size());
+  h << "<svg role=\"img\" aria-label=\"step time by layout\" width=\"" << W << "\" height=\"" << H
+    << "\" viewBox=\"0 0 " << W << " " << H << "\">";
   for (size_t i = 0; i < steps.size(); ++i) {
-    const double y = 10 + row * static_cast<double>(i);
-    auto bar = [&](double v, double dy, const char* colour) {
-      h << "<rect fill=\"" << colour << "\" x=\"200\" y=\"" << g4(y + dy) << "\" width=\""
-        << g4(420 * v / top) << "\" height=\"9\"/>";
+    const double y = 8 + row * static_cast<double>(i);
+    auto bar = [&](double v, double dy, const char* colour, const char* what) {
+      h << "<rect fill=\"" << colour << "\" x=\"" << L << "\" y=\"" << g4(y + dy) << "\" width=\""
+        << g4(span * v / top) << "\" height=\"9\"><title>" << what << " " << g4(v)
+        << " s</title></rect>";
     };
-    bar(steps[i].step_time_s, 0, "#888");
-    bar(r.before[i], 10, "#9bb8e8");
-    bar(r.after[i], 20, "#1f5fbf");
-    h << "<text x=\"4\" y=\"" << g4(y + 18) << "\" font-size=\"11\">"
-      << base::escape_html(steps[i].file + ":" + std::to_string(steps[i].line) + " " +
-                           steps[i].model)
+    const std::string file = steps[i].file.substr(steps[i].file.find_last_of('/') + 1);
+    h << "<text x=\"" << L << "\" y=\"" << g4(y + 9) << "\" font-size=\"11\">"
+      << base::escape_html(file + ":" + std::to_string(steps[i].line) + " " + steps[i].model + " " +
+                           layout_of(steps[i]))
       << "</text>";
+    bar(steps[i].step_time_s, 13, "#888", "measured");
+    bar(r.before[i], 23, "#9bb8e8", "before the fit");
+    bar(r.after[i], 33, "#1f5fbf", "fitted");
   }
+  h << "<text x=\"" << L << "\" y=\"" << H - 6 << "\" font-size=\"11\">0 s</text><text x=\""
+    << L + span << "\" y=\"" << H - 6 << "\" font-size=\"11\" text-anchor=\"end\">" << g4(top)
+    << " s</text>";
   h << "</svg>\n<p>grey: measured; light: before the fit; blue: fitted.</p>\n";
-  h << "<table><tr><th>run</th><th>model</th><th>layout</th><th>GPUs</th><th>measured s</th>"
+  h << "<div "
+       "class=scroll><table><tr><th>run</th><th>model</th><th>layout</th><th>GPUs</th><th>measured "
+       "s</th>"
     << "<th>before s</th><th>fitted s</th><th>error</th></tr>\n";
   for (size_t i = 0; i < steps.size(); ++i) {
     const auto& s = steps[i];
@@ -245,43 +255,23 @@ std::string step_fit_html_section(const StepFit& fit, std::span<const StepTime> 
       << g4(s.step_time_s) << "</td><td>" << g4(r.before[i]) << "</td><td>" << g4(r.after[i])
       << "</td><td>" << g4(100 * (r.after[i] / s.step_time_s - 1)) << "%</td></tr>\n";
   }
-  h << "</table>\n<h3>Parameters</h3>\n<table><tr><th>parameter</th><th>start</th>"
-    << "<th>fitted</th><th>&plusmn;1&sigma;</th><th>note</th></tr>\n";
-  for (const auto& p : r.parameters) {
-    h << "<tr><td class=l>" << base::escape_html(p.name) << "</td><td>" << g4(p.start)
-      << "</td><td>" << (p.constrained ? g4(p.value) : "&mdash;") << "</td><td>"
-      << (p.constrained ? g4(100 * p.sigma_rel) + "%" : "") << "</td><td class=l>"
-      << base::escape_html(p.constrained ? (p.at_bound ? "at a bound" : "")
-                                         : "not constrained: " + p.why_not)
-      << "</td></tr>\n";
-  }
-  h << "</table>\n";
+  h << "</table></div>\n<h3>Residuals after the fit</h3>\n"
+    << residual_histogram_svg(r, fit.observations) << "<h3>Parameters</h3>\n"
+    << parameter_table_html(r, [&](const ParameterResult& p) {
+         std::string by;
+         for (int i : p.constrained_by) {
+           const auto& s = steps[static_cast<size_t>(i)];
+           by += (by.empty() ? "" : ", ") + s.file + ":" + std::to_string(s.line);
+         }
+         return by;
+       });
   return h.str();
 }
 
 std::string step_fit_html(const StepFit& fit, std::span<const InputFile> inputs,
                           std::span<const StepTime> steps, const ProfileMeta& meta) {
-  std::ostringstream h;
-  h << "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
-    << "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src "
-       "'unsafe-inline'\">"
-    << "<title>clustertwin calibrate: " << base::escape_html(meta.cluster) << "</title><style>"
-    << "body{font-family:sans-serif;margin:2em;max-width:70em}table{border-collapse:collapse}"
-    << "td,th{border:1px solid #ccc;padding:2px 6px;text-align:right}th{background:#eee}"
-    << "td.l{text-align:left}svg{border:1px solid #ddd;margin:4px}</style></head><body>\n";
-  h << "<h1>Calibration of the " << base::escape_html(fit.gpu) << " training model on "
-    << base::escape_html(meta.cluster)
-    << "</h1>\n<p>Stack: " << base::escape_html(meta.stack.empty() ? "(not given)" : meta.stack)
-    << ".</p>\n";
-  h << "<h2>Inputs</h2><table><tr><th>file</th><th>format</th><th>records</th><th>sha256</th>"
-    << "</tr>\n";
-  for (const auto& f : inputs) {
-    h << "<tr><td class=l>" << base::escape_html(f.path) << "</td><td class=l>"
-      << format_name(f.format) << "</td><td>" << f.records << "</td><td class=l>"
-      << base::escape_html(f.sha256) << "</td></tr>\n";
-  }
-  h << "</table>\n" << step_fit_html_section(fit, steps) << "</body></html>\n";
-  return h.str();
+  return report_page("Calibration of the " + fit.gpu + " training model on " + meta.cluster, inputs,
+                     meta, step_fit_html_section(fit, steps));
 }
 
 nlohmann::json step_fit_json(const StepFit& fit, std::span<const StepTime> steps) {

@@ -246,6 +246,15 @@ base::Result<CalibrateRun> fit_kernel_tables(const Environment& env, const Calib
   for (const auto& in : m.inputs) meta.table_cite[in.path] = in.path + " sha256:" + in.sha256;
   CalibrateRun run;
   run.profile = calibration::compute_profile_yaml(*fit, roof, meta);
+  if (r.json) {
+    run.json = {{"cluster", r.cluster}, {"kernels", calibration::kernel_fit_json(*fit, gpu.name)}};
+  }
+  if (r.report) {
+    calibration::ProfileMeta page{.cluster = r.cluster, .stack = r.stack, .name = gpu.name};
+    run.report = calibration::report_page(
+        "Calibration of the " + gpu.name + " kernels on " + r.cluster, m.inputs, page,
+        calibration::kernel_fit_html_section(*fit, gpu.name));
+  }
   if (auto back =
           compute::ComputeModel::parse(run.profile, "compute/" + gpu.name + ".yaml", nullptr);
       !back) {

@@ -94,7 +94,7 @@ struct CalibrateRequest {
 
 /// What the run built: the profile (a calibration profile, or for kernel tables a
 /// catalog/compute/<gpu>.yaml file, which is built and read back even without a path), the JSON
-/// and the report when asked (not for kernel tables).
+/// and the report when asked (for kernel tables: their errors and the by-shape page).
 struct CalibrateRun {
   std::string profile;
   nlohmann::json json;
