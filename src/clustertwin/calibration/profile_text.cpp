@@ -49,4 +49,56 @@ void write_fit_source(std::ostream& y, const ProfileMeta& meta, std::span<const 
     << "\n";
 }
 
+std::string g4(double v) {
+  char b[64];
+  std::snprintf(b, sizeof b, "%.4g", v);
+  return b;
+}
+
+void write_fit_quality(std::ostream& o, const FitResult& r, std::string_view what) {
+  o << "\n  rms log error: before " << g4(100 * r.rms_before) << "%, after "
+    << g4(100 * r.rms_after) << "%";
+  if (r.folds >= 2) {
+    o << ", " << r.folds << "-fold cross-validated " << g4(100 * r.cv_rms) << "%";
+  } else {
+    o << " (no cross-validation: fewer than 4 " << what << ")";
+  }
+  o << "\n";
+  for (const auto& p : r.parameters) {
+    o << "  " << p.name << " = " << g4(p.value) << " (start " << g4(p.start) << ")";
+    if (p.constrained) {
+      o << " +- " << g4(100 * p.sigma_rel) << "%" << (p.at_bound ? " (at a bound)" : "");
+    } else {
+      o << ": not constrained (" << p.why_not << ")"
+        << (p.kept_at_start ? ", kept at the start" : "");
+    }
+    o << "\n";
+  }
+}
+
+void write_fit_parameters_yaml(std::ostream& y, const FitResult& r) {
+  y << "    parameters:\n";
+  for (const auto& p : r.parameters) {
+    y << "      - {name: " << p.name << ", value: " << g4(p.value) << ", start: " << g4(p.start);
+    if (p.constrained) {
+      y << ", sigma: " << g4(100 * p.sigma_rel) << "%";
+      if (p.at_bound) y << ", at_bound: true";
+    } else {
+      y << ", constrained: false, why: "
+        << yaml_quote(p.why_not + (p.kept_at_start ? "; kept at the start value" : ""));
+    }
+    y << "}\n";
+  }
+}
+
+void write_fit_errors_yaml(std::ostream& y, const FitResult& r, size_t measurements) {
+  y << "    measurements: " << measurements << "\n";
+  y << "    rms_log_error_before: " << g4(r.rms_before) << "\n";
+  y << "    rms_log_error_after: " << g4(r.rms_after) << "\n";
+  if (r.folds >= 2) {
+    y << "    cross_validation_folds: " << r.folds << "\n";
+    y << "    cross_validation_rms_log_error: " << g4(r.cv_rms) << "\n";
+  }
+}
+
 }  // namespace clustertwin::calibration

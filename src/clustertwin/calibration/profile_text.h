@@ -10,6 +10,7 @@
 #include <string_view>
 
 #include "clustertwin/calibration/collective_fit.h"
+#include "clustertwin/calibration/fitter.h"
 #include "clustertwin/calibration/measurements.h"
 
 namespace clustertwin::calibration {
@@ -24,6 +25,18 @@ void write_profile_head(std::ostream& y, std::string_view kind, const std::strin
 
 /// The `  inputs:` list: every file with its SHA-256, format and record count.
 void write_profile_inputs(std::ostream& y, std::span<const InputFile> inputs);
+
+/// 4 significant digits: profile and summary figures (deterministic text).
+std::string g4(double v);
+
+/// The summary's fit quality: rms log error before and after, k-fold cross-validation (or why
+/// there is none: fewer than 4 `what`), then each parameter with its uncertainty or why nothing
+/// constrains it (step and serving fits alike).
+void write_fit_quality(std::ostream& o, const FitResult& r, std::string_view what);
+/// The profile's `    parameters:` list of a fit (value, start, sigma or why unconstrained).
+void write_fit_parameters_yaml(std::ostream& y, const FitResult& r);
+/// The profile's measurement count, rms log errors and cross-validation lines of a fit.
+void write_fit_errors_yaml(std::ostream& y, const FitResult& r, size_t measurements);
 
 /// The `  fit:` line of `sources:`: the command's cluster, stack and inputs (short hashes).
 void write_fit_source(std::ostream& y, const ProfileMeta& meta, std::span<const InputFile> inputs);

@@ -15,13 +15,6 @@ using base::fail;
 
 namespace {
 
-/// 4 significant digits: profile and summary figures (deterministic text).
-std::string g4(double v) {
-  char b[64];
-  std::snprintf(b, sizeof b, "%.4g", v);
-  return b;
-}
-
 double sig4(double v) {
   if (v == 0 || !std::isfinite(v)) return 0;
   return std::stod(g4(v));
@@ -218,24 +211,7 @@ std::string serving_fit_summary(const ServingFit& fit, std::span<const ServingRe
                   r.after[i], 100 * (r.after[i] / v - 1));
     o << line;
   }
-  o << "\n  rms log error: before " << g4(100 * r.rms_before) << "%, after "
-    << g4(100 * r.rms_after) << "%";
-  if (r.folds >= 2) {
-    o << ", " << r.folds << "-fold cross-validated " << g4(100 * r.cv_rms) << "%";
-  } else {
-    o << " (no cross-validation: fewer than 4 measurements)";
-  }
-  o << "\n";
-  for (const auto& p : r.parameters) {
-    o << "  " << p.name << " = " << g4(p.value) << " (start " << g4(p.start) << ")";
-    if (p.constrained) {
-      o << " +- " << g4(100 * p.sigma_rel) << "%" << (p.at_bound ? " (at a bound)" : "");
-    } else {
-      o << ": not constrained (" << p.why_not << ")"
-        << (p.kept_at_start ? ", kept at the start" : "");
-    }
-    o << "\n";
-  }
+  write_fit_quality(o, r, "measurements");
   return o.str();
 }
 
@@ -247,28 +223,11 @@ std::string serving_profile_yaml(const ServingFit& fit, std::span<const ServingR
   y << "  gpu_factor: " << g4(fit.gpu_factor) << "\n";
   y << "  host_s: " << g4(fit.host_s) << "\n";
   y << "  fit:\n";
-  y << "    parameters:\n";
-  for (const auto& p : r.parameters) {
-    y << "      - {name: " << p.name << ", value: " << g4(p.value) << ", start: " << g4(p.start);
-    if (p.constrained) {
-      y << ", sigma: " << g4(100 * p.sigma_rel) << "%";
-      if (p.at_bound) y << ", at_bound: true";
-    } else {
-      y << ", constrained: false, why: "
-        << yaml_quote(p.why_not + (p.kept_at_start ? "; kept at the start value" : ""));
-    }
-    y << "}\n";
-  }
+  write_fit_parameters_yaml(y, r);
   y << "    setups: [";
   for (size_t i = 0; i < fit.setups.size(); ++i) y << (i ? ", " : "") << yaml_quote(fit.setups[i]);
   y << "]\n";
-  y << "    measurements: " << fit.observations.size() << "\n";
-  y << "    rms_log_error_before: " << g4(r.rms_before) << "\n";
-  y << "    rms_log_error_after: " << g4(r.rms_after) << "\n";
-  if (r.folds >= 2) {
-    y << "    cross_validation_folds: " << r.folds << "\n";
-    y << "    cross_validation_rms_log_error: " << g4(r.cv_rms) << "\n";
-  }
+  write_fit_errors_yaml(y, r, fit.observations.size());
   y << "    results:\n";
   for (size_t i = 0; i < fit.where.size(); ++i) {
     const auto& s = results[fit.where[i].result];

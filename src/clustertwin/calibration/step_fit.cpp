@@ -16,13 +16,6 @@ using base::fail;
 
 namespace {
 
-/// 4 significant digits: profile and summary figures (deterministic text).
-std::string g4(double v) {
-  char b[64];
-  std::snprintf(b, sizeof b, "%.4g", v);
-  return b;
-}
-
 std::string quote(const std::string& s) { return yaml_quote(s); }
 
 std::string where(const StepTime& s) { return s.file + ":" + std::to_string(s.line); }
@@ -112,24 +105,7 @@ std::string step_fit_summary(const StepFit& fit, std::span<const StepTime> steps
                   s.step_time_s, r.before[i], r.after[i], 100 * (r.after[i] / s.step_time_s - 1));
     o << line;
   }
-  o << "\n  rms log error: before " << g4(100 * r.rms_before) << "%, after "
-    << g4(100 * r.rms_after) << "%";
-  if (r.folds >= 2) {
-    o << ", " << r.folds << "-fold cross-validated " << g4(100 * r.cv_rms) << "%";
-  } else {
-    o << " (no cross-validation: fewer than 4 runs)";
-  }
-  o << "\n";
-  for (const auto& p : r.parameters) {
-    o << "  " << p.name << " = " << g4(p.value) << " (start " << g4(p.start) << ")";
-    if (p.constrained) {
-      o << " +- " << g4(100 * p.sigma_rel) << "%" << (p.at_bound ? " (at a bound)" : "");
-    } else {
-      o << ": not constrained (" << p.why_not << ")"
-        << (p.kept_at_start ? ", kept at the start" : "");
-    }
-    o << "\n";
-  }
+  write_fit_quality(o, r, "runs");
   return o.str();
 }
 
@@ -141,25 +117,8 @@ std::string training_profile_yaml(const StepFit& fit, std::span<const StepTime> 
   y << "  compute_scale: " << g4(fit.compute_scale) << "\n";
   y << "  host_time_s: " << g4(fit.host_time_s) << "\n";
   y << "  fit:\n";
-  y << "    parameters:\n";
-  for (const auto& p : r.parameters) {
-    y << "      - {name: " << p.name << ", value: " << g4(p.value) << ", start: " << g4(p.start);
-    if (p.constrained) {
-      y << ", sigma: " << g4(100 * p.sigma_rel) << "%";
-      if (p.at_bound) y << ", at_bound: true";
-    } else {
-      y << ", constrained: false, why: "
-        << quote(p.why_not + (p.kept_at_start ? "; kept at the start value" : ""));
-    }
-    y << "}\n";
-  }
-  y << "    measurements: " << steps.size() << "\n";
-  y << "    rms_log_error_before: " << g4(r.rms_before) << "\n";
-  y << "    rms_log_error_after: " << g4(r.rms_after) << "\n";
-  if (r.folds >= 2) {
-    y << "    cross_validation_folds: " << r.folds << "\n";
-    y << "    cross_validation_rms_log_error: " << g4(r.cv_rms) << "\n";
-  }
+  write_fit_parameters_yaml(y, r);
+  write_fit_errors_yaml(y, r, steps.size());
   y << "    runs:\n";
   for (size_t i = 0; i < steps.size(); ++i) {
     const auto& s = steps[i];
