@@ -14,6 +14,7 @@
 
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "clustertwin/base/result.h"
@@ -106,5 +107,17 @@ SizedFacility size_facility(const FacilityParams& f, const CoolingPlan& plan,
                             double liquid_fraction, const RackLoad& hottest,
                             const std::vector<RackLoad>& racks, double cluster_avg_W,
                             double cluster_peak_W);
+
+/// Writes a sized facility into a power view's result (training's and serving's carry the same
+/// fields): the hottest rack's cooling, all racks' coolant flow, the facility at the average and
+/// at the peak IT power; its warnings appended (moved out of `s`).
+template <class ViewResult>
+void record_facility(ViewResult& r, SizedFacility& s) {
+  r.rack_cooling = s.hottest_rack;
+  r.cluster_flow_L_per_min = s.flow_L_per_min;
+  r.facility = s.at_average;
+  r.facility_peak_W = s.peak_W;
+  for (auto& w : s.warnings) r.warnings.push_back(std::move(w));
+}
 
 }  // namespace clustertwin::power

@@ -2,7 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include "clustertwin/power/serving_power.h"
 #include "clustertwin/power/test_fixture.h"
+#include "clustertwin/power/training_power.h"
 
 namespace clustertwin::power {
 namespace {
@@ -89,6 +91,24 @@ TEST(Cooling, SizedFacilityWarnsWhenOneRackOutgrowsACdu) {
   EXPECT_TRUE(ok.warnings.empty());
   // Air-cooled racks (no liquid) never warn.
   EXPECT_TRUE(size_facility(f, plan, 0.0, big, {big}, 3 * cdu, 3 * cdu).warnings.empty());
+  // Both views record the sizing the same way: the warning reaches either result, after what
+  // they had already said.
+  TrainingPowerResult tr;
+  ServingPowerResult sv;
+  tr.warnings = {"rack limit"};
+  auto hot2 = hot;
+  record_facility(tr, hot);
+  record_facility(sv, hot2);
+  ASSERT_EQ(tr.warnings.size(), 2u);
+  EXPECT_EQ(tr.warnings[0], "rack limit");
+  EXPECT_NE(tr.warnings[1].find("exceeds a CDU's capacity"), std::string::npos);
+  ASSERT_EQ(sv.warnings.size(), 1u);
+  EXPECT_EQ(sv.warnings[0], tr.warnings[1]);
+  for (const auto* r : {&tr.rack_cooling, &sv.rack_cooling})
+    EXPECT_EQ(r->liquid_peak_W, hot2.hottest_rack.liquid_peak_W);
+  EXPECT_EQ(tr.cluster_flow_L_per_min, hot2.flow_L_per_min);
+  EXPECT_EQ(sv.facility.facility_W, hot2.at_average.facility_W);
+  EXPECT_EQ(sv.facility_peak_W, hot2.peak_W);
 }
 
 }  // namespace

@@ -11,6 +11,7 @@
 #include "clustertwin/models/ops.h"
 #include "clustertwin/power/energy.h"
 #include "clustertwin/power/power_setup.h"
+#include "clustertwin/power/racks.h"
 
 namespace clustertwin::power {
 namespace {
@@ -222,61 +223,33 @@ IterWork iteration_work(const execution::IterationRecord& it, const PoolDef& p) 
   return w;
 }
 
-}  // namespace
-
-base::Result<ServingPowerResult> analyze_serving_power(const ServingPowerInput& in,
-                                                       const ServingPowerOptions& o) {
-  CT_CHECK(in.catalog && in.power && in.cluster && in.topology && in.setup && in.result &&
-               in.setup->model && in.setup->compute,
-           "serving power needs catalog, power catalog, cluster, topology, setup and result");
-  const auto& cat = *in.catalog;
-  // Settings: the system, its GPU and their power models; cap, clock lock, smoothing, cooling
-  // (the stage training shares: power_setup.h).
-  auto ps = resolve_power_setup(cat, *in.power, *in.cluster,
-                                {.gpu = o.gpu, .smoothing = o.smoothing, .cooling = o.cooling});
-  if (!ps) return base::fail(ps.error());
-  const auto& sys = *ps->system;
-  const auto& gpu = *ps->gpu;
-  const auto* sp = ps->system_params;
-  const auto& fp = *ps->facility;
-  const GpuPowerModel& gm = ps->gm();
-  const SystemPowerModel& sm = ps->sm();
-  const GpuSettings g = ps->settings;
-  if (o.resolution_s <= 0 || o.resolution_s > 10) {
-    return base::fail(fmt::format("{{resolution}} {:g} s: expected a positive step of at most 10 s",
-                                  o.resolution_s));
+// The pools of a deployment and their kernel tables (the decode context: prompt + half the
+// output on average); the simulated instances stand for `symmetry` identical replicas each.
+struct Pools {
+  std::vector<PoolDef> defs;
+  std::vector<int> pool_of;  // per simulated instance
+  double context = 0;
+  int symmetry = 1;
+  [[nodiscard]] const PoolDef& of(const execution::IterationRecord& it) const {
+    return defs[static_cast<size_t>(pool_of[static_cast<size_t>(it.instance)])];
   }
-  const std::optional<SmoothingSettings>& smoothing = ps->smoothing;
+};
 
-  ServingPowerResult R;
-  R.system = sys.name;
-  R.systems_per_rack = sp->systems_per_rack;
-  R.cap_W = ps->cap_W();
-  R.cap_reason = ps->cap_reason;
-  R.clock_lock_MHz = g.clock_lock_MHz;
-  R.gpu_tgp_W = gpu.tgp.base();
-  R.gpu_idle_W = gm.idle_W();
-  R.gpu_comm_W = gm.apply(gm.comm_W(1), false, g).power_W;
-  const auto& base_run = *in.result;
-  R.baseline_tokens_per_s = base_run.tokens_per_s;
-  R.baseline_tpot_p99_s = base_run.tpot_s.p99;
-  R.baseline_ttft_p99_s = base_run.ttft_s.p99;
-
-  // Pools and their kernel tables (the decode context: prompt + half the output on average).
-  const auto& s0 = *in.setup;
-  const auto& l = s0.layout;
-  const double context = base_run.mean_input_tokens + 0.5 * base_run.mean_output_tokens;
-  const int sym = std::max(1, base_run.symmetry);
-  std::vector<PoolDef> pools;
+Pools make_pools(const execution::ServingSetup& s, const execution::ServingResult& base_run,
+                 const GpuPowerModel& gm, const GpuSettings& g) {
+  Pools P;
+  const auto& l = s.layout;
+  P.context = base_run.mean_input_tokens + 0.5 * base_run.mean_output_tokens;
+  P.symmetry = std::max(1, base_run.symmetry);
   int next = 0;
   auto add_pool = [&](std::string name, const workload::InstanceLayout& inst, int replicas) {
     PoolDef p;
     p.name = std::move(name);
     p.inst = &inst;
     p.gpus = static_cast<int64_t>(replicas) * inst.gpus();
-    for (int i = 0; i < replicas / sym; ++i) p.instances.push_back(next++);
-    p.tables = std::make_unique<KernelTables>(s0, inst, gm, g, context);
-    pools.push_back(std::move(p));
+    for (int i = 0; i < replicas / P.symmetry; ++i) p.instances.push_back(next++);
+    p.tables = std::make_unique<KernelTables>(s, inst, gm, g, P.context);
+    P.defs.push_back(std::move(p));
   };
   if (l.disaggregated) {
     add_pool("prefill", l.prefill, l.prefill_replicas);
@@ -284,107 +257,112 @@ base::Result<ServingPowerResult> analyze_serving_power(const ServingPowerInput& 
   } else {
     add_pool("instances", l.instance, l.replicas);
   }
-  std::vector<int> pool_of(static_cast<size_t>(next), 0);
-  for (size_t pi = 0; pi < pools.size(); ++pi) {
-    for (int i : pools[pi].instances) pool_of[static_cast<size_t>(i)] = static_cast<int>(pi);
+  P.pool_of.assign(static_cast<size_t>(next), 0);
+  for (size_t pi = 0; pi < P.defs.size(); ++pi) {
+    for (int i : P.defs[pi].instances) P.pool_of[static_cast<size_t>(i)] = static_cast<int>(pi);
   }
+  return P;
+}
 
-  // The run with every iteration kept (the caller's when it already has them).
-  auto traced_run =
-      [&](const execution::ServingSetup& s,
-          const execution::ServingResult& r) -> base::Result<execution::ServingResult> {
-    if (!r.trace.empty() && static_cast<int64_t>(r.trace.size()) >= r.iterations) return r;
-    execution::ServingSetup t = s;
-    t.rate_qps = r.rate_qps;
-    t.trace_iterations = std::max<int64_t>(1, r.iterations) + 1;
+// The run under the settings: the caller's run with every iteration kept (simulated again with a
+// trace when it has none); its kernel-time slowdown along the iterations' critical paths; when
+// that binds, fed back to execution (ServingSetup::cap_slowdown) and the run simulated again at
+// the same arrival rate.
+base::Status run_under_settings(ServingPowerResult& R, const execution::ServingSetup& s0,
+                                const execution::ServingResult& base_run, const Pools& pools,
+                                bool feedback) {
+  auto traced = [&]() -> base::Result<execution::ServingResult> {
+    if (!base_run.trace.empty() &&
+        static_cast<int64_t>(base_run.trace.size()) >= base_run.iterations)
+      return base_run;
+    execution::ServingSetup t = s0;
+    t.rate_qps = base_run.rate_qps;
+    t.trace_iterations = std::max<int64_t>(1, base_run.iterations) + 1;
     return execution::simulate_serving(t);
   };
-  auto run0 = traced_run(s0, base_run);
+  auto run0 = traced();
   if (!run0) return base::fail(run0.error());
-
-  // Cap feedback: the run's kernel-time slowdown along the iterations' critical paths.
-  {
-    double t = 0, tc = 0;
-    for (const auto& it : run0->trace) {
-      const auto& p = pools[static_cast<size_t>(pool_of[static_cast<size_t>(it.instance)])];
-      const auto w = iteration_work(it, p);
-      t += w.critical_t;
-      tc += w.critical_tc;
-    }
-    R.kernel_slowdown = t > 0 ? tc / t : 1.0;
+  double t = 0, tc = 0;
+  for (const auto& it : run0->trace) {
+    const auto w = iteration_work(it, pools.of(it));
+    t += w.critical_t;
+    tc += w.critical_tc;
   }
-  if (o.feedback && R.kernel_slowdown > 1 + 1e-6) {
-    execution::ServingSetup s1 = s0;
-    s1.cap_slowdown = R.kernel_slowdown;
-    s1.rate_qps = base_run.rate_qps;
-    s1.trace_iterations = std::max<int64_t>(1, run0->iterations) * 2 + 1;
-    auto r1 = execution::simulate_serving(s1);
-    if (!r1) return base::fail(r1.error());
-    R.serving = std::move(*r1);
-    R.notes.push_back(fmt::format(
-        "cap/clock slow the kernels by {:.1f}% (prompt chunks compute-bound, decode batches "
-        "memory-bound); run simulated again at the same arrival rate: {:.0f} -> {:.0f} tokens/s, "
-        "TPOT p99 {:.1f} -> {:.1f} ms, TTFT p99 {:.2f} -> {:.2f} s",
-        100 * (R.kernel_slowdown - 1), base_run.tokens_per_s, R.serving.tokens_per_s,
-        1e3 * base_run.tpot_s.p99, 1e3 * R.serving.tpot_s.p99, base_run.ttft_s.p99,
-        R.serving.ttft_s.p99));
-  } else {
+  R.kernel_slowdown = t > 0 ? tc / t : 1.0;
+  if (!feedback || R.kernel_slowdown <= 1 + 1e-6) {
     R.serving = std::move(*run0);
+    return {};
   }
-  const auto& run = R.serving;
+  execution::ServingSetup s1 = s0;
+  s1.cap_slowdown = R.kernel_slowdown;
+  s1.rate_qps = base_run.rate_qps;
+  s1.trace_iterations = std::max<int64_t>(1, run0->iterations) * 2 + 1;
+  auto r1 = execution::simulate_serving(s1);
+  if (!r1) return base::fail(r1.error());
+  R.serving = std::move(*r1);
+  R.notes.push_back(fmt::format(
+      "cap/clock slow the kernels by {:.1f}% (prompt chunks compute-bound, decode batches "
+      "memory-bound); run simulated again at the same arrival rate: {:.0f} -> {:.0f} tokens/s, "
+      "TPOT p99 {:.1f} -> {:.1f} ms, TTFT p99 {:.2f} -> {:.2f} s",
+      100 * (R.kernel_slowdown - 1), base_run.tokens_per_s, R.serving.tokens_per_s,
+      1e3 * base_run.tpot_s.p99, 1e3 * R.serving.tpot_s.p99, base_run.ttft_s.p99,
+      R.serving.ttft_s.p99));
+  return {};
+}
 
-  // Per-phase figures at the run's mean load.
-  {
-    const auto& p = pools.back();  // the decode (or aggregated) pool
-    const auto& kt = *p.tables;
-    const double b = std::max(1.0, run.mean_decode_batch) * kt.tokens_per_seq();
-    const double ranks = p.inst->dp_attention ? p.inst->tp : 1;
-    Kern kd = kt.decode(b);
-    kd += kt.moe(b * ranks);
-    R.gpu_decode_W = kd.tc > 0 ? kd.e / kd.tc : 0;
-    R.decode_slowdown = kd.t > 0 ? kd.tc / kd.t : 1;
-    const auto d0 = KernelTables(s0, *p.inst, gm, GpuSettings{}, context);
-    Kern k0 = d0.decode(b);
-    k0 += d0.moe(b * ranks);
-    R.decode_demand_W = k0.t > 0 ? k0.e / k0.t : 0;
-    R.decode_peak_demand_W = k0.peak;
-    const auto& pp = pools.front();
-    const auto& kp_t = *pp.tables;
-    const double chunk = static_cast<double>(pp.inst->max_tokens);
-    const double pr = pp.inst->dp_attention ? pp.inst->tp : 1;
-    Kern kp = kp_t.prefill(chunk);
-    kp += kp_t.moe(chunk * pr);
-    R.gpu_prefill_W = kp.tc > 0 ? kp.e / kp.tc : 0;
-    R.prefill_slowdown = kp.t > 0 ? kp.tc / kp.t : 1;
+// Per-phase figures at the run's mean load: a decode iteration of the decode (or aggregated)
+// pool at its mean batch, under the settings and at the default limit; a full prompt chunk.
+void phase_figures(ServingPowerResult& R, const Pools& pools, const execution::ServingSetup& s0,
+                   const GpuPowerModel& gm) {
+  const auto& p = pools.defs.back();
+  const auto& kt = *p.tables;
+  const double b = std::max(1.0, R.serving.mean_decode_batch) * kt.tokens_per_seq();
+  const double ranks = p.inst->dp_attention ? p.inst->tp : 1;
+  Kern kd = kt.decode(b);
+  kd += kt.moe(b * ranks);
+  R.gpu_decode_W = kd.tc > 0 ? kd.e / kd.tc : 0;
+  R.decode_slowdown = kd.t > 0 ? kd.tc / kd.t : 1;
+  const auto d0 = KernelTables(s0, *p.inst, gm, GpuSettings{}, pools.context);
+  Kern k0 = d0.decode(b);
+  k0 += d0.moe(b * ranks);
+  R.decode_demand_W = k0.t > 0 ? k0.e / k0.t : 0;
+  R.decode_peak_demand_W = k0.peak;
+  const auto& pp = pools.defs.front();
+  const auto& kp_t = *pp.tables;
+  const double chunk = static_cast<double>(pp.inst->max_tokens);
+  const double pr = pp.inst->dp_attention ? pp.inst->tp : 1;
+  Kern kp = kp_t.prefill(chunk);
+  kp += kp_t.moe(chunk * pr);
+  R.gpu_prefill_W = kp.tc > 0 ? kp.e / kp.tc : 0;
+  R.prefill_slowdown = kp.t > 0 ? kp.tc / kp.t : 1;
+}
+
+// A pool's GPU energy and busy GPU-time per waveform bin, and its GPU-time by kind of work.
+struct PoolBins {
+  std::vector<double> e, busy;
+  double dec_s = 0, pre_s = 0, other_s = 0, busy_s = 0;
+};
+
+// Each iteration's kernel energy from the tables (scaled to the iteration when the tables' kernel
+// time exceeds it), the rest of its GPU-time at the communication power, spread over its bins.
+std::vector<PoolBins> bin_iterations(const execution::ServingResult& run, const Pools& pools,
+                                     double comm_W, double T, double dt, size_t nb) {
+  std::vector<PoolBins> out(pools.defs.size());
+  for (auto& pb : out) {
+    pb.e.assign(nb, 0.0);
+    pb.busy.assign(nb, 0.0);
   }
-
-  // Energy of each pool over the run, binned for the waveforms.
-  const double T = run.duration_s;
-  if (!(T > 0)) return base::fail("serving power: the run has no duration (no requests?)");
-  const double dt = std::max(o.resolution_s, T / 5e6);
-  const auto nb = static_cast<size_t>(std::ceil(T / dt - 1e-9));
-  std::vector<std::vector<double>> e_bin(pools.size(), std::vector<double>(nb, 0.0)),
-      busy_bin(pools.size(), std::vector<double>(nb, 0.0));
-  struct Acc {
-    double dec_s = 0, pre_s = 0, other_s = 0, busy_s = 0, e = 0;
-  };
-  std::vector<Acc> acc(pools.size());
   for (const auto& it : run.trace) {
-    const size_t pi = static_cast<size_t>(pool_of[static_cast<size_t>(it.instance)]);
-    const auto& p = pools[pi];
-    auto w = iteration_work(it, p);
-    // The tables' kernel time follows the step model's; scale to the iteration if they disagree.
+    auto& a = out[static_cast<size_t>(pools.pool_of[static_cast<size_t>(it.instance)])];
+    const auto w = iteration_work(it, pools.of(it));
     const double kern = w.decode.tc + w.prefill.tc;
     const double k = kern > w.busy_gpu_s && kern > 0 ? w.busy_gpu_s / kern : 1.0;
     const double rest = std::max(0.0, w.busy_gpu_s - kern * k);
-    const double e = k * (w.decode.e + w.prefill.e) + rest * R.gpu_comm_W;
-    auto& a = acc[pi];
+    const double e = k * (w.decode.e + w.prefill.e) + rest * comm_W;
     a.dec_s += k * w.decode.tc;
     a.pre_s += k * w.prefill.tc;
     a.other_s += rest;
     a.busy_s += w.busy_gpu_s;
-    a.e += e;
-    // Spread over the bins the iteration covers.
     const double t0 = it.start_s, t1 = std::min(T, it.start_s + it.duration_s);
     if (!(t1 > t0)) continue;
     const double pw = e / (t1 - t0), bw = w.busy_gpu_s / (t1 - t0);
@@ -392,78 +370,52 @@ base::Result<ServingPowerResult> analyze_serving_power(const ServingPowerInput& 
       const double x0 = std::max(t0, static_cast<double>(b) * dt);
       const double x1 = std::min(t1, static_cast<double>(b + 1) * dt);
       if (x1 <= x0) continue;
-      e_bin[pi][b] += pw * (x1 - x0);
-      busy_bin[pi][b] += bw * (x1 - x0);
+      a.e[b] += pw * (x1 - x0);
+      a.busy[b] += bw * (x1 - x0);
     }
   }
+  return out;
+}
 
-  // Per-GPU waveforms of each pool (simulated instances' GPUs; idle GPU-time at idle power).
-  R.fabric = fabric_power(cat, *in.topology, fp);
-  const int64_t cluster_gpus = in.topology->gpus();
-  const int per_rack = sys.gpus() * R.systems_per_rack;
-  const int64_t dep_gpus = l.gpus();
-  R.fabric_share_W =
-      R.fabric.ac_W * static_cast<double>(dep_gpus) / static_cast<double>(cluster_gpus);
-  R.racks = static_cast<double>(dep_gpus) / per_rack;
-  R.rack_limit_W = sm.usable_W();
-  R.rack_limit_ac_W = sm.usable_ac_W();
-  R.rack_limit_basis = sm.usable_basis();
-  // A rack of a pool: its GPUs (at most a rack's worth, packed into its systems) at the pool's
-  // power; the rest of the rack's GPUs idle, systems without any of them idle. `dc_W` of the
-  // result is the busiest system's (the PSU limit is per system).
-  struct RackDraw {
-    double ac_W = 0, dc_W = 0;  ///< the rack at its PSU inputs; its busiest system's DC
-    double dc_total_W = 0;      ///< all its systems' DC
-  };
-  auto rack_at = [&](double gpu_W, int64_t pool_gpus) {
-    const int per_sys = sys.gpus();
-    const auto n = static_cast<int>(std::min<int64_t>(pool_gpus, per_rack));
-    const int full = n / per_sys, part = n % per_sys;
-    const int idle_sys = R.systems_per_rack - full - (part > 0 ? 1 : 0);
-    RackDraw r;
-    auto add = [&](int count, int busy) {
-      if (count <= 0) return;
-      const auto b = sm.at(busy * gpu_W + (per_sys - busy) * R.gpu_idle_W, busy > 0);
-      r.ac_W += count * b.ac_W;
-      r.dc_W = std::max(r.dc_W, b.dc_W);
-      r.dc_total_W += count * b.dc_W;
-    };
-    add(full, per_sys);
-    add(part > 0 ? 1 : 0, part);
-    add(idle_sys, 0);
-    return r;
-  };
-  // The pool's IT share: a full rack's power per GPU x its GPUs.
-  auto share_at = [&](double gpu_W, int64_t pool_gpus) {
-    return sm.ac_W(gpu_W * sys.gpus(), true) * R.systems_per_rack / per_rack *
-           static_cast<double>(pool_gpus);
-  };
-  std::vector<double> w_gpu(nb, 0.0), w_rack, w_it(nb, R.fabric_share_W);
-  std::vector<std::vector<double>> pool_gpu_W(pools.size());  // per pool, per bin (smoothing)
+double bin_length(double T, double dt, size_t b) {
+  return std::min(T, static_cast<double>(b + 1) * dt) - static_cast<double>(b) * dt;
+}
+
+// The deployment over the run, per bin: the mean GPU, the hottest pool's rack, the IT share; and
+// each pool's GPU power per bin when asked (for smoothing).
+struct DeploymentSamples {
+  std::vector<double> gpu, rack, it;
+  std::vector<std::vector<double>> pool_gpu_W;
   size_t hottest = 0;
-  double dep_gpu_e = 0, it_e = 0, worst_dc = 0;
-  for (size_t pi = 0; pi < pools.size(); ++pi) {
-    auto& p = pools[pi];
+  double gpu_J = 0, it_J = 0, worst_dc_W = 0;
+};
+
+// Each pool's GPUs per bin (simulated instances' GPUs; idle GPU-time at idle power), its racks
+// (racks.h pool_rack_power) and its IT share; the pools' figures into R.pools.
+DeploymentSamples pool_racks(ServingPowerResult& R, const Pools& pools,
+                             const std::vector<PoolBins>& bins, const SystemPowerModel& sm,
+                             double T, double dt, int64_t dep_gpus, bool per_pool) {
+  const size_t nb = bins.front().e.size();
+  DeploymentSamples d;
+  d.gpu.assign(nb, 0.0);
+  d.it.assign(nb, R.fabric_share_W);
+  d.pool_gpu_W.resize(pools.defs.size());
+  for (size_t pi = 0; pi < pools.defs.size(); ++pi) {
+    const auto& p = pools.defs[pi];
+    const auto& a = bins[pi];
     const double gsim = static_cast<double>(p.instances.size()) * p.inst->gpus();
-    ServingPool out;
-    out.name = p.name;
-    out.layout = p.inst->label();
-    out.gpus = p.gpus;
-    out.gpu_peak_W = 0;
-    out.gpu_min_W = 1e300;
-    out.rack_peak_W = 0;
-    out.it_peak_W = 0;
+    ServingPool out{.name = p.name, .layout = p.inst->label(), .gpus = p.gpus, .gpu_min_W = 1e300};
     double pe = 0, re = 0, ie = 0;
     std::vector<double> rack_w(nb);
     for (size_t b = 0; b < nb; ++b) {
-      const double len = std::min(T, static_cast<double>(b + 1) * dt) - static_cast<double>(b) * dt;
-      const double idle = std::max(0.0, gsim * len - busy_bin[pi][b]);
-      const double w = (e_bin[pi][b] + idle * R.gpu_idle_W) / (gsim * len);
-      if (smoothing) pool_gpu_W[pi].push_back(w);  // nb of them
-      const auto rk = rack_at(w, p.gpus);
-      const double it = share_at(w, p.gpus);
+      const double len = bin_length(T, dt, b);
+      const double idle = std::max(0.0, gsim * len - a.busy[b]);
+      const double w = (a.e[b] + idle * R.gpu_idle_W) / (gsim * len);
+      if (per_pool) d.pool_gpu_W[pi].push_back(w);
+      const auto rk = pool_rack_power(sm, R.systems_per_rack, w, R.gpu_idle_W, p.gpus);
+      const double it = pool_it_share_W(sm, R.systems_per_rack, w, p.gpus);
       rack_w[b] = rk.ac_W;
-      worst_dc = std::max(worst_dc, rk.dc_W);
+      d.worst_dc_W = std::max(d.worst_dc_W, rk.dc_W);
       out.gpu_peak_W = std::max(out.gpu_peak_W, w);
       out.gpu_min_W = std::min(out.gpu_min_W, w);
       out.rack_peak_W = std::max(out.rack_peak_W, rk.ac_W);
@@ -471,167 +423,238 @@ base::Result<ServingPowerResult> analyze_serving_power(const ServingPowerInput& 
       pe += w * len;
       re += rk.ac_W * len;
       ie += it * len;
-      w_gpu[b] += w * static_cast<double>(p.gpus) / static_cast<double>(dep_gpus) * len;
-      w_it[b] += it;
+      d.gpu[b] += w * static_cast<double>(p.gpus) / static_cast<double>(dep_gpus) * len;
+      d.it[b] += it;
     }
     out.gpu_avg_W = pe / T;
     out.rack_avg_W = re / T;
     out.it_avg_W = ie / T;
-    const auto& a = acc[pi];
     const double all = gsim * T;
     out.decode_share = a.dec_s / all;
     out.prefill_share = a.pre_s / all;
     out.other_share = a.other_s / all;
     out.idle_share = std::max(0.0, 1 - a.busy_s / all);
-    dep_gpu_e += out.gpu_avg_W * static_cast<double>(p.gpus) * T;
-    it_e += ie;
-    if (pi == 0 || out.rack_peak_W > R.pools[hottest].rack_peak_W) {
-      hottest = pi;
-      w_rack = std::move(rack_w);
+    d.gpu_J += out.gpu_avg_W * static_cast<double>(p.gpus) * T;
+    d.it_J += ie;
+    if (pi == 0 || out.rack_peak_W > R.pools[d.hottest].rack_peak_W) {
+      d.hottest = pi;
+      d.rack = std::move(rack_w);
     }
     R.pools.push_back(out);
   }
-  for (size_t b = 0; b < nb; ++b) {
-    const double len = std::min(T, static_cast<double>(b + 1) * dt) - static_cast<double>(b) * dt;
-    w_gpu[b] /= len;
-  }
-  const auto& hp = R.pools[hottest];
+  for (size_t b = 0; b < nb; ++b) d.gpu[b] /= bin_length(T, dt, b);
+  d.it_J += R.fabric_share_W * T;
+  const auto& hp = R.pools[d.hottest];
   R.rack_avg_W = hp.rack_avg_W;
   R.rack_peak_W = hp.rack_peak_W;
-  R.gpu_avg_W = dep_gpu_e / (static_cast<double>(dep_gpus) * T);
-  R.gpu_peak_W = *std::max_element(w_gpu.begin(), w_gpu.end());
-  R.gpu_min_W = *std::min_element(w_gpu.begin(), w_gpu.end());
-  it_e += R.fabric_share_W * T;
-  R.cluster_avg_W = it_e / T;
-  R.cluster_peak_W = *std::max_element(w_it.begin(), w_it.end());
-  if (worst_dc > R.rack_limit_W * (1 + 1e-9)) {
-    if (o.enforce_rack_limit) {
-      // The largest per-GPU cap whose power-limited kernels fit the usable PSU capacity
-      // (power_setup.h), and the run again under it: what the limit costs.
-      const double cap = ps->rack_limit_cap_W(R.cap_W);
-      ServingPowerOptions o2 = o;
-      o2.gpu.cap = base::watts(cap);
-      o2.enforce_rack_limit = false;
-      auto r2 = analyze_serving_power(in, o2);
-      if (!r2) return r2;
-      r2->rack_limit_binds = true;
-      r2->cap_reason = "rack limit";
-      r2->rack_limit_message = fmt::format(
-          "rack limit binds: a {} serving needs {} DC at its peak, over the {} usable PSU "
-          "capacity; GPUs capped at {} each, tokens/s {:.0f} -> {:.0f}, TPOT p99 {:.1f} -> {:.1f} "
-          "ms",
-          sys.name, fmt_W(worst_dc), fmt_W(R.rack_limit_W), fmt_W(cap), R.serving.tokens_per_s,
-          r2->serving.tokens_per_s, 1e3 * R.serving.tpot_s.p99, 1e3 * r2->serving.tpot_s.p99);
-      r2->warnings.insert(r2->warnings.begin(), r2->rack_limit_message);
-      return r2;
-    }
-    R.rack_limit_binds = true;
-    R.rack_limit_message = fmt::format(
-        "rack over its limit: a {} serving needs {} DC at its peak, over the {} usable PSU "
-        "capacity",
-        sys.name, fmt_W(worst_dc), fmt_W(R.rack_limit_W));
-    R.warnings.push_back(R.rack_limit_message);
-  }
+  R.gpu_avg_W = d.gpu_J / (static_cast<double>(dep_gpus) * T);
+  R.gpu_peak_W = *std::max_element(d.gpu.begin(), d.gpu.end());
+  R.gpu_min_W = *std::min_element(d.gpu.begin(), d.gpu.end());
+  R.cluster_avg_W = d.it_J / T;
+  R.cluster_peak_W = *std::max_element(d.it.begin(), d.it.end());
+  return d;
+}
 
-  // Cooling and facility, sized at the hottest rack's peak.
-  R.cooling_plan = ps->cooling_plan;
-  const double fl = sp->liquid_fraction;
-  std::vector<RackLoad> loads;
-  for (const auto& p : R.pools) {
-    loads.push_back({static_cast<double>(p.gpus) / per_rack, p.rack_peak_W, p.rack_avg_W});
-  }
-  // The same sizing as training (power/cooling.h size_facility): serving now warns, as training
-  // did, when one rack's liquid heat exceeds a CDU's capacity.
-  auto sized = size_facility(fp, R.cooling_plan, fl, {1, R.rack_peak_W, R.rack_avg_W}, loads,
-                             R.cluster_avg_W, R.cluster_peak_W);
-  R.rack_cooling = sized.hottest_rack;
-  R.cluster_flow_L_per_min = sized.flow_L_per_min;
-  R.facility = sized.at_average;
-  R.facility_peak_W = sized.peak_W;
-  for (auto& w : sized.warnings) R.warnings.push_back(std::move(w));
-
-  // Energy per output token (MLPerf's definition) over the run.
+// Energy over the run (energy.h): per output token (MLPerf's definition), IT and facility; per
+// GPU, request and iteration of the (decode) instance.
+void energy_figures(ServingPowerResult& R, const DeploymentSamples& d) {
+  const auto& run = R.serving;
+  const double T = run.duration_s;
   R.duration_s = T;
   R.output_tokens = run.tokens_per_s * T;
   R.requests = static_cast<double>(run.requests);
   R.iterations = static_cast<double>(run.iterations);
-  R.energy_J = it_e;
-  R.gpu_energy_J = dep_gpu_e;
-  const auto per_token = energy_per_token(it_e, R.output_tokens, R.facility.pue);
+  R.energy_J = d.it_J;
+  R.gpu_energy_J = d.gpu_J;
+  const auto per_token = energy_per_token(d.it_J, R.output_tokens, R.facility.pue);
   R.energy_per_token_J = per_token.it_J;
   R.facility_energy_per_token_J = per_token.facility_J;
-  R.gpu_energy_per_token_J = energy_per_token(dep_gpu_e, R.output_tokens, 1).it_J;
-  if (R.requests > 0) R.energy_per_request_J = it_e / R.requests;
-  // One iteration of the (decode) instance: the deployment's IT power x the mean step time.
+  R.gpu_energy_per_token_J = energy_per_token(d.gpu_J, R.output_tokens, 1).it_J;
+  if (R.requests > 0) R.energy_per_request_J = d.it_J / R.requests;
   R.energy_per_iteration_J = R.cluster_avg_W * run.mean_step.total;
+}
 
-  // Power smoothing (docs/models/power.md §3): each pool's racks through the controller, with
-  // the pool's GPUs held at the floor while the deployment serves (it always does in the run).
+// Power smoothing (smoothing.h): each pool's racks through the controller, the pool's GPUs held
+// at the floor while the deployment serves (it always does in the run). Returns the hottest
+// pool's smoothed rack.
+std::vector<double> smooth_pools(ServingPowerResult& R, const SmoothingSettings& s,
+                                 const Pools& pools, const DeploymentSamples& d,
+                                 const SystemPowerModel& sm, double T, double dt) {
+  const size_t nb = d.gpu.size();
+  const int per_rack = sm.gpus() * R.systems_per_rack;
+  const double gpus_in = static_cast<double>(per_rack);
+  RackSmoothing rs(s, R.gpu_tgp_W);
   std::vector<double> w_rack_s;
-  if (smoothing) {
-    auto& S = R.smoothing;
-    S.enabled = true;
-    S.settings = *smoothing;
-    const double floor_W = smoothing->floor * gpu.tgp.base();
-    const double gpus_in = static_cast<double>(per_rack);
-    for (size_t pi = 0; pi < pools.size(); ++pi) {
-      const double racks = static_cast<double>(pools[pi].gpus) / per_rack;
-      const double pool_rack_gpus =
-          static_cast<double>(std::min<int64_t>(pools[pi].gpus, per_rack));
-      Smoother ctl = smoother_for(*smoothing, gpus_in);
-      std::vector<double> grid(nb);
-      double grid_e = 0;
-      for (size_t b = 0; b < nb; ++b) {
-        const double len =
-            std::min(T, static_cast<double>(b + 1) * dt) - static_cast<double>(b) * dt;
-        const double w = pool_gpu_W[pi][b], wf = std::max(w, floor_W);
-        S.floor_burn_J += racks * pool_rack_gpus * (wf - w) * len;
-        const double g_dc = ctl.step(rack_at(wf, pools[pi].gpus).dc_total_W, len);
-        grid[b] = R.systems_per_rack * sm.psu_input_W(g_dc / R.systems_per_rack);
-        grid_e += grid[b] * len;
-      }
-      S.extra_energy_J += racks * (grid_e - R.pools[pi].rack_avg_W * T);
-      add_totals(S, racks, ctl.totals());
-      S.storage_J += racks * smoothing->storage_per_gpu_J * gpus_in;
-      if (pi == hottest) w_rack_s = std::move(grid);
+  double extra = 0;
+  for (size_t pi = 0; pi < pools.defs.size(); ++pi) {
+    const auto& p = pools.defs[pi];
+    const double racks = static_cast<double>(p.gpus) / per_rack;
+    const double pool_rack_gpus = static_cast<double>(std::min<int64_t>(p.gpus, per_rack));
+    const size_t unit = rs.add(racks, gpus_in);
+    std::vector<double> grid(nb);
+    double grid_e = 0;
+    for (size_t b = 0; b < nb; ++b) {
+      const double len = bin_length(T, dt, b);
+      const double w = d.pool_gpu_W[pi][b], wf = rs.floored_W(w);
+      rs.add_floor_burn(racks * pool_rack_gpus * (wf - w) * len);
+      const auto load = pool_rack_power(sm, R.systems_per_rack, wf, R.gpu_idle_W, p.gpus);
+      const double g_dc = rs.step(unit, load.dc_total_W, len);
+      grid[b] = R.systems_per_rack * sm.psu_input_W(g_dc / R.systems_per_rack);
+      grid_e += grid[b] * len;
     }
-    S.throttle_slowdown = dep_gpu_e > 0 ? S.unserved_J / dep_gpu_e : 0;
-    const auto [raw_lo, raw_hi] = std::minmax_element(w_rack.begin(), w_rack.end());
-    const auto [sm_lo, sm_hi] = std::minmax_element(w_rack_s.begin(), w_rack_s.end());
-    S.peak_reduction = *raw_hi > 0 ? 1 - *sm_hi / *raw_hi : 0;
-    S.swing_reduction = *raw_hi > *raw_lo ? 1 - (*sm_hi - *sm_lo) / (*raw_hi - *raw_lo) : 0;
+    extra += racks * (grid_e - R.pools[pi].rack_avg_W * T);
+    if (pi == d.hottest) w_rack_s = std::move(grid);
   }
+  R.smoothing = rs.summary(d.gpu_J);
+  R.smoothing.extra_energy_J = extra;
+  R.smoothing.peak_reduction = peak_reduction(d.rack, w_rack_s);
+  R.smoothing.swing_reduction = swing_reduction(d.rack, w_rack_s);
+  return w_rack_s;
+}
 
-  // Waveforms.
-  auto add = [&](std::string name, std::vector<double> w, double limit) {
-    Waveform wf;
-    wf.name = std::move(name);
-    wf.dt_s = dt;
-    wf.limit_W = limit;
-    wf.stats = waveform_stats(w, dt, false);
-    wf.power_W = std::move(w);
-    R.waveforms.push_back(std::move(wf));
+// A rack over its usable PSU capacity with the limit enforced: the GPUs capped at the largest
+// limit that fits (power_setup.h) and the view again under it; says what the limit costs.
+base::Result<ServingPowerResult> under_rack_limit(const ServingPowerResult& R,
+                                                  const ServingPowerInput& in,
+                                                  const ServingPowerOptions& o,
+                                                  const PowerSetup& ps, double worst_dc_W) {
+  const double cap = ps.rack_limit_cap_W(R.cap_W);
+  ServingPowerOptions o2 = o;
+  o2.gpu.cap = base::watts(cap);
+  o2.enforce_rack_limit = false;
+  auto r2 = analyze_serving_power(in, o2);
+  if (!r2) return r2;
+  r2->rack_limit_binds = true;
+  r2->cap_reason = "rack limit";
+  r2->rack_limit_message = fmt::format(
+      "rack limit binds: a {} serving needs {} DC at its peak, over the {} usable PSU "
+      "capacity; GPUs capped at {} each, tokens/s {:.0f} -> {:.0f}, TPOT p99 {:.1f} -> {:.1f} "
+      "ms",
+      ps.system->name, fmt_W(worst_dc_W), fmt_W(R.rack_limit_W), fmt_W(cap), R.serving.tokens_per_s,
+      r2->serving.tokens_per_s, 1e3 * R.serving.tpot_s.p99, 1e3 * r2->serving.tpot_s.p99);
+  r2->warnings.insert(r2->warnings.begin(), r2->rack_limit_message);
+  return r2;
+}
+
+// The waveforms over the run: the deployment's mean GPU, the hottest pool's rack (smoothed too
+// when asked), the deployment's IT share.
+void add_waveforms(ServingPowerResult& R, DeploymentSamples& d, std::vector<double>& w_rack_s,
+                   const SystemPowerModel& sm, double dt) {
+  auto add = [&](std::string name, std::vector<double>& w, double limit_W) {
+    R.waveforms.push_back(
+        {.name = std::move(name), .dt_s = dt, .power_W = std::move(w), .limit_W = limit_W});
+    R.waveforms.back().stats = waveform_stats(R.waveforms.back().power_W, dt, false);
   };
-  add("gpu (deployment mean)", std::move(w_gpu), R.cap_W);
+  add("gpu (deployment mean)", d.gpu, R.cap_W);
   const double rack_limit_ac = R.systems_per_rack == 1 ? sm.psu_input_W(R.rack_limit_W) : 0;
-  add("rack (" + hp.name + ")", std::move(w_rack), rack_limit_ac);
-  if (smoothing) add("rack (" + hp.name + "), smoothed", std::move(w_rack_s), rack_limit_ac);
-  add("deployment IT", std::move(w_it), 0);
+  const std::string rack = "rack (" + R.pools[d.hottest].name + ")";
+  add(rack, d.rack, rack_limit_ac);
+  if (R.smoothing.enabled) add(rack + ", smoothed", w_rack_s, rack_limit_ac);
+  add("deployment IT", d.it, 0);
+}
 
+// The notes: how GPU power was found, what energy per token counts, the replicas' symmetry.
+void add_notes(ServingPowerResult& R, const std::string& gpu, const Pools& pools) {
   R.notes.push_back(fmt::format(
       "GPU power per iteration from its decode and prompt tokens (kernel power tables on {}, "
       "decode at the mean context of {:.0f} tokens); communication and waits at {}, no "
       "iteration at idle ({})",
-      gpu.name, context, fmt_W(R.gpu_comm_W), fmt_W(R.gpu_idle_W)));
+      gpu, pools.context, fmt_W(R.gpu_comm_W), fmt_W(R.gpu_idle_W)));
   R.notes.push_back(
       "energy per token = the deployment's IT energy (its racks' share and fabric share) over the "
       "run / output tokens; facility x PUE");
-  if (sym > 1) {
+  if (pools.symmetry > 1) {
     R.notes.push_back(fmt::format(
         "{} identical replicas per simulated instance draw the same power at the same times: "
         "peaks are an upper bound (independent replicas would average out)",
-        sym));
+        pools.symmetry));
   }
+}
+
+}  // namespace
+
+base::Result<ServingPowerResult> analyze_serving_power(const ServingPowerInput& in,
+                                                       const ServingPowerOptions& o) {
+  CT_CHECK(in.catalog && in.power && in.cluster && in.topology && in.setup && in.result &&
+               in.setup->model && in.setup->compute,
+           "serving power needs catalog, power catalog, cluster, topology, setup and result");
+  // 1. Settings (power_setup.h, the stage training shares): the system, its GPU and their power
+  //    models; cap, clock lock, smoothing, cooling.
+  auto ps = resolve_power_setup(*in.catalog, *in.power, *in.cluster,
+                                {.gpu = o.gpu, .smoothing = o.smoothing, .cooling = o.cooling});
+  if (!ps) return base::fail(ps.error());
+  if (o.resolution_s <= 0 || o.resolution_s > 10) {
+    return base::fail(fmt::format("{{resolution}} {:g} s: expected a positive step of at most 10 s",
+                                  o.resolution_s));
+  }
+  const auto& sys = *ps->system;
+  const GpuPowerModel& gm = ps->gm();
+  const SystemPowerModel& sm = ps->sm();
+  const auto& base_run = *in.result;
+  ServingPowerResult R;
+  R.system = sys.name;
+  R.systems_per_rack = ps->system_params->systems_per_rack;
+  R.cap_W = ps->cap_W();
+  R.cap_reason = ps->cap_reason;
+  R.clock_lock_MHz = ps->settings.clock_lock_MHz;
+  R.gpu_tgp_W = ps->gpu->tgp.base();
+  R.gpu_idle_W = gm.idle_W();
+  R.gpu_comm_W = gm.apply(gm.comm_W(1), false, ps->settings).power_W;
+  R.baseline_tokens_per_s = base_run.tokens_per_s;
+  R.baseline_tpot_p99_s = base_run.tpot_s.p99;
+  R.baseline_ttft_p99_s = base_run.ttft_s.p99;
+
+  // 2. Pools and their kernel tables; the run under the settings (cap feedback) and its phases.
+  const auto pools = make_pools(*in.setup, base_run, gm, ps->settings);
+  if (auto s = run_under_settings(R, *in.setup, base_run, pools, o.feedback); !s)
+    return base::fail(s.error());
+  phase_figures(R, pools, *in.setup, gm);
+
+  // 3. Each pool's energy over the run, binned; its racks (racks.h) and the deployment's IT share.
+  const double T = R.serving.duration_s;
+  if (!(T > 0)) return base::fail("serving power: the run has no duration (no requests?)");
+  const double dt = std::max(o.resolution_s, T / 5e6);
+  const auto nb = static_cast<size_t>(std::ceil(T / dt - 1e-9));
+  const auto bins = bin_iterations(R.serving, pools, R.gpu_comm_W, T, dt, nb);
+  R.fabric = fabric_power(*in.catalog, *in.topology, *ps->facility);
+  const int64_t dep_gpus = in.setup->layout.gpus();
+  R.fabric_share_W =
+      R.fabric.ac_W * static_cast<double>(dep_gpus) / static_cast<double>(in.topology->gpus());
+  R.racks = static_cast<double>(dep_gpus) / (sys.gpus() * R.systems_per_rack);
+  const RackLimit limit = rack_limit(sm);
+  R.rack_limit_W = limit.dc_W;
+  R.rack_limit_ac_W = limit.ac_W;
+  R.rack_limit_basis = limit.basis;
+  auto d = pool_racks(R, pools, bins, sm, T, dt, dep_gpus, ps->smoothing.has_value());
+
+  // 4. The rack limit (racks.h).
+  if (limit.exceeded_by(d.worst_dc_W)) {
+    if (o.enforce_rack_limit) return under_rack_limit(R, in, o, *ps, d.worst_dc_W);
+    R.rack_limit_binds = true;
+    R.rack_limit_message = fmt::format(
+        "rack over its limit: a {} serving needs {} DC at its peak, over the {} usable PSU "
+        "capacity",
+        sys.name, fmt_W(d.worst_dc_W), fmt_W(R.rack_limit_W));
+    R.warnings.push_back(R.rack_limit_message);
+  }
+
+  // 5. Cooling and facility sized at the racks' peaks (cooling.h), then energy (energy.h).
+  R.cooling_plan = ps->cooling_plan;
+  const double per_rack = sys.gpus() * R.systems_per_rack;
+  std::vector<RackLoad> loads;
+  for (const auto& p : R.pools)
+    loads.push_back({static_cast<double>(p.gpus) / per_rack, p.rack_peak_W, p.rack_avg_W});
+  auto sized =
+      size_facility(*ps->facility, R.cooling_plan, ps->system_params->liquid_fraction,
+                    {1, R.rack_peak_W, R.rack_avg_W}, loads, R.cluster_avg_W, R.cluster_peak_W);
+  record_facility(R, sized);
+  energy_figures(R, d);
+
+  // 6. Smoothing (smoothing.h), the waveforms and notes.
+  std::vector<double> w_rack_s;
+  if (ps->smoothing) w_rack_s = smooth_pools(R, *ps->smoothing, pools, d, sm, T, dt);
+  add_waveforms(R, d, w_rack_s, sm, dt);
+  add_notes(R, ps->gpu->name, pools);
   return R;
 }
 

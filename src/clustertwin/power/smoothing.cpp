@@ -205,4 +205,38 @@ void add_totals(SmoothingSummary& summary, double units, const SmootherTotals& t
   summary.storage_losses_J += units * totals.losses_J;
 }
 
+RackSmoothing::RackSmoothing(const SmoothingSettings& s, double tgp_W)
+    : s_(s), floor_W_(s.floor * tgp_W) {
+  summary_.enabled = true;
+  summary_.settings = s;
+}
+
+size_t RackSmoothing::add(double count, double gpus) {
+  units_.push_back({count, smoother_for(s_, gpus)});
+  summary_.storage_J += count * s_.storage_per_gpu_J * gpus;
+  return units_.size() - 1;
+}
+
+SmoothingSummary RackSmoothing::summary(double gpu_energy_J) const {
+  SmoothingSummary out = summary_;
+  for (const auto& u : units_) add_totals(out, u.count, u.ctl.totals());
+  out.throttle_slowdown = gpu_energy_J > 0 ? out.unserved_J / gpu_energy_J : 0;
+  return out;
+}
+
+double peak_reduction(std::span<const double> raw, std::span<const double> smoothed) {
+  if (raw.empty() || smoothed.empty()) return 0;
+  const double r = *std::max_element(raw.begin(), raw.end());
+  const double s = *std::max_element(smoothed.begin(), smoothed.end());
+  return r > 0 ? 1 - s / r : 0;
+}
+
+double swing_reduction(std::span<const double> raw, std::span<const double> smoothed) {
+  if (raw.empty() || smoothed.empty()) return 0;
+  const auto [r_lo, r_hi] = std::minmax_element(raw.begin(), raw.end());
+  const auto [s_lo, s_hi] = std::minmax_element(smoothed.begin(), smoothed.end());
+  const double r = *r_hi - *r_lo;
+  return r > 0 ? 1 - (*s_hi - *s_lo) / r : 0;
+}
+
 }  // namespace clustertwin::power

@@ -20,6 +20,7 @@
 ///
 /// Energy balance per step (a property test): G dt = L dt + burned - unserved + dE + losses.
 
+#include <algorithm>
 #include <optional>
 #include <span>
 #include <string_view>
@@ -116,5 +117,44 @@ Smoother smoother_for(const SmoothingSettings& s, double gpus);
 /// Adds `units` identical controllers' totals (burned on ramps, unserved, storage losses) to
 /// `summary`.
 void add_totals(SmoothingSummary& summary, double units, const SmootherTotals& totals);
+
+/// The smoothing of a workload's racks, the stage training and serving share: one controller per
+/// kind of rack (a training rack class, a serving pool's rack) standing for `count` identical
+/// racks of `gpus` GPUs; the per-GPU floor the GPUs are held at while the job runs; and the
+/// summary of what it cost over all the racks.
+class RackSmoothing {
+ public:
+  /// `s` per GPU; `tgp_W` the GPU's TGP (the floor's reference).
+  RackSmoothing(const SmoothingSettings& s, double tgp_W);
+  /// Adds a kind of rack (its installed storage counts); returns its index for `step`.
+  size_t add(double count, double gpus);
+  /// What a GPU drawing `gpu_W` draws held at the floor (`tgp_W` x floor) while the job runs.
+  [[nodiscard]] double floored_W(double gpu_W) const { return std::max(gpu_W, floor_W_); }
+  [[nodiscard]] double floor_W() const { return floor_W_; }
+  /// Grid-side power of one rack of kind `unit` for a load of `load_W` held for `dt_s`.
+  double step(size_t unit, double load_W, double dt_s) {
+    return units_[unit].ctl.step(load_W, dt_s);
+  }
+  /// Energy the GPUs burned to hold the floor (all racks).
+  void add_floor_burn(double J) { summary_.floor_burn_J += J; }
+  /// The summary: settings, storage, floor burn and every controller's totals x its racks;
+  /// throttle_slowdown = unserved / `gpu_energy_J` (the GPUs' energy in the job).
+  [[nodiscard]] SmoothingSummary summary(double gpu_energy_J) const;
+
+ private:
+  struct Unit {
+    double count;
+    Smoother ctl;
+  };
+  SmoothingSettings s_;
+  double floor_W_ = 0;
+  std::vector<Unit> units_;
+  SmoothingSummary summary_;
+};
+
+/// 1 - smoothed peak / raw peak of two waveforms (0 when the raw one has no peak).
+double peak_reduction(std::span<const double> raw, std::span<const double> smoothed);
+/// 1 - smoothed swing / raw swing (max - min) of two waveforms (0 when the raw one is flat).
+double swing_reduction(std::span<const double> raw, std::span<const double> smoothed);
 
 }  // namespace clustertwin::power

@@ -15,6 +15,18 @@ double uniform(std::mt19937_64& rng, double lo, double hi) {
   return lo + (hi - lo) * static_cast<double>(rng() >> 11) * 0x1.0p-53;
 }
 
+// A unit's settings for the controller tests: ramps of 100 / 50 W/s per GPU, no hysteresis,
+// lossless storage of `storage_J` per GPU.
+SmoothingSettings unit_settings(double storage_J) {
+  return {.floor = 0.5,
+          .ramp_up_W_per_s = 100,
+          .ramp_down_W_per_s = 50,
+          .hysteresis_s = 0,
+          .storage_per_gpu_J = storage_J,
+          .storage_efficiency = 1,
+          .average_s = 0};
+}
+
 // A synchronous-training-like load: compute plateaus and communication valleys of random
 // lengths, with job start and stop.
 std::vector<double> random_load(std::mt19937_64& rng, size_t n, double lo, double hi) {
@@ -115,6 +127,60 @@ TEST(Smoothing, BadSettingsAreErrors) {
   s = {};
   s.average_s = -1;
   EXPECT_FALSE(check(s));
+}
+
+TEST(Smoothing, ControllersScaleWithTheirGpusAndTotalsAdd) {
+  const SmoothingSettings s = unit_settings(0);
+  Smoother one = smoother_for(s, 1), four = smoother_for(s, 4);
+  // The same per-GPU load on 4 GPUs is 4x the unit's: the grid side follows 4x as fast.
+  for (int i = 0; i < 10; ++i) {
+    const double g1 = one.step(1000, 0.1), g4 = four.step(4000, 0.1);
+    EXPECT_NEAR(g4, 4 * g1, 1e-9);
+  }
+  SmoothingSummary sum;
+  add_totals(sum, 3, one.totals());
+  EXPECT_NEAR(sum.unserved_J, 3 * one.totals().unserved_J, 1e-12);
+  EXPECT_NEAR(sum.ramp_burn_J, 3 * one.totals().burned_J, 1e-12);
+}
+
+TEST(Smoothing, RackSmoothingHoldsTheFloorAndSumsItsRacks) {
+  const SmoothingSettings s = unit_settings(10);
+  RackSmoothing rs(s, 1000);
+  EXPECT_DOUBLE_EQ(rs.floor_W(), 500);
+  EXPECT_DOUBLE_EQ(rs.floored_W(200), 500);
+  EXPECT_DOUBLE_EQ(rs.floored_W(800), 800);
+  // Three racks of 4 GPUs and one of 2: each kind through its own controller, scaled by its GPUs.
+  const size_t a = rs.add(3, 4), b = rs.add(1, 2);
+  Smoother ref_a = smoother_for(s, 4), ref_b = smoother_for(s, 2);
+  std::vector<double> load_a = {4000, 4000, 400, 400, 4000}, load_b = {100, 2000, 2000, 100, 100};
+  for (size_t i = 0; i < load_a.size(); ++i) {
+    EXPECT_DOUBLE_EQ(rs.step(a, load_a[i], 0.5), ref_a.step(load_a[i], 0.5));
+    EXPECT_DOUBLE_EQ(rs.step(b, load_b[i], 0.5), ref_b.step(load_b[i], 0.5));
+  }
+  rs.add_floor_burn(7);
+  const auto sum = rs.summary(1e4);
+  EXPECT_TRUE(sum.enabled);
+  EXPECT_EQ(sum.settings.floor, 0.5);
+  EXPECT_DOUBLE_EQ(sum.storage_J, 3 * 10 * 4 + 1 * 10 * 2.0);
+  EXPECT_DOUBLE_EQ(sum.floor_burn_J, 7);
+  const double unserved = 3 * ref_a.totals().unserved_J + ref_b.totals().unserved_J;
+  EXPECT_GT(unserved, 0);  // the ramp-up limit could not follow the steps
+  EXPECT_DOUBLE_EQ(sum.unserved_J, unserved);
+  EXPECT_DOUBLE_EQ(sum.ramp_burn_J, 3 * ref_a.totals().burned_J + ref_b.totals().burned_J);
+  EXPECT_DOUBLE_EQ(sum.throttle_slowdown, unserved / 1e4);
+  EXPECT_EQ(rs.summary(0).throttle_slowdown, 0);
+}
+
+TEST(Smoothing, PeakAndSwingReductionsCompareTwoWaveforms) {
+  const std::vector<double> raw = {10, 100, 20, 100, 10}, smoothed = {60, 80, 60, 80, 70};
+  EXPECT_DOUBLE_EQ(peak_reduction(raw, smoothed), 1 - 80.0 / 100);
+  EXPECT_DOUBLE_EQ(swing_reduction(raw, smoothed), 1 - 20.0 / 90);
+  const std::vector<double> flat = {5, 5, 5};
+  EXPECT_EQ(swing_reduction(flat, smoothed), 0);  // nothing to reduce
+  EXPECT_EQ(peak_reduction(std::vector<double>{0, 0}, smoothed), 0);
+  EXPECT_EQ(peak_reduction({}, smoothed), 0);
+  // Smoothing that raises the peak reduces it by a negative amount.
+  EXPECT_LT(peak_reduction(smoothed, raw), 0);
 }
 
 }  // namespace

@@ -11,11 +11,8 @@ namespace clustertwin::power {
 namespace {
 
 using testing::catalog;
+using testing::model_of;
 using testing::power_catalog;
-
-SystemPowerModel model_of(const std::string& system) {
-  return SystemPowerModel(catalog(), **catalog().system(system), **power_catalog().system(system));
-}
 
 TEST(SystemPower, FabricAndNameplateMatchTheTopologySummary) {
   for (const char* c : {"azure-ndv6-gb300", "hgx-h100*64", "eos-h100", "gb200-nvl72*8"}) {

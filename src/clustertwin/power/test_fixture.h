@@ -23,6 +23,11 @@ inline const PowerCatalog& power_catalog() {
   return p;
 }
 
+/// A system's power model from the embedded catalogs.
+inline SystemPowerModel model_of(const std::string& system) {
+  return SystemPowerModel(catalog(), **catalog().system(system), **power_catalog().system(system));
+}
+
 struct Job {
   hardware::ClusterSpec spec;
   topology::Topology topo;

@@ -35,6 +35,7 @@
 #include "clustertwin/power/cooling.h"
 #include "clustertwin/power/gpu_power.h"
 #include "clustertwin/power/params.h"
+#include "clustertwin/power/racks.h"
 #include "clustertwin/power/smoothing.h"
 #include "clustertwin/power/system_power.h"
 #include "clustertwin/power/timeline.h"
@@ -66,18 +67,6 @@ struct TrainingPowerInput {
   execution::TrainingSetup setup;
   /// The step at the default settings, if already simulated (else simulated here).
   const execution::TrainingResult* baseline = nullptr;
-};
-
-/// One class of identical racks.
-struct RackClass {
-  std::vector<int> stage_gpus;               ///< job GPUs of each pipeline stage in the rack
-  std::vector<std::pair<int, int>> present;  ///< (stage, GPUs) of the stages with GPUs here (the
-                                             ///< non-zero stage_gpus: job_gpus() sums these)
-  int idle_gpus = 0;                         ///< GPUs of the rack outside the job
-  int systems = 1;
-  int count = 0;  ///< racks of this class
-  double peak_ac_W = 0, avg_ac_W = 0, min_ac_W = 0, peak_dc_W = 0;
-  [[nodiscard]] int job_gpus() const;
 };
 
 struct TrainingPowerResult {
