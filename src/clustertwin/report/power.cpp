@@ -122,6 +122,22 @@ Json facility_json(const power::FacilityPower& f) {
           {"cdu_load", r6(f.cdu_load)}};
 }
 
+// The cooling block of both power views: the plan, the hottest rack's heat (all of it and its
+// liquid share, what the CDU warning compares), coolant flow and return temperatures, the
+// cluster's coolant flow.
+Json cooling_json(const power::CoolingPlan& plan, const power::RackCooling& c,
+                  double cluster_flow_L_per_min) {
+  return {{"coolant", plan.coolant.name},
+          {"supply_C", r6(plan.supply_C)},
+          {"delta_T_K", r6(plan.delta_T_K)},
+          {"rack_heat_peak_W", r6(c.heat_peak_W)},
+          {"rack_liquid_heat_peak_W", r6(c.liquid_peak_W)},
+          {"rack_flow_L_per_min", r6(c.flow_L_per_min)},
+          {"rack_return_avg_C", r6(c.return_avg_C)},
+          {"rack_return_peak_C", r6(c.return_peak_C)},
+          {"cluster_flow_L_per_min", r6(cluster_flow_L_per_min)}};
+}
+
 }  // namespace
 
 std::string sparkline(const std::vector<double>& w, size_t width) {
@@ -190,15 +206,7 @@ Json power_json(const power::TrainingPowerResult& r, size_t max_points) {
   j["rack_coolant_flow_L_per_min"] = r6(c.flow_L_per_min);
   j["rack_return_peak_C"] = r6(c.return_peak_C);
   j["coolant_supply_C"] = r6(r.cooling_plan.supply_C);
-  j["cooling"] = {{"coolant", r.cooling_plan.coolant.name},
-                  {"supply_C", r6(r.cooling_plan.supply_C)},
-                  {"delta_T_K", r6(r.cooling_plan.delta_T_K)},
-                  {"rack_heat_peak_W", r6(c.heat_peak_W)},
-                  {"rack_liquid_heat_peak_W", r6(c.liquid_peak_W)},
-                  {"rack_flow_L_per_min", r6(c.flow_L_per_min)},
-                  {"rack_return_avg_C", r6(c.return_avg_C)},
-                  {"rack_return_peak_C", r6(c.return_peak_C)},
-                  {"cluster_flow_L_per_min", r6(r.cluster_flow_L_per_min)}};
+  j["cooling"] = cooling_json(r.cooling_plan, c, r.cluster_flow_L_per_min);
   j["gpu_energy_per_step_J"] = r6(r.gpu_energy_per_step_J);
   j["energy_per_step_J"] = r6(r.energy_per_step_J);
   j["facility_energy_per_step_J"] = r6(r.facility_energy_per_step_J);
@@ -440,14 +448,7 @@ Json serving_power_json(const power::ServingPowerResult& r, size_t max_points) {
   j["facility"] = facility_json(r.facility);
   const auto& c = r.rack_cooling;
   j["rack_coolant_flow_L_per_min"] = r6(c.flow_L_per_min);
-  j["cooling"] = {{"coolant", r.cooling_plan.coolant.name},
-                  {"supply_C", r6(r.cooling_plan.supply_C)},
-                  {"delta_T_K", r6(r.cooling_plan.delta_T_K)},
-                  {"rack_heat_peak_W", r6(c.heat_peak_W)},
-                  {"rack_flow_L_per_min", r6(c.flow_L_per_min)},
-                  {"rack_return_avg_C", r6(c.return_avg_C)},
-                  {"rack_return_peak_C", r6(c.return_peak_C)},
-                  {"cluster_flow_L_per_min", r6(r.cluster_flow_L_per_min)}};
+  j["cooling"] = cooling_json(r.cooling_plan, c, r.cluster_flow_L_per_min);
   j["duration_s"] = r6(r.duration_s);
   j["output_tokens"] = r6(r.output_tokens);
   j["energy_J"] = r6(r.energy_J);

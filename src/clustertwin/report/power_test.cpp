@@ -48,6 +48,19 @@ TEST(PowerReport, JsonCarriesTheDocumentedUnitKeysAndWaveforms) {
   }
 }
 
+TEST(PowerReport, TrainingAndServingWriteTheSameCoolingBlock) {
+  // The serving view sized the same facility: its cooling block has the same keys and figures,
+  // the hottest rack's liquid heat (what the CDU warning compares) included.
+  power::ServingPowerResult s;
+  s.cooling_plan = result().cooling_plan;
+  s.rack_cooling = result().rack_cooling;
+  s.cluster_flow_L_per_min = result().cluster_flow_L_per_min;
+  const auto c = power_json(result(), 500)["cooling"];
+  EXPECT_EQ(serving_power_json(s)["cooling"], c);
+  EXPECT_GT(c["rack_liquid_heat_peak_W"].get<double>(), 0);
+  EXPECT_LT(c["rack_liquid_heat_peak_W"].get<double>(), c["rack_heat_peak_W"].get<double>());
+}
+
 TEST(PowerReport, TraceCountersAreValid) {
   TraceWriter w;
   add_power_counters(w, result(), 300);
