@@ -146,7 +146,7 @@ ct_cli_test(NAME bad.serve_calibration_other_gpu RC 2
 ct_cli_test(NAME bad.serve_calibration_without_serving_mapping RC 2
             ARGS serve --cluster hgx-h100*1 --gpus 1 --model llama3.1-8b --tp 1 --isl 64 --osl 8 --scenario offline
                  --calibration ${CAL_DATA}/a3mega_h100_profile.yaml
-            STDERR "a3mega_h100_profile.yaml has no serving: mapping (it was fitted from collective or training measurements, which the serving step model does not read")
+            STDERR "a3mega_h100_profile.yaml has no serving: or compute: mapping (it was fitted from collective or training measurements, which the serving step model does not read")
 
 # Step times: fit the compute-time scale on the DGX H100 Llama 3.1 405B step, rerun
 # byte-identical, train reproduces it, the held-out Llama 3 70B step within the stated band.
@@ -171,7 +171,7 @@ set_tests_properties(cli.search_runs_a_step_time_profile PROPERTIES LABELS cli)
 ct_cli_test(NAME bad.search_calibration_without_training RC 2
             ARGS search --cluster hgx-h100*1 --model llama3.1-8b --calibration
                  ${CAL_DATA}/a3mega_h100_profile.yaml
-            STDERR "has no training: mapping")
+            STDERR "has no training: or compute: mapping")
 ct_cli_test(NAME bad.train_step_profile_other_gpu RC 2
             ARGS train --cluster hgx-b200*1 --model llama3.1-8b --tp 8
                  --calibration ${CAL_DATA}/dgx_h100_405b_profile.yaml
@@ -184,4 +184,4 @@ add_test(NAME cli.goodput_runs_a_step_time_profile
 set_tests_properties(cli.goodput_runs_a_step_time_profile PROPERTIES LABELS cli)
 ct_cli_test(NAME bad.goodput_calibration_without_training RC 2
             ARGS goodput --cluster hgx-h100*2 --model llama3.1-8b --tp 8 --pp 1 --calibration h100
-            STDERR "--calibration: h100 has no training: mapping")
+            STDERR "--calibration: h100 has no training: or compute: mapping")

@@ -30,3 +30,49 @@ string(REGEX MATCH "gemm bf16 +t0 [0-9.]+ us, unaligned-m penalty [0-9.]+; fit r
 if(NOT m OR CMAKE_MATCH_1 GREATER 15)
   message(FATAL_ERROR "unexpected summary:\n${out_a}")
 endif()
+
+# The profile runs wherever the compute model runs: train, search, power, goodput and serve
+# take it with --calibration and say which kernel tables ran; train's step moves with it; a
+# cluster of another GPU refuses it, naming the flag.
+set(p ${WORKDIR}/calibrate_kernels_a.yaml)
+set(note "kernel efficiencies (gemm bf16) fitted to measured kernel tables (calibration profile ${p})")
+function(run_verb out_var rc_want)
+  execute_process(COMMAND ${BIN} ${ARGN} WORKING_DIRECTORY ${WORKDIR}
+                  OUTPUT_VARIABLE out ERROR_VARIABLE err RESULT_VARIABLE rc TIMEOUT 600)
+  if(NOT rc EQUAL rc_want)
+    message(FATAL_ERROR "clustertwin ${ARGN}: exit ${rc}, expected ${rc_want}:\n${out}\n${err}")
+  endif()
+  set(${out_var} "${out}${err}" PARENT_SCOPE)
+  set(${out_var}_stdout "${out}" PARENT_SCOPE)
+endfunction()
+set(train_args train --cluster hgx-h100*1 --model llama3.1-8b --tp 8 --json -)
+run_verb(plain 0 ${train_args})
+run_verb(fitted 0 ${train_args} --calibration ${p})
+string(JSON step_plain GET "${plain_stdout}" training step_time_s)
+string(JSON step_fitted GET "${fitted_stdout}" training step_time_s)
+string(FIND "${fitted}" "${note}" pos)
+if(pos EQUAL -1 OR step_plain EQUAL step_fitted)
+  message(FATAL_ERROR "train did not run the profile's kernels (${step_plain} -> ${step_fitted} s):\n${fitted}")
+endif()
+message(STATUS "train step ${step_plain} s -> ${step_fitted} s with the kernel profile")
+# The closed-form communication model reads no collective lines, but the kernels run.
+run_verb(out 0 train --cluster hgx-h100*1 --model llama3.1-8b --tp 8 --comm analytical --calibration ${p})
+foreach(verb_args
+        "search;--cluster;hgx-h100*1;--model;llama3.1-8b;--top;1"
+        "power;--cluster;hgx-h100*1;--model;llama3.1-8b;--tp;8"
+        "goodput;--cluster;hgx-h100*2;--model;llama3.1-8b;--tp;8;--days;1;--no-sweep"
+        "serve;--cluster;hgx-h100*1;--gpus;1;--model;llama3.1-8b;--tp;1;--isl;256;--osl;32;--scenario;offline;--requests;600")
+  run_verb(out 0 ${verb_args} --calibration ${p})
+  list(GET verb_args 0 verb)
+  if(NOT verb STREQUAL "power")
+    string(FIND "${out}" "fitted to measured kernel tables" pos)
+    if(pos EQUAL -1)
+      message(FATAL_ERROR "${verb} does not say the profile's kernels ran:\n${out}")
+    endif()
+  endif()
+endforeach()
+run_verb(out 2 train --cluster hgx-b200*1 --model llama3.1-8b --tp 8 --calibration ${p})
+string(FIND "${out}" "--calibration ${p} fitted the compute model on h100; this cluster's GPU is b200" pos)
+if(pos EQUAL -1)
+  message(FATAL_ERROR "another GPU's cluster did not refuse the profile:\n${out}")
+endif()

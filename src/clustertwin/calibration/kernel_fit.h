@@ -18,12 +18,15 @@
 /// model's. This replaces tools/fit_compute.py (issue 16) and reproduces its figures.
 
 #include <map>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
 
 #include "clustertwin/base/result.h"
+#include "clustertwin/calibration/collective_fit.h"
 #include "clustertwin/calibration/measurements.h"
+#include "clustertwin/compute/compute_model.h"
 #include "clustertwin/hardware/catalog.h"
 
 namespace clustertwin::calibration {
@@ -115,6 +118,26 @@ struct ComputeProfileMeta {
 /// the bf16 tables. Deterministic.
 std::string compute_profile_yaml(const KernelFit& fit, const KernelRoofline& roofline,
                                  const ComputeProfileMeta& meta);
+
+/// A calibration profile of `fit` (what `calibrate` writes from a user's kernel tables): the
+/// `profile:` record (kind compute, cluster, stack, every input with its SHA-256, every table's
+/// fit and held-out error), `collectives:` naming the GPU (no lines: the catalog's stay), the
+/// `compute:` mapping in the catalog file's format and its sources. Read by
+/// compute::ComputeModel::parse_profile; deterministic.
+std::string kernel_profile_yaml(const KernelFit& fit, const KernelRoofline& roofline,
+                                const ComputeProfileMeta& compute_meta,
+                                std::span<const InputFile> inputs, const ProfileMeta& meta);
+
+/// The `compute:` mapping of the profile given as `--calibration FILE|NAME`, for `gpu`'s own
+/// peaks (lay it over the catalog's model with compute::ComputeModel::with_profile): nullopt
+/// for a built-in name (not a readable file) or a profile without one; a profile fitted on
+/// another GPU is refused (`where` names the flag or the scenario's file:line), a bad mapping
+/// at the profile's file:line.
+base::Result<std::optional<compute::ComputeModel>> compute_calibration_of(
+    const std::string& name_or_path, const hardware::GpuSpec& gpu, const std::string& where);
+
+/// The note a run prints when a profile's kernel tables ran: which tables, from which profile.
+std::string compute_calibration_note(const compute::ComputeModel& profile, const std::string& path);
 
 /// A held-out table as CSV, one `gpu` column first, under a `# note` line.
 std::string holdout_csv(const std::string& note,

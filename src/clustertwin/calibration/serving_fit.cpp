@@ -320,31 +320,33 @@ base::Result<std::optional<ServingCalibration>> read_serving_calibration(
   return std::optional<ServingCalibration>{out};
 }
 
-base::Result<ServingCalibration> serving_calibration_of(const std::string& path,
-                                                        std::string_view gpu,
-                                                        const std::string& where) {
+base::Result<std::optional<ServingCalibration>> serving_calibration_of(const std::string& path,
+                                                                       std::string_view gpu,
+                                                                       const std::string& where,
+                                                                       bool compute_given) {
   std::ifstream in(path, std::ios::binary);
   if (!in) {
     return fail(where + ": cannot read '" + path +
                 "' (serving takes a profile written by `clustertwin calibrate` from serving "
-                "results; the built-in profiles hold collective lines, which serving does not "
-                "read)");
+                "results or kernel tables; the built-in profiles hold collective lines, which "
+                "serving does not read)");
   }
   std::ostringstream text;
   text << in.rdbuf();
   auto sc = read_serving_calibration({path, text.str()});
   if (!sc) return fail(sc.error());
   if (!*sc) {
+    if (compute_given) return std::optional<ServingCalibration>{};
     return fail(where + ": " + path +
-                " has no serving: mapping (it was fitted from collective or training "
-                "measurements, which the serving step model does not read; calibrate serving "
-                "results to make one)");
+                " has no serving: or compute: mapping (it was fitted from collective or "
+                "training measurements, which the serving step model does not read; calibrate "
+                "serving results or kernel tables to make one)");
   }
   if ((*sc)->gpu != gpu) {
     return fail(where + ": " + path + " fitted the serving model on " + (*sc)->gpu +
                 "; this cluster's GPU is " + std::string(gpu));
   }
-  return **sc;
+  return sc;
 }
 
 }  // namespace clustertwin::calibration

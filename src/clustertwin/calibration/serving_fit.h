@@ -130,11 +130,13 @@ base::Result<std::optional<ServingCalibration>> read_serving_calibration(
     const hardware::CatalogFile& file);
 
 /// The `serving:` mapping of the profile given as `--calibration FILE` (`where` names the flag
-/// or the scenario's file:line): refused when the file cannot be read, has no `serving:`
-/// mapping (a built-in name or a profile of collective lines or training steps: serving reads
-/// neither), or was fitted on another GPU than `gpu`.
-base::Result<ServingCalibration> serving_calibration_of(const std::string& path,
-                                                        std::string_view gpu,
-                                                        const std::string& where);
+/// or the scenario's file:line): refused when the file cannot be read, or was fitted on another
+/// GPU than `gpu`. A profile without one is refused unless `compute_given` (the profile's
+/// `compute:` mapping, which serving also runs, was found: nullopt then); a built-in name or a
+/// profile of collective lines or training steps alone is refused (serving reads neither).
+base::Result<std::optional<ServingCalibration>> serving_calibration_of(const std::string& path,
+                                                                       std::string_view gpu,
+                                                                       const std::string& where,
+                                                                       bool compute_given);
 
 }  // namespace clustertwin::calibration

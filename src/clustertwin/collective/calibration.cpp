@@ -180,6 +180,7 @@ std::optional<CalibrationFile> read_file(const hardware::CatalogFile& f, base::E
   top.allow("profile");   // a calibration profile's record of its fit (read by the calibrate layer)
   top.allow("training");  // a profile's training-model scale (calibration/step_fit.h reads it)
   top.allow("serving");   // a profile's serving step-model constants (calibration/serving_fit.h)
+  top.allow("compute");   // a profile's kernel efficiencies (compute::ComputeModel::parse_profile)
   top.finish();
   if (!ctx.errors.empty()) {
     for (auto& e : ctx.errors.items) errors.add(e);

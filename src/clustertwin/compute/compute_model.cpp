@@ -215,6 +215,47 @@ base::Result<ComputeModel> ComputeModel::reference(const hardware::Catalog& cata
 
 base::Result<ComputeModel> ComputeModel::parse(std::string_view text, const std::string& file,
                                                const hardware::GpuSpec* gpu) {
+  return read(text, file, gpu, false);
+}
+
+base::Result<std::optional<ComputeModel>> ComputeModel::parse_profile(
+    std::string_view text, const std::string& file, const hardware::GpuSpec& gpu) {
+  auto doc = config::parse_document(text, file);
+  if (!doc) return fail(doc.error());
+  if (!doc->root.IsMap() || !doc->root["compute"]) return std::optional<ComputeModel>{};
+  auto m = read(text, file, &gpu, true);
+  if (!m) return fail(m.error());
+  return std::optional<ComputeModel>{std::move(*m)};
+}
+
+ComputeModel ComputeModel::with_profile(const ComputeModel& profile) const {
+  ComputeModel out = *this;
+  for (size_t f = 0; f < kFamilies; ++f) {
+    for (DType d : kAllDTypes) {
+      if (profile.tables_[f][idx(d)].present()) out.tables_[f][idx(d)] = profile.tables_[f][idx(d)];
+    }
+  }
+  out.launch_overhead_ = profile.launch_overhead_;
+  out.hbm_efficiency_ = profile.hbm_efficiency_;
+  out.provenance_.insert(out.provenance_.end(), profile.provenance_.begin(),
+                         profile.provenance_.end());
+  return out;
+}
+
+std::vector<std::string> ComputeModel::table_names() const {
+  std::vector<std::string> out;
+  const auto& specs = family_specs();
+  for (size_t f = 0; f < specs.size(); ++f) {
+    for (const auto& key : specs[f].dtypes) {
+      auto d = parse_dtype(key);
+      if (d && tables_[f][idx(*d)].present()) out.push_back(std::string(specs[f].key) + " " + key);
+    }
+  }
+  return out;
+}
+
+base::Result<ComputeModel> ComputeModel::read(std::string_view text, const std::string& file,
+                                              const hardware::GpuSpec* gpu, bool profile) {
   auto doc = config::parse_document(text, file);
   if (!doc) return fail(doc.error());
   config::ReadContext ctx{.file = doc->file};
@@ -224,7 +265,9 @@ base::Result<ComputeModel> ComputeModel::parse(std::string_view text, const std:
   auto body = top.child("compute");
   if (!body) return fail(ctx.errors.combined());
   m.gpu_ = body->string("gpu").value_or("");
-  if (!m.gpu_.empty() && m.gpu_ != file_stem(file)) {
+  // A catalog file is named after its GPU; a profile names it (the reader checks it against
+  // the cluster's).
+  if (!profile && !m.gpu_.empty() && m.gpu_ != file_stem(file)) {
     body->error(
         "gpu '" + m.gpu_ + "' does not match the file name '" + std::string(file_stem(file)) + "'",
         "gpu");
@@ -273,6 +316,11 @@ base::Result<ComputeModel> ComputeModel::parse(std::string_view text, const std:
     fam->finish();
   }
   body->finish();
+  if (profile) {
+    // A calibration profile's other mappings, read by the collective, training and serving
+    // layers.
+    for (const char* key : {"profile", "collectives", "training", "serving"}) top.allow(key);
+  }
   top.finish();
   if (!m.tables_[kGemmF][idx(DType::kBf16)].present() && ctx.errors.empty()) {
     body->error("a compute calibration needs at least the gemm bf16 table");

@@ -21,6 +21,7 @@
 /// (held-out points).
 
 #include <array>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -57,6 +58,21 @@ class ComputeModel {
   /// Parses one calibration file; `gpu` null means the file's reference peaks.
   static base::Result<ComputeModel> parse(std::string_view text, const std::string& file,
                                           const hardware::GpuSpec* gpu);
+  /// The `compute:` mapping of a calibration profile (what `clustertwin calibrate` writes from
+  /// kernel tables: a catalog compute file's mapping beside the profile's other mappings, which
+  /// other layers read), applied to `gpu`'s own peaks as for_gpu applies the catalog's file;
+  /// nullopt when the profile has none. Errors at the profile's file:line.
+  static base::Result<std::optional<ComputeModel>> parse_profile(std::string_view text,
+                                                                 const std::string& file,
+                                                                 const hardware::GpuSpec& gpu);
+  /// This model with a profile's model laid over it, table by table: every kernel table the
+  /// profile holds (a family at a dtype) replaces this model's, and the profile's launch overhead
+  /// and HBM efficiency replace this model's; the tables the profile lacks stay this model's.
+  /// The peaks are this model's (both are of one GPU).
+  [[nodiscard]] ComputeModel with_profile(const ComputeModel& profile) const;
+  /// The kernel tables the model holds, "gemm bf16", "attention_prefill fp8", ..., in the
+  /// file's order.
+  [[nodiscard]] std::vector<std::string> table_names() const;
   /// GPUs with a calibration file in the catalog, sorted.
   static std::vector<std::string> calibrated_gpus(const hardware::Catalog& catalog);
 
@@ -91,6 +107,8 @@ class ComputeModel {
  private:
   enum Family { kGemmF, kPrefillF, kDecodeF, kMlaPrefillF, kMlaDecodeF, kMoeF, kFamilies };
   const KernelTable* table(Family f, DType d) const;
+  static base::Result<ComputeModel> read(std::string_view text, const std::string& file,
+                                         const hardware::GpuSpec* gpu, bool profile);
   [[nodiscard]] Seconds attention_time(const AttentionShape& a) const;
 
   std::string gpu_;

@@ -3,8 +3,10 @@
 
 #include "clustertwin/scenario/calibrate.h"
 
+#include <cmath>
 #include <filesystem>
 #include <optional>
+#include <tuple>
 
 #include "clustertwin/base/file.h"
 #include "clustertwin/calibration/builtin_at_scale.h"
@@ -221,6 +223,22 @@ base::Result<CalibrateRun> fit_kernel_tables(const Environment& env, const Calib
             .fp4_flops = s.fp4_flops,
             .hbm_Bps = s.hbm_Bps};
     spec_source = "AIConfigurator system spec " + s.file;
+    // `--calibration` applies the grids to the catalog GPU's peaks (as the catalog's own file):
+    // a spec that differs moves the times by the ratio.
+    const auto cat = calibration::roofline_of(gpu);
+    for (const auto& [what, spec_v, cat_v] :
+         {std::tuple<const char*, double, double>{"bf16 peak", roof.bf16_flops, cat.bf16_flops},
+          {"fp8 peak", roof.fp8_flops, cat.fp8_flops},
+          {"fp4 peak", roof.fp4_flops, cat.fp4_flops},
+          {"HBM bandwidth", roof.hbm_Bps, cat.hbm_Bps}}) {
+      if (log && spec_v > 0 && cat_v > 0 && std::abs(spec_v / cat_v - 1) > 0.01) {
+        *log << "calibrate: warning: " << s.file << " gives the " << what << " as "
+             << calibration::format_g(spec_v, 4) << ", the catalog's " << gpu.name << " "
+             << calibration::format_g(cat_v, 4)
+             << "; --calibration applies the grids to the catalog's figure, so times move by "
+                "the ratio\n";
+      }
+    }
   }
   auto catalog_model = compute::ComputeModel::reference(cluster->catalog, gpu.name);
   if (!catalog_model) return base::fail(catalog_model.error());
@@ -245,7 +263,10 @@ base::Result<CalibrateRun> fit_kernel_tables(const Environment& env, const Calib
       .generated_by = "clustertwin calibrate"};
   for (const auto& in : m.inputs) meta.table_cite[in.path] = in.path + " sha256:" + in.sha256;
   CalibrateRun run;
-  run.profile = calibration::compute_profile_yaml(*fit, roof, meta);
+  calibration::ProfileMeta profile_meta{.cluster = r.cluster,
+                                        .stack = r.stack,
+                                        .name = r.stack.empty() ? gpu.name + "-kernels" : r.stack};
+  run.profile = calibration::kernel_profile_yaml(*fit, roof, meta, m.inputs, profile_meta);
   if (r.json) {
     run.json = {{"cluster", r.cluster}, {"kernels", calibration::kernel_fit_json(*fit, gpu.name)}};
   }
@@ -255,11 +276,17 @@ base::Result<CalibrateRun> fit_kernel_tables(const Environment& env, const Calib
         "Calibration of the " + gpu.name + " kernels on " + r.cluster, m.inputs, page,
         calibration::kernel_fit_html_section(*fit, gpu.name));
   }
-  if (auto back =
-          compute::ComputeModel::parse(run.profile, "compute/" + gpu.name + ".yaml", nullptr);
-      !back) {
+  // The profile must load as `--calibration` reads it (its compute: mapping laid over the
+  // catalog's model, its collectives: mapping naming the GPU) before it replaces anything.
+  const std::string where = r.profile_path.empty() ? "kernel-profile.yaml" : r.profile_path;
+  auto back = compute::ComputeModel::parse_profile(run.profile, where, gpu);
+  if (!back || !*back) {
+    return base::fail(internal("the fitted compute profile does not read back" +
+                               (back ? std::string() : ": " + back.error().to_string())));
+  }
+  if (auto lines = collective::Calibration::read_profile({where, run.profile}); !lines) {
     return base::fail(
-        internal("the fitted compute file does not read back: " + back.error().to_string()));
+        internal("the fitted profile does not read back: " + lines.error().to_string()));
   }
   return run;
 }

@@ -1,9 +1,25 @@
 #include "clustertwin/scenario/calibrate.h"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+#include "clustertwin/base/file.h"
+#include "clustertwin/scenario/serving.h"
+#include "clustertwin/scenario/training.h"
+#include "clustertwin/scheduler/speed.h"
 
 namespace clustertwin::scenario {
 namespace {
+
+namespace fs = std::filesystem;
 
 TEST(CalibrateWords, EachDoorWritesItsWordForCalibratesOwnSettings) {
   const std::string m = "{builtin} collectives: no file 'h900' in the recipe; see {only}";
@@ -20,6 +36,205 @@ TEST(CalibrateWords, TheProfileListNamesTheFieldThatPicksOne) {
   EXPECT_EQ(text,
             "Built-in calibration profiles (catalog/collectives/; pick one with {calibration} "
             "NAME):\n  h100  GPUs: h100, h800  measured on: DGX H100\n  b200  GPUs: \n");
+}
+
+// Kernel tables through `--calibration` (issue 16): the H100 BF16 GEMM table a user would
+// measure, made by the compute model's own equation t = t0 + ideal / r with a known efficiency
+// r(m, n, k) (not the catalog's) and +-2% noise, is fitted by `calibrate` into a profile; the
+// compute model that train (resolve_training), search, serve (prepare_serving) and goodput
+// (SpeedModel) then run reproduces the true kernel times within the noise, and without the
+// profile (the catalog's grid) it does not.
+constexpr double kPeak = 989e12, kHbm = 3.35e12, kT0 = 4e-6, kNoise = 0.02;
+double true_r(double m, double n, double k) {
+  auto s = [](double x) { return x / (x + 512.0); };
+  return 0.6 * s(m) * s(n) * s(k) + 0.005;
+}
+double true_time(double m, double n, double k) {
+  const double ideal =
+      std::max(2.0 * m * n * k / kPeak, (2.0 * n * k + 2.0 * m * k + 2.0 * m * n) / kHbm);
+  return kT0 + ideal / true_r(m, n, k);
+}
+/// A fixed +-kNoise pattern (SplitMix64: the same bytes on every platform).
+double noise(uint64_t i) {
+  uint64_t z = (i + 1) * 0x9E3779B97F4A7C15ULL;
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+  z ^= z >> 31;
+  return kNoise * (2.0 * static_cast<double>(z >> 11) / 9007199254740992.0 - 1.0);
+}
+const std::vector<int> kMs = {1, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384, 32768};
+// Power-of-two n and k are fitted (the grid lines), 768 and 3072 held out between them.
+const std::vector<int> kNK = {32, 128, 512, 768, 1024, 2048, 3072, 4096, 8192, 16384, 65536};
+
+struct KernelRoundTrip {
+  fs::path dir;
+  std::string profile;
+  KernelRoundTrip() {
+    dir = fs::temp_directory_path() / ("ct-kernel-roundtrip-" + std::to_string(::getpid()));
+    fs::create_directories(dir);
+    std::ofstream csv(dir / "gemm_bfloat16.csv");
+    csv << "m,n,k,latency\n";
+    csv.precision(10);
+    uint64_t i = 0;
+    for (int m : kMs)
+      for (int n : kNK)
+        for (int k : kNK)
+          csv << m << "," << n << "," << k << "," << 1e3 * true_time(m, n, k) * (1 + noise(i++))
+              << "\n";
+    csv.close();
+    profile = (dir / "kernels.yaml").string();
+  }
+  ~KernelRoundTrip() {
+    std::error_code ec;
+    fs::remove_all(dir, ec);
+  }
+};
+
+/// |predicted / true - 1| at the table's shapes: the largest on the fitted grid lines, the
+/// median held out.
+struct KernelErrors {
+  double fitted_max = 0, held_out_median = 0, all_median = 0;
+};
+KernelErrors kernel_errors(const compute::ComputeModel& cm) {
+  std::vector<double> held, all;
+  KernelErrors e;
+  for (int m : kMs)
+    for (int n : kNK)
+      for (int k : kNK) {
+        const double t = cm.gemm({.m = m, .n = n, .k = k}, compute::DType::kBf16).base();
+        const double err = std::abs(t / true_time(m, n, k) - 1);
+        all.push_back(err);
+        if (n == 768 || n == 3072 || k == 768 || k == 3072) {
+          held.push_back(err);
+        } else {
+          e.fitted_max = std::max(e.fitted_max, err);
+        }
+      }
+  auto median = [](std::vector<double> v) {
+    std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2), v.end());
+    return v[v.size() / 2];
+  };
+  e.held_out_median = median(held);
+  e.all_median = median(all);
+  return e;
+}
+
+TEST(CalibrateKernels, AProfileOfKernelTablesRunsInEveryVerbThatRunsTheComputeModel) {
+  KernelRoundTrip rt;
+  Environment env;
+  std::ostringstream out;
+  auto run = run_calibrate(env,
+                           {.cluster = "hgx-h100*1",
+                            .stack = "round-trip",
+                            .files = {(rt.dir / "gemm_bfloat16.csv").string()},
+                            .profile_path = rt.profile},
+                           out, nullptr);
+  ASSERT_TRUE(run) << run.error().to_string();
+  ASSERT_TRUE(base::write_file_atomic(rt.profile, run->profile));
+  EXPECT_NE(run->profile.find("kind: compute"), std::string::npos);
+
+  TrainingRequest t;
+  t.cluster = "hgx-h100*1";
+  t.model = "llama3.1-8b";
+  t.tp = 8;
+  auto plain = resolve_training(env, t);
+  ASSERT_TRUE(plain) << plain.error().to_string();
+  const KernelErrors before = kernel_errors(*(*plain)->compute);
+  EXPECT_GT(before.all_median, 0.10) << "the catalog's grid must not already be the truth";
+
+  t.calibration = rt.profile;
+  auto fitted = resolve_training(env, t);
+  ASSERT_TRUE(fitted) << fitted.error().to_string();
+  const KernelErrors after = kernel_errors(*(*fitted)->compute);
+  std::cout << "|predicted / true - 1|: catalog median " << before.all_median
+            << "; with the profile: largest at the fitted shapes " << after.fitted_max
+            << ", median held out " << after.held_out_median << "\n";
+  // The fitted grid lines hold each noisy measurement (3-digit efficiencies: +0.5%).
+  EXPECT_LT(after.fitted_max, kNoise + 0.006);
+  EXPECT_LT(after.held_out_median, kNoise);
+  EXPECT_NE((*fitted)->compute_note.find("gemm bf16"), std::string::npos);
+  // The catalog's other tables stay (the profile has only GEMM BF16).
+  EXPECT_EQ((*fitted)->compute->table_names(), (*plain)->compute->table_names());
+  // The step runs it: the model's own GEMMs are slower at r ~0.6 than on the catalog's grid.
+  auto s0 = execution::simulate_training_step((*plain)->setup);
+  auto s1 = execution::simulate_training_step((*fitted)->setup);
+  ASSERT_TRUE(s0 && s1);
+  EXPECT_GT(s1->step_time_s, 1.05 * s0->step_time_s);
+
+  // search resolves through the same function.
+  TrainingRequest q;
+  q.cluster = "hgx-h100*1";
+  q.model = "llama3.1-8b";
+  q.calibration = rt.profile;
+  auto searched = resolve_training_search(env, q);
+  ASSERT_TRUE(searched) << searched.error().to_string();
+  EXPECT_LT(kernel_errors(*(*searched)->compute).fitted_max, kNoise + 0.006);
+
+  // goodput's scheduler prices steps with the job's compute model.
+  scheduler::SpeedModel speed((*fitted)->cluster->catalog, (*fitted)->cluster->topo);
+  scheduler::TrainingWork work{.model = "llama3.1-8b", .layout = (*fitted)->layout};
+  auto id = speed.add(work, 8);
+  ASSERT_TRUE(id) << id.error().to_string();
+  const double catalog_step = speed.best_step_s(*id);
+  speed.set_compute(*(*fitted)->compute);
+  EXPECT_GT(speed.best_step_s(*id), 1.05 * catalog_step);
+
+  // serve: the same tables under the serving step model.
+  ServingRequest v;
+  v.cluster = "hgx-h100*1";
+  v.gpus = 1;
+  v.model = "llama3.1-8b";
+  v.precision = "bf16";
+  v.tp = 1;
+  v.scenario = "offline";
+  v.isl = 256;
+  v.osl = 32;
+  v.calibration = rt.profile;
+  auto served = prepare_serving(env, v);
+  ASSERT_TRUE(served) << served.error().to_string();
+  EXPECT_LT(kernel_errors(*(*served)->compute).fitted_max, kNoise + 0.006);
+  EXPECT_NE((*served)->notes.back().find("fitted to measured kernel tables"), std::string::npos);
+
+  // Another GPU's cluster refuses it, naming the field and the profile.
+  t.cluster = "hgx-b200*1";
+  auto other = resolve_training(env, t);
+  ASSERT_FALSE(other);
+  EXPECT_NE(other.error().message.find("{calibration} " + rt.profile +
+                                       " fitted the compute model on h100; this cluster's GPU "
+                                       "is b200"),
+            std::string::npos)
+      << other.error().message;
+}
+
+TEST(CalibrateKernels, ABadComputeMappingInAProfileIsAnErrorAtItsLine) {
+  KernelRoundTrip rt;
+  Environment env;
+  std::ostringstream out;
+  auto run = run_calibrate(env,
+                           {.cluster = "hgx-h100*1",
+                            .files = {(rt.dir / "gemm_bfloat16.csv").string()},
+                            .profile_path = rt.profile},
+                           out, nullptr);
+  ASSERT_TRUE(run) << run.error().to_string();
+  std::string text = run->profile;
+  const auto at = text.find("        - \"m=1 n=32 | ");
+  ASSERT_NE(at, std::string::npos);
+  text.replace(text.find('|', at) + 2, 1, "x");
+  ASSERT_TRUE(base::write_file_atomic(rt.profile, text));
+  const int line = 1 + static_cast<int>(std::count(text.begin(), text.begin() + at, '\n'));
+  TrainingRequest t;
+  t.cluster = "hgx-h100*1";
+  t.model = "llama3.1-8b";
+  t.tp = 8;
+  t.calibration = rt.profile;
+  auto bad = resolve_training(env, t);
+  ASSERT_FALSE(bad);
+  // The first row of the GEMM grid: the reader names the list's key, one line above it.
+  EXPECT_NE(bad.error().to_string().find(rt.profile + ":" + std::to_string(line - 1) +
+                                         ": compute.gemm.bf16.efficiency: row 'm=1 n=32': "
+                                         "expected efficiencies in (0, 10]"),
+            std::string::npos)
+      << bad.error().to_string();
 }
 
 }  // namespace

@@ -179,13 +179,16 @@ base::Result<GoodputRun> run_goodput(const Environment& env, const TrainingReque
   cfg.sweep = !o.no_sweep;
   SpeedModel speed(lc->catalog, lc->topo);
   // The scheduler prices communication with closed forms (PlacementComm): of a profile it runs
-  // the training model's compute-time scale, and refuses one of collective lines alone.
-  if (!t.calibration.empty() && !(*job)->compute_scale) {
+  // the training model's compute-time scale and kernel tables, and refuses one of collective
+  // lines alone.
+  if (!t.calibration.empty() && !(*job)->compute_scale && (*job)->compute_note.empty()) {
     return base::fail(t.calibration_where + ": " + t.calibration +
-                      " has no training: mapping (the compute-time scale `calibrate` fits to "
-                      "step times); goodput prices communication with closed forms, so "
-                      "collective lines alone would change nothing");
+                      " has no training: or compute: mapping (the compute-time scale and kernel "
+                      "efficiencies `calibrate` fits to step times and kernel tables); goodput "
+                      "prices communication with closed forms, so collective lines alone would "
+                      "change nothing");
   }
+  if (!(*job)->compute_note.empty()) speed.set_compute(*(*job)->compute);
   const bool fitted = (*job)->compute_scale.has_value() && t.overhead < 0;
   if (t.overhead >= 0 || fitted) speed.set_framework_overhead((*job)->setup.framework_overhead);
   auto g = scheduler::run_goodput(cluster, speed, cfg);
@@ -198,6 +201,7 @@ base::Result<GoodputRun> run_goodput(const Environment& env, const TrainingReque
         fmt::format("  compute-time scale {:g} fitted to measured steps (calibration profile {})\n",
                     *(*job)->compute_scale, (*job)->calibration_path);
   }
+  if (!(*job)->compute_note.empty()) out.text += "  " + (*job)->compute_note + "\n";
   out.summary = fmt::format(
       "goodput   {} on {} GPUs over {:g} days: ETTR {:.1f}%, {} interruptions, checkpoint every "
       "{:.0f} s",

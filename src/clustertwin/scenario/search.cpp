@@ -186,6 +186,7 @@ base::Result<SearchRun> run_search(const Environment& env, const TrainingRequest
     j["compute_scale"] = report::round_sig(*job.compute_scale);
     j["calibration_profile"] = job.calibration_path;
   }
+  if (!job.compute_note.empty()) j["calibration_profile"] = r.calibration;
   nlohmann::json best = nlohmann::json::array();
   report::Table t({"rank", "layout", "step s", "closed form s", "tokens/s/GPU", "MFU", "memory GB"},
                   {false, true});
@@ -219,6 +220,7 @@ base::Result<SearchRun> run_search(const Environment& env, const TrainingRequest
         "\n  compute-time scale {:.4g} fitted to measured steps (calibration profile {})\n",
         *job.compute_scale, job.calibration_path);
   }
+  if (!job.compute_note.empty()) out.text += "\n  " + job.compute_note + "\n";
   if (s.confirm > 0) {
     out.text += fmt::format(
         "\n  step s: the event-driven step of the {} best by the closed form, ranked by it; "

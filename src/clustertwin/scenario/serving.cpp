@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "clustertwin/base/units_parse.h"
+#include "clustertwin/calibration/kernel_fit.h"
 #include "clustertwin/calibration/serving_fit.h"
 #include "clustertwin/execution/serving_sim.h"
 #include "clustertwin/models/model_catalog.h"
@@ -298,10 +299,10 @@ FieldTable<R> make_serving_fields() {
         .name = "calibration profile",
         .member = &R::calibration,
         .help = "a calibration profile fitted to measured serving results (`clustertwin "
-                "calibrate` of LoadGen summaries or benchmark_serving JSON with their setup): "
-                "its serving: mapping sets the step model's kernel-time factor and host time "
-                "per iteration; a profile for another GPU, or one without a serving: mapping, "
-                "is refused"},
+                "calibrate` of LoadGen summaries or benchmark_serving JSON with their setup) or "
+                "kernel tables: its serving: mapping sets the step model's kernel-time factor "
+                "and host time per iteration, its compute: mapping lays kernel tables over the "
+                "catalog's; a profile for another GPU, or one with neither mapping, is refused"},
   };
   const FieldTable<R> power_rows = {
       F{.key = "clock_lock",
@@ -547,6 +548,17 @@ base::Result<std::unique_ptr<ServingJob>> prepare_serving(const Environment& ctx
   if (!dataset) return base::fail(dataset.error());
   auto cm = compute::ComputeModel::for_gpu(gpu, job->catalog);
   if (!cm) return base::fail(cm.error());
+  // A profile's kernel tables (its compute: mapping), laid over the catalog's table by table.
+  bool compute_profile = false;
+  if (!o.calibration.empty()) {
+    auto pm = calibration::compute_calibration_of(o.calibration, gpu, o.calibration_where);
+    if (!pm) return base::fail(pm.error());
+    if (*pm) {
+      cm = cm->with_profile(**pm);
+      compute_profile = true;
+      job->notes.push_back(calibration::compute_calibration_note(**pm, o.calibration));
+    }
+  }
   job->compute.emplace(std::move(*cm));
   auto dtype = compute::parse_dtype(o.precision);
   if (!dtype)
@@ -588,14 +600,17 @@ base::Result<std::unique_ptr<ServingJob>> prepare_serving(const Environment& ctx
   // A profile's serving: mapping (calibration/serving_fit.h): the step model's kernel-time
   // factor and host time per iteration fitted to measured serving results.
   if (!o.calibration.empty()) {
-    auto c = calibration::serving_calibration_of(o.calibration, gpu.name, o.calibration_where);
+    auto c = calibration::serving_calibration_of(o.calibration, gpu.name, o.calibration_where,
+                                                 compute_profile);
     if (!c) return base::fail(c.error());
-    s.calibration.gpu_factor = c->gpu_factor;
-    s.calibration.host_s = c->host_s;
-    job->notes.push_back(fmt::format(
-        "kernel-time factor {:.4g} and host time per iteration {:.4g} ms fitted to measured "
-        "serving results (calibration profile {})",
-        c->gpu_factor, 1e3 * c->host_s, c->path));
+    if (*c) {
+      s.calibration.gpu_factor = (*c)->gpu_factor;
+      s.calibration.host_s = (*c)->host_s;
+      job->notes.push_back(fmt::format(
+          "kernel-time factor {:.4g} and host time per iteration {:.4g} ms fitted to measured "
+          "serving results (calibration profile {})",
+          (*c)->gpu_factor, 1e3 * (*c)->host_s, (*c)->path));
+    }
   }
   return job;
 }

@@ -7,6 +7,7 @@
 
 #include "clustertwin/base/number.h"
 #include "clustertwin/base/units_parse.h"
+#include "clustertwin/calibration/kernel_fit.h"
 #include "clustertwin/calibration/step_fit.h"
 #include "clustertwin/collective/sweep.h"
 #include "clustertwin/execution/collective_comm.h"
@@ -271,7 +272,8 @@ FieldTable<R> make_training_fields() {
         .help = "a calibration profile (from `clustertwin calibrate --out`) or the name of a "
                 "built-in one (`clustertwin calibrate --list`), laid over the catalog's "
                 "collective lines ({comm} collective or flow); its training: mapping (a "
-                "compute-time scale) wherever a training job runs"},
+                "compute-time scale and host time) and compute: mapping (kernel tables, laid "
+                "over the catalog's) wherever a training job runs"},
       F{.key = "framework_overhead",
         .flag = "framework-overhead",
         .name = "framework overhead",
@@ -397,6 +399,16 @@ base::Result<std::unique_ptr<TrainingJob>> start_job(const Environment& env, con
   }
   auto cm = compute::ComputeModel::for_gpu(job->cluster->gpu(), job->cluster->catalog);
   if (!cm) return base::fail(cm.error());
+  // A profile's kernel tables (its compute: mapping), laid over the catalog's table by table.
+  if (!o.calibration.empty()) {
+    auto pm = calibration::compute_calibration_of(o.calibration, job->cluster->gpu(),
+                                                  o.calibration_where);
+    if (!pm) return base::fail(pm.error());
+    if (*pm) {
+      cm = cm->with_profile(**pm);
+      job->compute_note = calibration::compute_calibration_note(**pm, o.calibration);
+    }
+  }
   job->compute.emplace(std::move(*cm));
   return job;
 }
@@ -524,7 +536,7 @@ base::Result<std::unique_ptr<TrainingJob>> resolve_training(const Environment& e
   if (o.comm == "analytical") {
     // The closed forms read no collective lines: a profile with nothing else given with them
     // would change nothing, so it is refused rather than ignored.
-    if (!o.calibration.empty() && !job->compute_scale) {
+    if (!o.calibration.empty() && !job->compute_scale && job->compute_note.empty()) {
       return base::fail(o.calibration_where +
                         ": a calibration profile sets the collective model's lines, which the "
                         "analytical communication model does not use; use {comm} collective or "
@@ -595,13 +607,15 @@ base::Result<std::unique_ptr<TrainingJob>> resolve_training_search(const Environ
   l.global_batch = o.global_batch > 0 ? o.global_batch : std::max<int64_t>(1, job->gpus / 8);
   if (auto st = apply_settings(o, l); !st) return base::fail(st.error());
   if (auto st = read_compute_scale(*job, o); !st) return base::fail(st.error());
-  if (!o.calibration.empty() && !job->compute_scale) {
+  if (!o.calibration.empty() && !job->compute_scale && job->compute_note.empty()) {
     // Search prices communication with closed forms (AnalyticalComm): of a profile it runs the
-    // training model's compute-time scale, and refuses one that holds only collective lines.
+    // training model's compute-time scale and kernel tables, and refuses one that holds only
+    // collective lines.
     return base::fail(o.calibration_where + ": " + o.calibration +
-                      " has no training: mapping (the compute-time scale `calibrate` fits to "
-                      "step times); search prices communication with closed forms, so "
-                      "collective lines alone would change nothing");
+                      " has no training: or compute: mapping (the compute-time scale and kernel "
+                      "efficiencies `calibrate` fits to step times and kernel tables); search "
+                      "prices communication with closed forms, so collective lines alone would "
+                      "change nothing");
   }
   job->comm = std::make_unique<execution::AnalyticalComm>(job->cluster->topo);
   fill_setup(*job, l);
@@ -621,6 +635,7 @@ base::Result<TrainingRun> run_training(const Environment& env, const TrainingReq
   const int64_t gpus = job.gpus;
   auto r = execution::simulate_training_step(job.setup);
   if (!r) return base::fail(r.error());
+  if (!job.compute_note.empty()) r->notes.push_back(job.compute_note);
   if (!job.calibration_note.empty()) r->notes.push_back(job.calibration_note);
   report::TrainingContext c{.cluster = spec.name,
                             .model = job.model.name,

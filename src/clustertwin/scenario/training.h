@@ -83,6 +83,9 @@ struct TrainingJob {
   std::optional<execution::ServingFabric> moe_fabric;  ///< MoE dispatch kernels (MoE models)
   execution::TrainingSetup setup;
   std::string calibration_note;  ///< a compute-time scale from the profile, for the notes
+  /// Non-empty when the profile's kernel tables (its compute: mapping) were laid over the
+  /// catalog's compute model: the note saying which.
+  std::string compute_note;
   /// The profile's fitted compute-time scale, when it has one (calibration/step_fit.h).
   std::optional<double> compute_scale;
   base::Seconds host_time;  ///< the profile's per-iteration host time (0: none)

@@ -69,6 +69,12 @@ class SpeedModel {
     framework_overhead_ = f;
     cache_.clear();
   }
+  /// The compute model of every estimate: the catalog's for the cluster's GPU unless this
+  /// replaces it (a calibration profile's kernel tables laid over it). Clears the cache.
+  void set_compute(const compute::ComputeModel& m) {
+    compute_ = std::make_unique<compute::ComputeModel>(m);
+    cache_.clear();
+  }
   [[nodiscard]] int domain_gpus() const { return domain_gpus_; }
 
  private:
