@@ -12,6 +12,7 @@
 #include <sstream>
 
 #include "clustertwin/base/file.h"
+#include "clustertwin/scenario/goodput.h"
 #include "clustertwin/scenario/serving.h"
 #include "clustertwin/scenario/training.h"
 #include "clustertwin/scheduler/speed.h"
@@ -235,6 +236,46 @@ TEST(CalibrateKernels, ABadComputeMappingInAProfileIsAnErrorAtItsLine) {
                                          "expected efficiencies in (0, 10]"),
             std::string::npos)
       << bad.error().to_string();
+}
+
+// A step-time profile's per-iteration host time (issue 16): goodput's scheduler prices every
+// step with it, as train does, on top of the compute-time scale.
+TEST(CalibrateSteps, GoodputRunsTheProfilesHostTime) {
+  KernelRoundTrip rt;  // for its folder
+  {
+    std::ofstream p(rt.profile);
+    p << "collectives:\n  name: host\n  gpus: [h100]\ntraining:\n  gpu: h100\n"
+         "  compute_scale: 1\n  host_time_s: 0.5\n";
+  }
+  TrainingRequest t;
+  t.cluster = "hgx-h100*2";
+  t.model = "llama3.1-8b";
+  t.tp = 8;
+  GoodputSettings g;
+  g.days = 1;
+  g.no_sweep = true;
+  auto plain = run_goodput(Environment{}, t, g);
+  ASSERT_TRUE(plain) << plain.error().to_string();
+  t.calibration = rt.profile;
+  auto fitted = run_goodput(Environment{}, t, g);
+  ASSERT_TRUE(fitted) << fitted.error().to_string();
+  const double before = plain->json["step_time_s"].get<double>();
+  const double after = fitted->json["step_time_s"].get<double>();
+  EXPECT_NEAR(after - before, 0.5, 1e-5) << before << " -> " << after;
+  EXPECT_NE(fitted->text.find("per-iteration host time 0.5 s fitted to measured steps"),
+            std::string::npos)
+      << fitted->text;
+  // Kept when the overhead is given: the two were fitted together, the host time is no part
+  // of it.
+  t.overhead = 0.1;
+  auto given = run_goodput(Environment{}, t, g);
+  ASSERT_TRUE(given) << given.error().to_string();
+  t.calibration.clear();
+  auto given_plain = run_goodput(Environment{}, t, g);
+  ASSERT_TRUE(given_plain) << given_plain.error().to_string();
+  EXPECT_NEAR(
+      given->json["step_time_s"].get<double>() - given_plain->json["step_time_s"].get<double>(),
+      0.5, 1e-5);
 }
 
 }  // namespace

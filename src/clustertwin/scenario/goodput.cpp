@@ -191,6 +191,10 @@ base::Result<GoodputRun> run_goodput(const Environment& env, const TrainingReque
   if (!(*job)->compute_note.empty()) speed.set_compute(*(*job)->compute);
   const bool fitted = (*job)->compute_scale.has_value() && t.overhead < 0;
   if (t.overhead >= 0 || fitted) speed.set_framework_overhead((*job)->setup.framework_overhead);
+  // The profile's per-iteration host time, as train applies it (also when the overhead is
+  // given: the two were fitted together, and the host time is not part of the overhead).
+  const base::Seconds host = (*job)->setup.host_time;
+  speed.set_host_time(host);
   auto g = scheduler::run_goodput(cluster, speed, cfg);
   if (!g) return base::fail(g.error());
   GoodputRun out;
@@ -200,6 +204,11 @@ base::Result<GoodputRun> run_goodput(const Environment& env, const TrainingReque
     out.text +=
         fmt::format("  compute-time scale {:g} fitted to measured steps (calibration profile {})\n",
                     *(*job)->compute_scale, (*job)->calibration_path);
+  }
+  if (host.base() > 0) {
+    out.text += fmt::format(
+        "  per-iteration host time {:.4g} s fitted to measured steps (calibration profile {})\n",
+        host.base(), (*job)->calibration_path);
   }
   if (!(*job)->compute_note.empty()) out.text += "  " + (*job)->compute_note + "\n";
   out.summary = fmt::format(

@@ -90,6 +90,7 @@ base::Result<double> SpeedModel::estimate(const Type& t, int gcd, int min) {
                              .memory_capacity = hbm_,
                              .peak = peak ? peak->dense : base::FlopsPerSecond{}};
   s.framework_overhead = framework_overhead_;
+  s.host_time = host_time_;
   training_calibration_->apply(s);
   auto r = execution::estimate_training_step(s);
   if (!r) return base::fail(r.error());

@@ -69,6 +69,12 @@ class SpeedModel {
     framework_overhead_ = f;
     cache_.clear();
   }
+  /// The per-iteration host time added to every estimate (TrainingSetup::host_time; a
+  /// calibration profile's fitted `host_time_s`). Clears the cache.
+  void set_host_time(base::Seconds h) {
+    host_time_ = h;
+    cache_.clear();
+  }
   /// The compute model of every estimate: the catalog's for the cluster's GPU unless this
   /// replaces it (a calibration profile's kernel tables laid over it). Clears the cache.
   void set_compute(const compute::ComputeModel& m) {
@@ -99,6 +105,7 @@ class SpeedModel {
       type_ids_;
   std::map<std::tuple<int, int, int>, double> cache_;
   double framework_overhead_ = 0.0;
+  base::Seconds host_time_;
   /// The step model's fitted constants (catalog/calibration/training.yaml); an error when the
   /// catalog lacks them, reported by add().
   base::Result<execution::TrainingCalibration> training_calibration_;
