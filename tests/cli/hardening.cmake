@@ -48,6 +48,13 @@ ct_cli_test(NAME hard.synthetic_jobs RC 2 ARGS schedule --cluster gb300-nvl72*2 
 ct_cli_test(NAME hard.trace_row_far_future RC 2 ARGS schedule --cluster gb300-nvl72*2 --trace ${HOSTILE}/late-row.csv
             STDERR "submit time after the first job's: expected a time in [0, 3155760000 s] (100 years), got 10000000000 s")
 
+# Extreme numbers that crashed, hung or printed nonsense before (the hardening probe of every verb).
+# A step of 2^25 one-token sequences in micro-batches of one: 2^23 passes the event model holds
+# (2^30 of them once took tens of GB before anything was said).
+ct_cli_test(NAME hard.train_micro_batch_passes RC 2
+            ARGS train --cluster hgx-h100*4 --model llama3.1-8b --tp 8 --global-batch 33554432 --seq-len 1
+            STDERR "micro-batches*pp*vpp = 8388608 x 1 x 1 is more than the limit of 4194304 micro-batch passes per step (use a larger --micro-batch or a smaller --global-batch)")
+
 # Exports: what the format cannot hold is refused, never written.
 ct_cli_test(NAME hard.slurm_prefix_injection RC 2 ARGS export slurm --cluster gb300-nvl72*1 --node-prefix "x SwitchName=evil"
             STDERR "--node-prefix: 'x SwitchName=evil' is not a valid host name")

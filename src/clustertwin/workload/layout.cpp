@@ -162,6 +162,12 @@ base::Result<int64_t> default_global_batch(const TrainingLayout& l) {
       base::kMaxBatch, "sequences (give {global_batch})");
 }
 
+/// Micro-batch passes of one training step: micro-batches x pipeline chunks (pp x vpp). The
+/// event model schedules a forward and a backward for each and holds them all (~150 bytes a
+/// pass), so 2^22 is ~0.6 GB and about a second; a global batch of 2^30 one-token sequences in
+/// micro-batches of one once asked for 2^28 passes and tens of GB before anything was said.
+constexpr int64_t kMaxPipelinePasses = int64_t{1} << 22;
+
 base::Status validate(const TrainingLayout& l, const models::ModelSpec& m, int64_t gpus) {
   base::Errors e;
   auto err = [&](std::string s) { e.add(base::Error{std::move(s), {}, 0}); };
@@ -224,6 +230,14 @@ base::Status validate(const TrainingLayout& l, const models::ModelSpec& m, int64
   if (l.ep > 1 && !m.moe) err("ep = " + s(l.ep) + " but model '" + m.name + "' has no experts");
   if (m.moe && m.moe->experts % l.ep != 0) {
     err("ep = " + s(l.ep) + " does not divide the model's " + s(m.moe->experts) + " experts");
+  }
+  // The event model holds every (micro-batch, chunk) pass of a step: bounded before it is built.
+  if (auto passes = base::checked_product(
+          {{"micro-batches", l.micro_batches()}, {"pp", l.pp}, {"vpp", l.vpp}}, kMaxPipelinePasses,
+          "micro-batch passes per step (use a larger "
+          "{micro_batch} or a smaller {global_batch})");
+      !passes) {
+    e.add(passes.error());
   }
   if (l.global_batch % (l.micro_batch * l.dp) != 0) {
     err("micro_batch*dp = " + s(l.micro_batch) + "*" + s(l.dp) + " = " + s(l.micro_batch * l.dp) +
