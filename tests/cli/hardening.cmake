@@ -26,9 +26,9 @@ ct_cli_test(NAME hard.goodput_days RC 2 ARGS goodput --cluster gb300-nvl72*2 --d
 ct_cli_test(NAME hard.schedule_days_inf RC 2 ARGS schedule --cluster gb300-nvl72*2 --days inf
             STDERR "--days: expected a number in (0, 36525], got 'inf'")
 ct_cli_test(NAME hard.bf_interval_zero RC 2 ARGS schedule --cluster gb300-nvl72*2 --bf-interval 0
-            STDERR "--bf-interval: expected a number in (0,")
+            STDERR "--bf-interval: expected a number in [1,")
 ct_cli_test(NAME hard.bf_window_nan RC 2 ARGS schedule --cluster gb300-nvl72*2 --bf-window nan
-            STDERR "--bf-window: expected a number in (0,")
+            STDERR "--bf-window: expected a number in [1,")
 ct_cli_test(NAME hard.failure_scale_nan RC 2 ARGS schedule --cluster gb300-nvl72*2 --failure-scale nan
             STDERR "--failure-scale: expected a number in [0, 1000000], got 'nan'")
 ct_cli_test(NAME hard.collective_channels RC 2 ARGS collective --cluster gb300-nvl72*1 --channels 2147483647
@@ -54,6 +54,10 @@ ct_cli_test(NAME hard.trace_row_far_future RC 2 ARGS schedule --cluster gb300-nv
 ct_cli_test(NAME hard.train_micro_batch_passes RC 2
             ARGS train --cluster hgx-h100*4 --model llama3.1-8b --tp 8 --global-batch 33554432 --seq-len 1
             STDERR "micro-batches*pp*vpp = 8388608 x 1 x 1 is more than the limit of 4194304 micro-batch passes per step (use a larger --micro-batch or a smaller --global-batch)")
+ct_cli_test(NAME hard.schedule_sample_tiny RC 2 ARGS schedule --cluster gb300-nvl72*2 --sample-minutes 1e-9 -q
+            STDERR "--sample-minutes: 1e-09 minutes over 30 days is 4.32e+13 timeline samples, more than the limit of 100000 (give at least 0.432 minutes)")
+ct_cli_test(NAME hard.schedule_bf_interval_tiny RC 2 ARGS schedule --cluster gb300-nvl72*2 --bf-interval 1e-9 -q --days 1
+            STDERR "--bf-interval: expected a number in [1, 3155760000], got 1e-09")
 
 # Exports: what the format cannot hold is refused, never written.
 ct_cli_test(NAME hard.slurm_prefix_injection RC 2 ARGS export slurm --cluster gb300-nvl72*1 --node-prefix "x SwitchName=evil"
