@@ -54,6 +54,18 @@ ct_cli_test(NAME hard.trace_row_far_future RC 2 ARGS schedule --cluster gb300-nv
 ct_cli_test(NAME hard.train_micro_batch_passes RC 2
             ARGS train --cluster hgx-h100*4 --model llama3.1-8b --tp 8 --global-batch 33554432 --seq-len 1
             STDERR "micro-batches*pp*vpp = 8388608 x 1 x 1 is more than the limit of 4194304 micro-batch passes per step (use a larger --micro-batch or a smaller --global-batch)")
+ct_cli_test(NAME hard.goodput_checkpoint_huge RC 2
+            ARGS goodput --cluster gb300-nvl72*2 --model llama3.1-8b --gpus 144 --tp 8 --checkpoint 1e308 --no-sweep
+            STDERR "--checkpoint: expected auto or an interval (seconds, or '900 s') in [1 s, 1262304000 s] (40 years), got '1e308' (too long)")
+ct_cli_test(NAME hard.goodput_checkpoint_tiny RC 2
+            ARGS goodput --cluster gb300-nvl72*2 --model llama3.1-8b --gpus 144 --tp 8 --checkpoint 1e-9 --no-sweep
+            STDERR "got '1e-9' (too short)")
+ct_cli_test(NAME hard.goodput_checkpoint_hex RC 2
+            ARGS goodput --cluster gb300-nvl72*2 --model llama3.1-8b --gpus 144 --tp 8 --checkpoint 0x10 --no-sweep
+            STDERR "--checkpoint: expected auto or an interval")
+ct_cli_test(NAME hard.goodput_storage_zero RC 2
+            ARGS goodput --cluster gb300-nvl72*2 --model llama3.1-8b --gpus 144 --tp 8 --storage-write "0 B/s" --no-sweep
+            STDERR "--storage-write: expected a bandwidth > 0, got '0 B/s'")
 ct_cli_test(NAME hard.schedule_sample_tiny RC 2 ARGS schedule --cluster gb300-nvl72*2 --sample-minutes 1e-9 -q
             STDERR "--sample-minutes: 1e-09 minutes over 30 days is 4.32e+13 timeline samples, more than the limit of 100000 (give at least 0.432 minutes)")
 ct_cli_test(NAME hard.schedule_bf_interval_tiny RC 2 ARGS schedule --cluster gb300-nvl72*2 --bf-interval 1e-9 -q --days 1

@@ -6,11 +6,11 @@
 
 #include <fmt/format.h>
 
-#include <cstdlib>
-
+#include "clustertwin/base/number.h"
 #include "clustertwin/base/units_parse.h"
 #include "clustertwin/report/schedule.h"
 #include "clustertwin/scheduler/goodput.h"
+#include "clustertwin/scheduler/limits.h"
 
 namespace clustertwin::scenario {
 namespace {
@@ -108,20 +108,26 @@ FieldTable<S> make_goodput_fields() {
   };
 }
 
-/// A checkpoint interval: a plain number of seconds or a time with its unit ("900 s").
+/// A checkpoint interval: a plain number of seconds or a time with its unit ("900 s"), from 1 s
+/// (power's checkpoint_every floor) to the scheduler's longest duration (40 years). Parsed
+/// strictly: strtod once took '0x10' as 16 s, 'inf' as "no failures" and 1e308 s as a
+/// 300-digit number of days.
 base::Result<double> interval_of(const std::string& text) {
+  const base::RealRange range{.min = 1, .max = scheduler::kMaxDurationS};
+  auto fail = [&](const std::string& why) {
+    return base::fail("{checkpoint}: expected auto or an interval (seconds, or '900 s') in [1 s, " +
+                      fmt::format("{:.0f}", range.max) + " s] (40 years), got '" + text + "'" +
+                      why);
+  };
   double v = 0;
   if (auto s = base::parse<base::Seconds>(text)) {
     v = s->base();
+  } else if (auto n = base::parse_real(text)) {
+    v = *n;
   } else {
-    char* end = nullptr;
-    v = std::strtod(text.c_str(), &end);
-    if (end == text.c_str() || *end != '\0' || !(v > 0)) {
-      return base::fail("{checkpoint}: expected auto or an interval (seconds, or '900 s'), got '" +
-                        text + "'");
-    }
+    return fail("");
   }
-  if (!(v > 0)) return base::fail("{checkpoint}: the interval must be > 0");
+  if (!base::check_real(v, range)) return fail(v < range.min ? " (too short)" : " (too long)");
   return v;
 }
 
@@ -166,6 +172,13 @@ base::Result<GoodputRun> run_goodput(const Environment& env, const TrainingReque
   if (!rb) return base::fail("{storage_read}: " + rb.error().message);
   auto rs = base::parse<base::Seconds>(o.restart);
   if (!rs) return base::fail("{restart}: " + rs.error().message);
+  // A bandwidth of 0 made a save take 'inf s' in the message that refused it.
+  if (!(wb->base() > 0)) {
+    return base::fail("{storage_write}: expected a bandwidth > 0, got '" + o.storage_write + "'");
+  }
+  if (!(rb->base() > 0)) {
+    return base::fail("{storage_read}: expected a bandwidth > 0, got '" + o.storage_read + "'");
+  }
   cfg.storage.write_Bps = wb->base();
   cfg.storage.read_Bps = rb->base();
   cfg.storage.restart_s = rs->base();
