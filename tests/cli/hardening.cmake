@@ -54,6 +54,9 @@ ct_cli_test(NAME hard.trace_row_far_future RC 2 ARGS schedule --cluster gb300-nv
 ct_cli_test(NAME hard.train_micro_batch_passes RC 2
             ARGS train --cluster hgx-h100*4 --model llama3.1-8b --tp 8 --global-batch 33554432 --seq-len 1
             STDERR "micro-batches*pp*vpp = 8388608 x 1 x 1 is more than the limit of 4194304 micro-batch passes per step (use a larger --micro-batch or a smaller --global-batch)")
+ct_cli_test(NAME hard.serve_rate_beyond_the_clock RC 2
+            ARGS serve --cluster gb300-nvl72*1 --model llama2-70b --tp 2 --rate 1e308
+            STDERR "--rate: expected a number in (0, 1000000000], got 1e+308")
 ct_cli_test(NAME hard.goodput_checkpoint_huge RC 2
             ARGS goodput --cluster gb300-nvl72*2 --model llama3.1-8b --gpus 144 --tp 8 --checkpoint 1e308 --no-sweep
             STDERR "--checkpoint: expected auto or an interval (seconds, or '900 s') in [1 s, 1262304000 s] (40 years), got '1e308' (too long)")

@@ -30,7 +30,6 @@ using F = Field<R>;
 FieldTable<R> make_serving_fields() {
   const base::IntRange gpus = positive(base::kMaxGpus);
   const base::IntRange tokens = positive(base::kMaxTokensPerStep);
-  const double dmax = std::numeric_limits<double>::max();
   const FieldTable<R> rows = {
       F{.key = "dataset",
         .flag = "dataset",
@@ -268,7 +267,9 @@ FieldTable<R> make_serving_fields() {
         .member = &R::rate,
         .help = "server/interactive: simulate this arrival rate (requests/s) instead of "
                 "searching the highest compliant one",
-        .reals = {.min = 0, .max = dmax, .min_exclusive = true}},
+        // At most one request per tick of the nanosecond clock: faster arrivals share a tick,
+        // and 1e308/s once wrapped the steady-state note's request count to -2^63.
+        .reals = {.min = 0, .max = 1e9, .min_exclusive = true}},
       F{.key = "requests",
         .flag = "requests",
         .name = "requests",
