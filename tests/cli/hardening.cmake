@@ -73,6 +73,8 @@ ct_cli_test(NAME hard.schedule_sample_tiny RC 2 ARGS schedule --cluster gb300-nv
             STDERR "--sample-minutes: 1e-09 minutes over 30 days is 4.32e+13 timeline samples, more than the limit of 100000 (give at least 0.432 minutes)")
 ct_cli_test(NAME hard.schedule_bf_interval_tiny RC 2 ARGS schedule --cluster gb300-nvl72*2 --bf-interval 1e-9 -q --days 1
             STDERR "--bf-interval: expected a number in [1, 3155760000], got 1e-09")
+ct_cli_test(NAME hard.sweep_lhs_integer_beyond_2_53 RC 2 ARGS sweep ${HOSTILE}/lhs-integer-huge.yaml --db lhs-huge.db
+            STDERR "lhs-integer-huge.yaml:13: latin_hypercube: 'workload.training.micro_batch': expected bounds within [-9007199254740992, 9007199254740992] (2^53, a double's exact integers), got [1, 1e+300]")
 
 # Exports: what the format cannot hold is refused, never written.
 ct_cli_test(NAME hard.slurm_prefix_injection RC 2 ARGS export slurm --cluster gb300-nvl72*1 --node-prefix "x SwitchName=evil"

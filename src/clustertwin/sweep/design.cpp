@@ -244,6 +244,17 @@ class Parser {
             spec);
         return std::nullopt;
       }
+      // A draw is lo + x * (hi - lo): the width must stay finite, and an integer draw must be a
+      // double's exact integer (|v| <= 2^53) before it becomes an int64 ({max: 1e300} once
+      // came out as -9223372036854775808).
+      const double limit = as_integer ? 9007199254740992.0 : 1e307;
+      if (std::fabs(*lo) > limit || std::fabs(*hi) > limit) {
+        error(fmt::format("{}: expected bounds within [-{:.16g}, {:.16g}]{}, got [{}, {}]", where,
+                          limit, limit, as_integer ? " (2^53, a double's exact integers)" : "", *lo,
+                          *hi),
+              spec);
+        return std::nullopt;
+      }
       for (size_t i = 0; i < n; ++i) {
         const double x = (static_cast<double>(perm[i]) + offset[i]) / static_cast<double>(n);
         std::string text;
