@@ -75,6 +75,14 @@ ct_cli_test(NAME hard.schedule_bf_interval_tiny RC 2 ARGS schedule --cluster gb3
             STDERR "--bf-interval: expected a number in [1, 3155760000], got 1e-09")
 ct_cli_test(NAME hard.sweep_lhs_integer_beyond_2_53 RC 2 ARGS sweep ${HOSTILE}/lhs-integer-huge.yaml --db lhs-huge.db
             STDERR "lhs-integer-huge.yaml:13: latin_hypercube: 'workload.training.micro_batch': expected bounds within [-9007199254740992, 9007199254740992] (2^53, a double's exact integers), got [1, 1e+300]")
+# A catalog GPU slower than any GPU, idle above its TGP: refused when the catalog loads.
+set(SLOW_GPU ${HOSTILE}/catalog-slow-gpu)
+ct_cli_test(NAME hard.catalog_gpu_flops_floor RC 2 ARGS --catalog ${SLOW_GPU} catalog list gpus
+            STDERR "slow.yaml:9: gpu.peak_flops.bf16.value: expected at least 1 TFLOP/s (slower than any GPU, whose kernel times would overflow the clock), got 1e-300 TFLOP/s")
+ct_cli_test(NAME hard.catalog_gpu_bandwidth_floor RC 2 ARGS --catalog ${SLOW_GPU} catalog list gpus
+            STDERR "slow.yaml:12: gpu.hbm_bandwidth: expected at least 1 GB/s (slower than any GPU, whose kernel times would overflow the clock), got 1e-297 GB/s")
+ct_cli_test(NAME hard.catalog_gpu_idle_above_tgp RC 2 ARGS --catalog ${SLOW_GPU} catalog list gpus
+            STDERR "slow.yaml:17: gpu.idle_power: idle_power (7.50 kW) is not below tgp (700 W)")
 
 # Exports: what the format cannot hold is refused, never written.
 ct_cli_test(NAME hard.slurm_prefix_injection RC 2 ARGS export slurm --cluster gb300-nvl72*1 --node-prefix "x SwitchName=evil"

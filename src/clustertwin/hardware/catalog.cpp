@@ -1,5 +1,7 @@
 #include "clustertwin/hardware/catalog.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
@@ -65,6 +67,15 @@ std::optional<std::string> read_name(Reader& r) {
   return name;
 }
 
+// Floors of a GPU's rates, far below any GPU (the slowest catalog figure, A100 FP64, is 19.5
+// TFLOP/s; HBM and NVLink run at hundreds of GB/s): a kernel time is work / rate, and a rate of
+// 1e-300 TFLOP/s once drove a step time past the engine clock's 292 years, an abort instead of
+// an error.
+constexpr double kMinGpuFlops = 1e12;     // 1 TFLOP/s
+constexpr double kMinGpuBandwidth = 1e9;  // 1 GB/s
+constexpr std::string_view kFloorWhy =
+    "slower than any GPU, whose kernel times would overflow the clock";
+
 GpuSpec read_gpu(Reader& r) {
   GpuSpec g;
   g.name = read_name(r).value_or("");
@@ -83,6 +94,11 @@ GpuSpec read_gpu(Reader& r) {
       if (!e) continue;
       auto dense = e->quantity<FlopsPerSecond>("value");
       auto sparse = e->quantity<FlopsPerSecond>("sparse", Need::kOptional);
+      if (dense && dense->base() < kMinGpuFlops) {
+        e->error(fmt::format("expected at least 1 TFLOP/s ({}), got {:g} TFLOP/s", kFloorWhy,
+                             dense->base() / 1e12),
+                 "value");
+      }
       e->finish();
       if (dense) g.peak[static_cast<size_t>(*p)] = PeakFlops{*dense, sparse};
     }
@@ -99,6 +115,19 @@ GpuSpec read_gpu(Reader& r) {
   g.tgp = r.figure<Watts>("tgp").value_or(Watts{});
   g.idle_power = r.figure<Watts>("idle_power").value_or(Watts{});
   g.sms = static_cast<int>(r.integer_figure("sms", Need::kOptional, 1, 1024).value_or(0));
+  for (auto [key, bw] : {std::pair{"hbm_bandwidth", g.hbm_bandwidth},
+                         std::pair{"nvlink_bandwidth", g.nvlink_bandwidth}}) {
+    if (bw.base() > 0 && bw.base() < kMinGpuBandwidth) {
+      r.error(
+          fmt::format("expected at least 1 GB/s ({}), got {:g} GB/s", kFloorWhy, bw.base() / 1e9),
+          key);
+    }
+  }
+  if (g.idle_power >= g.tgp && g.tgp.base() > 0) {
+    r.error("idle_power (" + base::format(g.idle_power) + ") is not below tgp (" +
+                base::format(g.tgp) + ")",
+            "idle_power");
+  }
   if (g.hbm_usable > g.hbm_capacity && g.hbm_capacity.base() > 0) {
     r.error("hbm_usable (" + base::format(g.hbm_usable) + ") exceeds hbm_capacity (" +
                 base::format(g.hbm_capacity) + ")",
