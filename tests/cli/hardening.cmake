@@ -17,7 +17,7 @@ ct_cli_test(NAME hard.micro_batch_overflow RC 2
             ARGS train --cluster hgx-h100*4 --model llama3.1-8b --tp 8 --micro-batch 4611686018427387904 --global-batch 16
             STDERR "--micro-batch: expected an integer in [1, 1073741824], got 4611686018427387904")
 ct_cli_test(NAME hard.tokens_inf RC 2 ARGS train --cluster hgx-h100*4 --model llama3.1-8b --tp 8 --tokens inf
-            STDERR "--tokens: expected a number in (0, 1e+18] (a count such as 15T or 2e12), got 'inf'")
+            STDERR "--tokens: expected a number in [1, 1e+18] (a count such as 15T or 2e12), got 'inf'")
 ct_cli_test(NAME hard.serve_tiny_rate RC 2
             ARGS serve --cluster gb300-nvl72*1 --tp 8 --ep 8 --rate 1e-9
             STDERR "4000 requests arrive over more than 3155760000 s (100 years), the limit of simulated time")
@@ -49,6 +49,8 @@ ct_cli_test(NAME hard.trace_row_far_future RC 2 ARGS schedule --cluster gb300-nv
             STDERR "submit time after the first job's: expected a time in [0, 3155760000 s] (100 years), got 10000000000 s")
 
 # Extreme numbers that crashed, hung or printed nonsense before (the hardening probe of every verb).
+ct_cli_test(NAME hard.tokens_below_one RC 2 ARGS train --cluster hgx-h100*4 --model llama3.1-8b --tp 8 --tokens 1e-300
+            STDERR "--tokens: expected a number in [1, 1e+18]")
 # A step of 2^25 one-token sequences in micro-batches of one: 2^23 passes the event model holds
 # (2^30 of them once took tens of GB before anything was said).
 ct_cli_test(NAME hard.train_micro_batch_passes RC 2

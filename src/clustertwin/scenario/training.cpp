@@ -393,7 +393,8 @@ base::Result<std::unique_ptr<TrainingJob>> start_job(const Environment& env, con
   if (!tc) return base::fail(tc.error());
   job->training_calibration = std::move(*tc);
   if (!o.tokens.empty()) {
-    auto t = base::parse_scaled_count(o.tokens, {.min = 0, .max = 1e18, .min_exclusive = true});
+    // At least one token: 1e-300 once printed "0.0 h for 0.000000000000 tokens".
+    auto t = base::parse_scaled_count(o.tokens, {.min = 1, .max = 1e18});
     if (!t) return base::fail("{tokens}: " + t.error().message);
     job->token_budget = *t;
   }

@@ -96,8 +96,8 @@ base::Result<SyntheticSpec> parse_synthetic(std::string_view spec) {
     } else if (key == "accounts") {
       s.accounts = std::max(1, static_cast<int>(v));
     } else {
-      return base::fail("{synthetic}: unknown key '" + key + "'" + base::did_you_mean(key, keys) +
-                        " (known: load, jobs, inference, pretrain, finetune, dev, accounts)");
+      // did_you_mean lists the known keys itself when none is close.
+      return base::fail("{synthetic}: unknown key '" + key + "'" + base::did_you_mean(key, keys));
     }
   }
   return s;
