@@ -16,56 +16,16 @@
 //
 // Exit codes: 0 all checks passed, 1 a check failed, 77 chromium is not installed (CTest: skip).
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
-import { createRequire } from 'node:module';
-import { tmpdir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
 
-process.env.PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD = '1';
-const here = dirname(fileURLToPath(import.meta.url));
-const repo = resolve(here, '..', '..');
+import { checker, openPage, repo, screenshot, setup, withBrowser } from './browser.mjs';
 
-function arg(name, fallback) {
-  const i = process.argv.indexOf(`--${name}`);
-  return i > 0 && i + 1 < process.argv.length ? process.argv[i + 1] : fallback;
-}
-const bin = resolve(arg('clustertwin', join(repo, 'build/dev/apps/clustertwin/clustertwin')));
-const outDir = resolve(arg('out', join(repo, 'build/e2e')));
-const chromiumPath = arg('chromium', process.env.CHROMIUM ||
-  ['/usr/bin/chromium', '/usr/bin/chromium-browser'].find((p) => existsSync(p)));
-
-if (!chromiumPath || !existsSync(chromiumPath)) {
-  console.log('SKIP: Debian chromium not found (apt-get install -y chromium); this test never downloads a browser');
-  process.exit(77);
-}
-if (!existsSync(bin)) {
-  console.error(`error: clustertwin binary not found at ${bin} (pass --clustertwin)`);
-  process.exit(1);
-}
-const requireWeb = createRequire(join(repo, 'web', 'package.json'));
-let chromium;
-try {
-  ({ chromium } = requireWeb('playwright-core'));
-} catch (e) {
-  console.error('error: playwright-core is missing: run `npm ci --no-audit --no-fund` in web/');
-  process.exit(1);
-}
-
-let passed = 0;
-let failed = 0;
-function check(ok, what) {
-  if (ok) {
-    passed++;
-  } else {
-    failed++;
-    console.log(`FAIL: ${what}`);
-  }
-  return ok;
-}
+const env = setup();
+const { bin, outDir } = env;
+const { check, finish } = checker();
 
 const data = join(repo, 'tests', 'validation', 'data', 'calibration');
-mkdirSync(outDir, { recursive: true });
 const runs = [
   {
     kind: 'kernels',
@@ -89,27 +49,14 @@ const runs = [
   },
 ];
 
-const userDataDir = mkdtempSync(join(tmpdir(), 'clustertwin-e2e-calibrate-'));
-const context = await chromium.launchPersistentContext(userDataDir, {
-  executablePath: chromiumPath, headless: true,
-  args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-dev-shm-usage'],
-  viewport: { width: 1440, height: 900 },
-});
-try {
+await withBrowser(env, 'calibrate', async (context) => {
   for (const run of runs) {
     const html = join(outDir, `calibrate-${run.kind}.html`);
     execFileSync(bin, ['--quiet', 'calibrate', ...run.args, '--report', html],
                  { stdio: ['ignore', 'ignore', 'inherit'] });
     if (!check(existsSync(html), `calibrate ${run.kind} wrote no report`)) continue;
     for (const [width, height, name] of [[1440, 900, 'desktop'], [1280, 800, 'laptop']]) {
-      const page = await context.newPage();
-      await page.setViewportSize({ width, height });
-      const errors = [];
-      const requests = [];
-      page.on('console', (m) => { if (m.type() === 'error') errors.push(m.text()); });
-      page.on('pageerror', (e) => errors.push(String(e)));
-      page.on('request', (r) => { if (!r.url().startsWith('file:')) requests.push(r.url()); });
-      await page.goto(pathToFileURL(html).href, { waitUntil: 'load' });
+      const { page, problems } = await openPage(context, html, { width, height });
       const seen = await page.evaluate(() => {
         const heads = [...document.querySelectorAll('h2, h3')].map((h) => h.textContent);
         const svgs = [...document.querySelectorAll('svg')].map((s) => {
@@ -126,8 +73,7 @@ try {
         };
       });
       const where = `${run.kind} at ${width} px`;
-      check(errors.length === 0, `${where}: console/page errors: ${errors.join('; ')}`);
-      check(requests.length === 0, `${where}: network requests: ${requests.join(', ')}`);
+      check(problems.length === 0, `${where}: ${problems.join('; ')}`);
       check(seen.scripts === 0, `${where}: ${seen.scripts} script elements`);
       for (const s of run.sections) {
         check(seen.heads.some((h) => h.startsWith(s)), `${where}: no section '${s}'`);
@@ -145,15 +91,10 @@ try {
       }
       check(seen.scrollWidth <= seen.innerWidth,
             `${where}: the page is ${seen.scrollWidth} px wide in a ${seen.innerWidth} px window`);
-      const shot = join(outDir, `calibrate-${run.kind}-${name}.png`);
-      await page.screenshot({ path: shot, fullPage: true });
+      const shot = await screenshot(page, outDir, `calibrate-${run.kind}-${name}`);
       console.log(`${where}: ${seen.svgs.length} charts, ${seen.tables} tables -> ${shot}`);
       await page.close();
     }
   }
-} finally {
-  await context.close();
-  rmSync(userDataDir, { recursive: true, force: true });
-}
-console.log(`calibrate report: ${passed} checks passed, ${failed} failed`);
-process.exit(failed ? 1 : 0);
+});
+finish('calibrate report');

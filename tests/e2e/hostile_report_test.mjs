@@ -10,28 +10,14 @@
 //
 // Exit codes: 0 passed, 1 a check failed, 77 chromium is not installed (CTest: skip).
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
-import { tmpdir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 
-process.env.PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD = '1';
-const here = dirname(fileURLToPath(import.meta.url));
-const repo = resolve(here, '..', '..');
-function arg(name, fallback) {
-  const i = process.argv.indexOf(`--${name}`);
-  return i > 0 && i + 1 < process.argv.length ? process.argv[i + 1] : fallback;
-}
-const bin = resolve(arg('clustertwin', join(repo, 'build/dev/apps/clustertwin/clustertwin')));
-const outDir = resolve(arg('out', join(repo, 'build/e2e')));
-const chromiumPath = arg('chromium', process.env.CHROMIUM ||
-  ['/usr/bin/chromium', '/usr/bin/chromium-browser'].find((p) => existsSync(p)));
-if (!chromiumPath || !existsSync(chromiumPath)) {
-  console.log('SKIP: Debian chromium not found (apt-get install -y chromium)');
-  process.exit(77);
-}
-const { chromium } = createRequire(join(repo, 'web', 'package.json'))('playwright-core');
+import { checker, openPage, repo, setup, withBrowser } from './browser.mjs';
+
+const env = setup();
+const { bin, outDir } = env;
+const { check, finish } = checker();
 
 // Markup that runs script when parsed as HTML: an image whose load the page's CSP blocks (its
 // error handler then fires) and an SVG with an onload handler; quotes and a closing tag too.
@@ -46,29 +32,15 @@ function poison(v, key) {
   return v;
 }
 
-mkdirSync(outDir, { recursive: true });
 const sample = JSON.parse(readFileSync(join(repo, 'tests', 'report', 'sample_results.json'), 'utf8'));
 const jsonPath = join(outDir, 'hostile.json');
 const htmlPath = join(outDir, 'hostile.html');
 writeFileSync(jsonPath, JSON.stringify(poison(sample), null, 1));
 execFileSync(bin, ['--quiet', 'report', '--from', jsonPath, '--out', htmlPath], { stdio: 'inherit' });
 
-let failed = 0;
-const check = (ok, what) => { if (!ok) { failed++; console.log(`FAIL: ${what}`); } return ok; };
-const userDataDir = mkdtempSync(join(tmpdir(), 'clustertwin-e2e-hostile-'));
-const context = await chromium.launchPersistentContext(userDataDir, {
-  executablePath: chromiumPath, headless: true,
-  args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-dev-shm-usage'],
-  viewport: { width: 1440, height: 900 },
-});
-try {
-  const page = await context.newPage();
-  const dialogs = [];
-  page.on('dialog', (d) => { dialogs.push(d.message()); d.dismiss(); });
-  await page.goto(pathToFileURL(htmlPath).href, { waitUntil: 'load' });
-  const ready = await page.waitForFunction(() => window.__reportReady === true, null, { timeout: 30000 })
-    .then(() => true, () => false);
-  check(ready, 'window.__reportReady never became true');
+await withBrowser(env, 'hostile', async (context) => {
+  const { page, problems, dialogs } = await openPage(context, htmlPath, { ready: true });
+  check(!problems.includes('window.__reportReady never became true'), 'window.__reportReady never became true');
   // Every chart's tooltip, for up to 40 points of each series.
   const shown = await page.evaluate(async () => {
     let tips = 0;
@@ -96,8 +68,5 @@ try {
   const injected = await page.evaluate(() => document.querySelectorAll('#report img, #report svg[onload]').length);
   check(injected === 0, `${injected} injected elements in the page`);
   console.log(`hostile report: ${shown} tooltips shown, injected script ran ${pwned} times`);
-} finally {
-  await context.close();
-  rmSync(userDataDir, { recursive: true, force: true });
-}
-process.exit(failed ? 1 : 0);
+});
+finish('hostile report');

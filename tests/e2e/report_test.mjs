@@ -14,56 +14,15 @@
 //
 // Exit codes: 0 all checks passed, 1 a check failed, 77 chromium is not installed (CTest: skip).
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
-import { tmpdir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
 
-process.env.PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD = '1';
-const here = dirname(fileURLToPath(import.meta.url));
-const repo = resolve(here, '..', '..');
+import { arg, checker, openPage, repo, screenshot, setup, withBrowser } from './browser.mjs';
 
-function arg(name, fallback) {
-  const i = process.argv.indexOf(`--${name}`);
-  return i > 0 && i + 1 < process.argv.length ? process.argv[i + 1] : fallback;
-}
-const bin = resolve(arg('clustertwin', join(repo, 'build/report/apps/clustertwin/clustertwin')));
-const outDir = resolve(arg('out', join(repo, 'build/e2e')));
-const chromiumPath = arg('chromium', process.env.CHROMIUM ||
-  ['/usr/bin/chromium', '/usr/bin/chromium-browser'].find((p) => existsSync(p)));
+const env = setup('build/report/apps/clustertwin/clustertwin');
+const { bin, outDir } = env;
+const { check, finish } = checker();
 
-if (!chromiumPath || !existsSync(chromiumPath)) {
-  console.log('SKIP: Debian chromium not found (apt-get install -y chromium); this test never downloads a browser');
-  process.exit(77);
-}
-if (!existsSync(bin)) {
-  console.error(`error: clustertwin binary not found at ${bin} (pass --clustertwin)`);
-  process.exit(1);
-}
-const requireWeb = createRequire(join(repo, 'web', 'package.json'));
-let chromium;
-try {
-  ({ chromium } = requireWeb('playwright-core'));
-} catch (e) {
-  console.error('error: playwright-core is missing: run `npm ci --no-audit --no-fund` in web/ ' +
-                '(CMake configure does this when web/node_modules is missing)');
-  process.exit(1);
-}
-
-let passed = 0;
-let failed = 0;
-function check(ok, what) {
-  if (ok) {
-    passed++;
-  } else {
-    failed++;
-    console.log(`FAIL: ${what}`);
-  }
-  return ok;
-}
-
-mkdirSync(outDir, { recursive: true });
 const sampleJson = join(repo, 'tests', 'report', 'sample_results.json');
 function describe(cluster, name) {
   const path = join(outDir, `${name}.json`);
@@ -108,23 +67,11 @@ const cases = [
   { name: 'goodput', json: goodput('goodput'), detail: true },
 ];
 
-const FLAGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
-  '--disable-background-networking', '--disable-component-update', '--disable-sync',
-  '--disable-dev-shm-usage', '--font-render-hinting=none'];
-
-const userDataDir = mkdtempSync(join(tmpdir(), 'clustertwin-e2e-'));
-const context = await chromium.launchPersistentContext(userDataDir, {
-  executablePath: chromiumPath, headless: true, args: FLAGS,
-  viewport: { width: 1440, height: 900 }, deviceScaleFactor: 1,
+await withBrowser(env, 'report', async (context) => {
+  for (const c of cases) await runCase(context, c);
 });
-try {
-  for (const c of cases) await runCase(c);
-} finally {
-  await context.close();
-  rmSync(userDataDir, { recursive: true, force: true });
-}
 
-async function runCase({ name, json, detail }) {
+async function runCase(context, { name, json, detail }) {
   const html = join(outDir, `${name}.html`);
   execFileSync(bin, ['--quiet', 'report', '--from', json, '--out', html], { stdio: 'inherit' });
   const data = JSON.parse(readFileSync(json, 'utf8'));
@@ -132,17 +79,7 @@ async function runCase({ name, json, detail }) {
   const size = statSync(html).size;
   check(size < 5e6, `${name}: report is ${size} bytes, over 5 MB`);
 
-  const page = await context.newPage();
-  const problems = [];
-  page.on('console', (m) => { if (m.type() === 'error' || m.type() === 'warning') problems.push(`console ${m.type()}: ${m.text()}`); });
-  page.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
-  page.on('request', (r) => {
-    if (!/^(file|data|blob|about):/.test(r.url())) problems.push(`network request: ${r.url()}`);
-  });
-  await page.goto(pathToFileURL(html).href, { waitUntil: 'load' });
-  const ready = await page.waitForFunction(() => window.__reportReady === true, null, { timeout: 30000 })
-    .then(() => true, () => false);
-  check(ready, `${name}: window.__reportReady never became true`);
+  const { page, problems } = await openPage(context, html, { console: ['error', 'warning'], ready: true });
 
   // Every section of the JSON is on the page, with content.
   const known = ['cluster', 'collectives', 'training', 'inference', 'power', 'schedule', 'goodput', 'warnings'];
@@ -330,8 +267,7 @@ async function runCase({ name, json, detail }) {
   check(header.includes(title), `${name}: header says "${header}"`);
 
   for (const p of problems) check(false, `${name}: ${p}`);
-  const shot = join(outDir, `${name}.png`);
-  await page.screenshot({ path: shot, fullPage: true });
+  const shot = await screenshot(page, outDir, name);
   // One picture per section too: the full page is tall, these are readable at 1:1.
   if (detail) {
     await page.addStyleTag({ content: '.toc { position: static !important; }' });  // not over the sections
@@ -354,5 +290,4 @@ async function runCase({ name, json, detail }) {
   await page.close();
 }
 
-console.log(`${passed} passed, ${failed} failed`);
-process.exit(failed ? 1 : 0);
+finish('report');
