@@ -30,11 +30,18 @@ int run_builtin(const Context& ctx, const CalibrateOptions& o) {
     return bad_input("--builtin " + o.builtin +
                      ": takes no measurement FILEs and no --out (it writes under --out-dir)");
   }
+  std::string report;
   auto files = scenario::builtin_calibration(ctx, o.builtin, o.reference, o.only, std::cout,
-                                             ctx.quiet ? nullptr : &std::cerr);
+                                             ctx.quiet ? nullptr : &std::cerr,
+                                             o.report.empty() ? nullptr : &report);
   if (!files) return bad_input(files.error());
   auto st = scenario::write_generated(o.out_dir, *files, ctx.quiet ? nullptr : &std::cerr);
-  return st ? kExitOk : bad_input(st.error());
+  if (!st) return bad_input(st.error());
+  if (!o.report.empty()) {
+    if (auto w = base::write_file_atomic(o.report, report); !w) return bad_input(w.error());
+    if (!ctx.quiet) std::cerr << "wrote " << o.report << "\n";
+  }
+  return kExitOk;
 }
 
 int run(const Context& ctx, CalibrateOptions o) {
@@ -93,8 +100,10 @@ Verb add_calibrate(CLI::App& app, const Context& ctx) {
   cmd->add_option("--stack", o->r.stack,
                   "software stack label recorded in the profile (e.g. 'nccl-2.21 cuda-12.4')");
   cmd->add_option("--out", o->r.profile_path, "write the profile (YAML) to FILE");
-  cmd->add_option("--report", o->report,
-                  "write an HTML report (measured vs predicted per run, residuals, parameters)");
+  cmd->add_option(
+      "--report", o->report,
+      "write an HTML report (measured vs predicted per run, residuals, parameters; also "
+      "with --builtin)");
   cmd->add_option("--json", o->json, "write the fit as JSON to FILE ('-' for stdout)");
   cmd->add_option("--model", o->r.network, "network model the fit runs: flow or analytical")
       ->check(CLI::IsMember({"analytical", "flow"}))

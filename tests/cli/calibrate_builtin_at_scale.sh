@@ -8,9 +8,14 @@ set -eu
 bin=$1 root=$2 work=$3
 rm -rf "$work" && mkdir -p "$work"
 "$bin" -q calibrate --builtin at-scale --reference "$root/tests/validation/data/collective" \
-  --out-dir "$work" > "$work/summary.txt"
+  --out-dir "$work" --report "$work/report.html" > "$work/summary.txt"
 tail -1 "$work/summary.txt"
 status=0
+# --report writes the page a user's fit writes: inputs with their SHA-256, the cases measured vs predicted, residuals, figures and every case.
+for want in "<h2>Inputs</h2>" "at_scale.csv" "at-scale-cases" "Measured vs predicted by case" "<h3>Residuals</h3>" "<h3>Figures</h3>" "S0207"; do
+  grep -qF "$want" "$work/report.html" || { echo "error: the report lacks '$want'"; status=1; }
+done
+
 for rel in catalog/collectives/at-scale.yaml catalog/collectives/moe-a2a.yaml; do
   if [ ! -f "$work/$rel" ]; then
     echo "error: $rel not written"

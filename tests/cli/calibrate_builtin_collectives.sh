@@ -13,9 +13,14 @@ if [ ! -f "$ref/measured/h100/nccl.csv" ]; then
 fi
 rm -rf "$work" && mkdir -p "$work"
 "$bin" -q calibrate --builtin collectives --only h100 --reference "$ref" --out-dir "$work" \
-  > "$work/summary.txt"
+  --report "$work/report.html" > "$work/summary.txt"
 cat "$work/summary.txt"
 status=0
+# --report writes the page a user's fit writes: inputs with their SHA-256, per op family the
+# collective fit's section.
+for want in "<h2>Inputs</h2>" "nccl.csv" "<h2>Collectives on h100</h2>" "Residual"; do
+  grep -qF "$want" "$work/report.html" || { echo "error: the report lacks '$want'"; status=1; }
+done
 for rel in tests/validation/data/collective/h100_nccl.csv catalog/collectives/h100.yaml; do
   if [ ! -f "$work/$rel" ]; then
     echo "error: $rel not written"

@@ -11,8 +11,14 @@ if [ ! -d "$ref/measured/h100" ]; then
   exit 77
 fi
 rm -rf "$work" && mkdir -p "$work"
-"$bin" -q calibrate --builtin compute --reference "$ref" --out-dir "$work" > "$work/summary.txt"
+"$bin" -q calibrate --builtin compute --reference "$ref" --out-dir "$work" \
+  --report "$work/report.html" > "$work/summary.txt"
 status=0
+# --report writes the page a user's fit writes: inputs with their SHA-256, per GPU the kernel tables' section.
+for want in "<h2>Inputs</h2>" "gemm_bfloat16.csv" "<h2>Kernel tables on h100</h2>" "<h2>Kernel tables on gb300</h2>" "Measured vs predicted by shape" "<h3>Residuals</h3>" "<h3>Fitted grids</h3>"; do
+  grep -qF "$want" "$work/report.html" || { echo "error: the report lacks '$want'"; status=1; }
+done
+
 for f in "$root"/catalog/compute/*.yaml "$root"/tests/validation/data/compute_*_holdout.csv; do
   rel=${f#"$root"/}
   if ! cmp -s "$f" "$work/$rel"; then

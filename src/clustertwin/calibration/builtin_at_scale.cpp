@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "clustertwin/calibration/fitter.h"
+#include "clustertwin/calibration/sha256.h"
 #include "clustertwin/collective/moe_a2a.h"
 #include "clustertwin/collective/sweep.h"
 #include "clustertwin/config/reader.h"
@@ -545,6 +546,19 @@ base::Result<BuiltinAtScale> builtin_at_scale(const hardware::Catalog& catalog,
              {"id", "source", "role", "impl", "cluster", "gpus", "phase", "tokens", "token_bytes",
               "balanced", "metric", "measured"},
              cases, errors);
+  BuiltinAtScale out;
+  for (const auto& name : {recipe->collectives_cases, recipe->a2a_cases}) {
+    const std::string path = cases_dir + "/" + name;
+    std::ifstream in(path, std::ios::binary);
+    std::ostringstream text;
+    text << in.rdbuf();
+    const auto records =
+        std::count_if(cases.begin(), cases.end(), [&](const Case& c) { return c.file == path; });
+    out.inputs.push_back({.path = path,
+                          .sha256 = sha256_hex(text.str()),
+                          .format = Format::kAtScaleCases,
+                          .records = static_cast<int>(records)});
+  }
   std::vector<Run> runs;
   for (const auto& c : cases) {
     auto r = run_of(c, cases_dir);
@@ -571,7 +585,6 @@ base::Result<BuiltinAtScale> builtin_at_scale(const hardware::Catalog& catalog,
   }
   const auto files = all_files(catalog);
   const Fitter fitter{files, *recipe, cases, runs};
-  BuiltinAtScale out;
   for (const auto& g : groups_of(recipe->figures, {})) {
     if (auto st = fitter.fit_group(g, texts, &out.summary); !st) return fail(st.error());
   }

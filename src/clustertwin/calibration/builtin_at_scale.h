@@ -43,6 +43,7 @@ struct BuiltinAtScale {
   std::vector<GeneratedFile> files;
   std::vector<AtScaleCaseResult> cases;
   std::vector<std::string> summary;  ///< per group: its figures with uncertainty; the totals
+  std::vector<InputFile> inputs;     ///< the case files, with their SHA-256
 };
 
 /// Reads the recipe and the cases under `cases_dir`, fits, and returns the rewritten files
@@ -53,5 +54,11 @@ base::Result<BuiltinAtScale> builtin_at_scale(const hardware::Catalog& catalog,
 
 /// The cases as a Markdown table (docs/models/collectives.md) and the totals line.
 std::vector<std::string> at_scale_table(const BuiltinAtScale& b);
+
+/// The report's section (`calibrate --builtin at-scale --report`): measured vs predicted of
+/// every case (fitted rows blue, held-out rows orange), the residual histogram of the fitted
+/// rows, the figures with their uncertainty, and every case with its leave-one-source-out
+/// prediction.
+std::string at_scale_html_section(const BuiltinAtScale& b);
 
 }  // namespace clustertwin::calibration

@@ -46,5 +46,40 @@ TEST(BuiltinAtScale, BadCasesNameFileAndLine) {
       << m;
 }
 
+// The report section of `--builtin at-scale --report`: both charts (bandwidths and kernel times
+// apart), fitted and held-out dots, the figures, every case with its leave-one-source-out
+// prediction; text from the files is escaped.
+TEST(BuiltinAtScale, ReportSectionShowsEveryCase) {
+  BuiltinAtScale b;
+  b.summary = {"dell-309: nic_efficiency 0.9479 <exact>"};
+  b.cases = {{.id = "S0207",
+              .source = "dell-309",
+              .role = "fit",
+              .what = "all_reduce busbw (max)",
+              .size = "16G",
+              .unit = " GB/s",
+              .ran = "nvls_tree/simple",
+              .measured = 365.84,
+              .predicted = 365.8,
+              .has_loso = true,
+              .loso_predicted = 354.9},
+             {.id = "S0040",
+              .source = "deepep-v1-ll",
+              .role = "check",
+              .what = "deepep-ll dispatch time_us",
+              .size = "128 tok x 7168 B",
+              .unit = " us",
+              .ran = "rdma",
+              .measured = 160,
+              .predicted = 171.3}};
+  const std::string h = at_scale_html_section(b);
+  for (const char* want :
+       {"aria-label=\"bus bandwidth and all-to-all bandwidth\"", "aria-label=\"MoE kernel times\"",
+        "fill=\"#1f5fbf\"", "fill=\"#e8862a\"", "365.8 GB/s", "354.9 GB/s", "+7.1%",
+        "nic_efficiency 0.9479 &lt;exact&gt;", "<h3>Residuals</h3>", "<td class=l>S0040</td>"}) {
+    EXPECT_NE(h.find(want), std::string::npos) << want;
+  }
+}
+
 }  // namespace
 }  // namespace clustertwin::calibration

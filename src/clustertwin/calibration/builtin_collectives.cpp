@@ -206,6 +206,7 @@ void build_system(const hardware::Catalog& catalog, const Recipe& r, const Syste
     errors.add({"expected an AIConfigurator nccl.csv table", table, 1});
     return;
   }
+  out.inputs.insert(out.inputs.end(), m.inputs.begin(), m.inputs.end());
   auto spec = hardware::resolve_cluster(catalog, sys.cluster);
   if (!spec) {
     errors.add({"cluster '" + sys.cluster + "' of " + sys.name + ": " + spec.error().message,
@@ -296,6 +297,7 @@ void build_system(const hardware::Catalog& catalog, const Recipe& r, const Syste
     }
     gpu = fit->gpu;
     merged.gpus = {gpu};
+    out.fits.push_back({sys.name, *fit, runs});
     for (const auto& [key, patch] : fit->profile.lines) merged.lines[key] = patch;
     // The shared fields, as this family fitted them (to the file's 4 digits), for the
     // families after it.

@@ -13,16 +13,26 @@
 #include <vector>
 
 #include "clustertwin/base/result.h"
+#include "clustertwin/calibration/collective_fit.h"
 #include "clustertwin/calibration/kernel_fit.h"
 #include "clustertwin/hardware/catalog.h"
 
 namespace clustertwin::calibration {
 
+/// One op family's fit of one file of the recipe, for the report.
+struct BuiltinCollectiveFit {
+  std::string file;  ///< the recipe's name ("h100")
+  CollectiveFit fit;
+  std::vector<CollectiveRun> runs;  ///< the runs it was fitted on
+};
+
 struct BuiltinCollectives {
   /// catalog/collectives/<name>.yaml and tests/validation/data/collective/<name>_nccl.csv (the
   /// measured rows in bytes and microseconds, which the validation tests compare against).
   std::vector<GeneratedFile> files;
-  std::vector<std::string> summary;  ///< per file and op: rows, rms and worst error
+  std::vector<std::string> summary;        ///< per file and op: rows, rms and worst error
+  std::vector<BuiltinCollectiveFit> fits;  ///< per file and op family, in fitting order
+  std::vector<InputFile> inputs;           ///< every table read, with its SHA-256
 };
 
 /// Fits every file of the recipe; every error of every table is reported together, and nothing

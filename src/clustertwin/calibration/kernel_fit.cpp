@@ -1379,6 +1379,8 @@ base::Result<BuiltinCompute> builtin_compute(const hardware::Catalog& catalog,
     }
     out.summary.push_back(g.gpu + " (" + g.device + "):");
     for (const auto& l : fit->summary) out.summary.push_back(l);
+    out.fits.emplace_back(g.gpu, *fit);
+    out.inputs.insert(out.inputs.end(), m.inputs.begin(), m.inputs.end());
     fitted.push_back({&g, roof, std::move(*fit)});
   }
   if (!errors.empty()) return fail(errors.combined());

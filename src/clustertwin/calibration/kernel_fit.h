@@ -21,6 +21,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "clustertwin/base/result.h"
@@ -151,6 +152,8 @@ struct GeneratedFile {
 struct BuiltinCompute {
   std::vector<GeneratedFile> files;
   std::vector<std::string> summary;
+  std::vector<std::pair<std::string, KernelFit>> fits;  ///< per measured GPU, for the report
+  std::vector<InputFile> inputs;                        ///< every table read, with its SHA-256
 };
 
 /// The built-in compute calibration: reads the recipe catalog/calibration/compute.yaml from

@@ -25,6 +25,7 @@ enum class Format {
   kServingJson,     ///< vLLM / SGLang benchmark_serving result JSON
   kAicSystem,       ///< AIConfigurator system spec YAML (peaks and HBM bandwidth of the GPU)
   kServingSetup,    ///< a scenario file's `workload.inference`: the layout serving results ran
+  kAtScaleCases,    ///< the built-in at-scale cases (tests/validation/data/collective/*.csv)
 };
 const char* format_name(Format f);
 

@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "clustertwin/base/text.h"
+#include "clustertwin/calibration/builtin_at_scale.h"
 
 namespace clustertwin::calibration {
 namespace {
@@ -492,7 +493,10 @@ namespace {
 
 /// Predicted vs measured of every shape of one table, log-log, with the diagonal: fitted shapes
 /// blue, held-out shapes orange. At most 1,500 dots (every k-th shape beyond that, said so).
-std::string parity_svg(const std::string& title, const std::vector<KernelPoint>& pts) {
+/// Values are seconds shown in us unless `unit` (with `scale` from the values to it) and `what`
+/// say otherwise.
+std::string parity_svg(const std::string& title, const std::vector<KernelPoint>& pts,
+                       const char* unit = "us", double scale = 1e6, const char* what = "time") {
   const double W = 420, H = 300, L = 56, R = 12, T = 24, B = 40;
   double lo = 1e300, hi = 0;
   for (const auto& p : pts) {
@@ -515,19 +519,21 @@ std::string parity_svg(const std::string& title, const std::vector<KernelPoint>&
   h << "<line x1=\"" << L << "\" y1=\"" << H - B << "\" x2=\"" << W - R << "\" y2=\"" << T
     << "\" stroke=\"#bbb\" stroke-dasharray=\"4,3\"/>";
   h << "<text x=\"" << L << "\" y=\"" << H - B + 14 << "\" font-size=\"11\">"
-    << fmt("%.3g", lo * 1e6) << " us</text><text x=\"" << W - R << "\" y=\"" << H - B + 14
-    << "\" font-size=\"11\" text-anchor=\"end\">" << fmt("%.3g", hi * 1e6) << " us</text>"
+    << fmt("%.3g", lo * scale) << " " << unit << "</text><text x=\"" << W - R << "\" y=\""
+    << H - B + 14 << "\" font-size=\"11\" text-anchor=\"end\">" << fmt("%.3g", hi * scale) << " "
+    << unit << "</text>"
     << "<text x=\"" << (L + W - R) / 2 << "\" y=\"" << H - 8
-    << "\" font-size=\"11\" text-anchor=\"middle\">measured time (log)</text>"
-    << "<text x=\"" << L << "\" y=\"14\" font-size=\"11\">predicted time (log)</text>";
+    << "\" font-size=\"11\" text-anchor=\"middle\">measured " << what << " (log)</text>"
+    << "<text x=\"" << L << "\" y=\"14\" font-size=\"11\">predicted " << what << " (log)</text>";
   for (size_t i = 0; i < pts.size(); i += stride) {
     const auto& p = pts[i];
     if (!(p.measured_s > 0) || !(p.predicted_s > 0)) continue;
     h << "<circle r=\"2.2\" fill=\"" << (p.held_out ? "#e8862a" : "#1f5fbf")
       << "\" fill-opacity=\"0.7\" cx=\"" << fmt("%.1f", px(p.measured_s)) << "\" cy=\""
       << fmt("%.1f", py(p.predicted_s)) << "\"><title>" << base::escape_html(p.shape) << ": "
-      << fmt("%.4g", p.measured_s * 1e6) << " us measured, " << fmt("%.4g", p.predicted_s * 1e6)
-      << " us predicted" << (p.held_out ? " (held out)" : "") << "</title></circle>";
+      << fmt("%.4g", p.measured_s * scale) << " " << unit << " measured, "
+      << fmt("%.4g", p.predicted_s * scale) << " " << unit << " predicted"
+      << (p.held_out ? " (held out)" : "") << "</title></circle>";
   }
   h << "</svg></figure>\n";
   return h.str();
@@ -588,6 +594,52 @@ std::string kernel_fit_html_section(const KernelFit& fit, const std::string& gpu
         << "</td><td>" << fmt("%.3g", t.t0_s * 1e6) << "</td>" << error_cell(t.fit_error)
         << error_cell(t.held_out_error) << "</tr>\n";
     }
+  }
+  h << "</table></div>\n";
+  return h.str();
+}
+
+std::string at_scale_html_section(const BuiltinAtScale& b) {
+  std::ostringstream h;
+  std::vector<KernelPoint> bandwidth, time;
+  std::vector<double> log_errors;
+  for (const auto& c : b.cases) {
+    KernelPoint p{.shape = c.id + " " + c.what + " " + c.size,
+                  .measured_s = c.measured,
+                  .predicted_s = c.predicted,
+                  .held_out = c.role != "fit"};
+    (c.unit == " us" ? time : bandwidth).push_back(p);
+    if (c.role == "fit" && c.measured > 0 && c.predicted > 0)
+      log_errors.push_back(std::log(c.predicted / c.measured));
+  }
+  h << "<h2>At-scale figures (catalog/collectives/at-scale.yaml, moe-a2a.yaml)</h2>\n<p>"
+    << b.cases.size()
+    << " measured cases; each figure is fitted on the rows of role <code>fit</code> of its "
+       "sources (docs/models/calibration.md, \"The built-in at-scale figures\"); the others are "
+       "held out.</p>\n<h3>Measured vs predicted by case</h3>\n<p>Fitted rows blue, held-out and "
+       "degraded rows orange; on the dashed diagonal the model and the measurement agree.</p>"
+    << "\n<div class=charts>";
+  if (!bandwidth.empty())
+    h << parity_svg("bus bandwidth and all-to-all bandwidth", bandwidth, "GB/s", 1.0, "GB/s");
+  if (!time.empty()) h << parity_svg("MoE kernel times", time, "us", 1.0, "time");
+  h << "</div>\n<h3>Residuals</h3>\n<p>log(predicted / measured) over the fitted rows, 2% "
+       "bins.</p>\n"
+    << log_error_histogram_svg(log_errors);
+  h << "<h3>Figures</h3>\n<pre>";
+  for (const auto& l : b.summary) h << base::escape_html(l) << "\n";
+  h << "</pre>\n<h3>Every case</h3>\n<div class=scroll><table><tr><th>case</th><th>source</th>"
+    << "<th>role</th><th>what</th><th>size</th><th>ran</th><th>measured</th><th>predicted</th>"
+    << "<th>error</th><th>source left out</th></tr>\n";
+  for (const auto& c : b.cases) {
+    h << "<tr><td class=l>" << base::escape_html(c.id) << "</td><td class=l>"
+      << base::escape_html(c.source) << "</td><td class=l>" << base::escape_html(c.role)
+      << "</td><td class=l>" << base::escape_html(c.what) << "</td><td class=l>"
+      << base::escape_html(c.size) << "</td><td class=l>" << base::escape_html(c.ran) << "</td><td>"
+      << fmt("%.4g", c.measured) << base::escape_html(c.unit) << "</td><td>"
+      << fmt("%.4g", c.predicted) << base::escape_html(c.unit) << "</td><td>"
+      << (c.measured > 0 ? fmt("%+.1f%%", 100 * (c.predicted / c.measured - 1)) : "") << "</td><td>"
+      << (c.has_loso ? fmt("%.4g", c.loso_predicted) + base::escape_html(c.unit) : "")
+      << "</td></tr>\n";
   }
   h << "</table></div>\n";
   return h.str();

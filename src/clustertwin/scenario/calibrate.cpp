@@ -329,7 +329,8 @@ base::Status write_generated(const std::string& root,
 
 base::Result<std::vector<calibration::GeneratedFile>> builtin_calibration(
     const Environment& env, const std::string& what, const std::string& reference,
-    const std::vector<std::string>& only, std::ostream& out, std::ostream* log) {
+    const std::vector<std::string>& only, std::ostream& out, std::ostream* log,
+    std::string* report) {
   if (what != "compute" && what != "collectives" && what != "at-scale") {
     return base::fail("{builtin}: expected 'compute', 'collectives' or 'at-scale', got '" + what +
                       "'");
@@ -350,6 +351,15 @@ base::Result<std::vector<calibration::GeneratedFile>> builtin_calibration(
         calibration::builtin_compute(*cat, reference, "clustertwin calibrate --builtin compute");
     if (!built) return base::fail(built.error());
     for (const auto& l : built->summary) out << l << "\n";
+    if (report) {
+      std::string sections;
+      for (const auto& [gpu, fit] : built->fits)
+        sections += calibration::kernel_fit_html_section(fit, gpu);
+      *report = calibration::report_page(
+          "Built-in compute calibration (catalog/compute/, recipe "
+          "catalog/calibration/compute.yaml)",
+          built->inputs, {.cluster = "built-in compute", .stack = "recipe"}, sections);
+    }
     return std::move(built->files);
   }
   if (what == "at-scale") {
@@ -359,12 +369,27 @@ base::Result<std::vector<calibration::GeneratedFile>> builtin_calibration(
     for (const auto& l : built->summary) out << l << "\n";
     out << "\n";
     for (const auto& l : calibration::at_scale_table(*built)) out << l << "\n";
+    if (report) {
+      *report = calibration::report_page(
+          "Built-in at-scale figures (recipe catalog/calibration/at-scale.yaml)", built->inputs,
+          {.cluster = "built-in at-scale", .stack = "recipe"},
+          calibration::at_scale_html_section(*built));
+    }
     return std::move(built->files);
   }
   if (log) *log << "calibrate: fitting the built-in collective lines\n";
   auto built = calibration::builtin_collectives(*cat, reference, only);
   if (!built) return base::fail(built.error());
   for (const auto& l : built->summary) out << l << "\n";
+  if (report) {
+    std::string sections;
+    for (const auto& f : built->fits)
+      sections += calibration::collective_fit_html_section(f.fit, f.runs);
+    *report = calibration::report_page(
+        "Built-in collective lines (catalog/collectives/, recipe "
+        "catalog/calibration/collectives.yaml)",
+        built->inputs, {.cluster = "built-in collectives", .stack = "recipe"}, sections);
+  }
   return std::move(built->files);
 }
 

@@ -68,9 +68,12 @@ base::Result<calibration::ServingPrediction> predict_serving(const ServingJob& j
 /// catalog/collectives/at-scale.yaml and moe-a2a.yaml from catalog/calibration/at-scale.yaml;
 /// `only` limits the collectives to these files) on the measurements under `reference`: every file
 /// fitted and read back, none written. The summary goes to `out`, progress to `log` when given.
+/// With `report`, the HTML page a user's fit writes (`--report`: the inputs with their SHA-256,
+/// measured vs predicted, residuals, the fitted parameters) goes there.
 base::Result<std::vector<calibration::GeneratedFile>> builtin_calibration(
     const Environment& env, const std::string& what, const std::string& reference,
-    const std::vector<std::string>& only, std::ostream& out, std::ostream* log);
+    const std::vector<std::string>& only, std::ostream& out, std::ostream* log,
+    std::string* report = nullptr);
 
 /// Writes a built-in calibration's files under the repository root `root` (folders made as
 /// needed, each file atomically, base/file.h), saying "wrote PATH" to `log` when given. The
