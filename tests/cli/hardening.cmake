@@ -85,6 +85,16 @@ ct_cli_test(NAME hard.catalog_gpu_bandwidth_floor RC 2 ARGS --catalog ${SLOW_GPU
             STDERR "slow.yaml:12: gpu.hbm_bandwidth: expected at least 1 GB/s (slower than any GPU, whose kernel times would overflow the clock), got 1e-297 GB/s")
 ct_cli_test(NAME hard.catalog_gpu_idle_above_tgp RC 2 ARGS --catalog ${SLOW_GPU} catalog list gpus
             STDERR "slow.yaml:17: gpu.idle_power: idle_power (7.50 kW) is not below tgp (700 W)")
+# Schedule side files: a quota of 1e308 nodes overflowed (UBSan: signed overflow), a fault at day
+# 1e300 aborted in the engine's clock, and an empty file of either silently meant none.
+ct_cli_test(NAME hard.vc_quota_huge RC 2 ARGS schedule --cluster gb300-nvl72*2 --vc-quotas ${HOSTILE}/vc-quota-huge.csv -q
+            STDERR "vc-quota-huge.csv:2: node num: expected an integer in [0, 16777216], got '1e308' (not a whole number)")
+ct_cli_test(NAME hard.vc_quota_empty RC 2 ARGS schedule --cluster gb300-nvl72*2 --vc-quotas /dev/null -q
+            STDERR "/dev/null:1: no quota rows")
+ct_cli_test(NAME hard.fault_replay_far_future RC 2 ARGS schedule --cluster gb300-nvl72*2 --fault-replay ${HOSTILE}/fault-far-future.csv -q
+            STDERR "fault-far-future.csv:2: start_day: expected a time in [0, 3155760000 s] (100 years), got 8.64e+304 s")
+ct_cli_test(NAME hard.fault_replay_empty RC 2 ARGS schedule --cluster gb300-nvl72*2 --fault-replay /dev/null -q
+            STDERR "/dev/null:1: no fault rows")
 
 # Exports: what the format cannot hold is refused, never written.
 ct_cli_test(NAME hard.slurm_prefix_injection RC 2 ARGS export slurm --cluster gb300-nvl72*1 --node-prefix "x SwitchName=evil"

@@ -1,5 +1,6 @@
 #include "clustertwin/scheduler/failures.h"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <map>
@@ -136,12 +137,26 @@ base::Result<std::vector<FaultInterval>> read_fault_intervals(std::string_view t
       errors.add({"expected node_id, start_day <= end_day", file, line_no});
       continue;
     }
+    // Days past the clock's range are an input error, not an abort (start_day 1e300 once
+    // stopped the run in engine::to_ticks).
+    auto start = engine::checked_ticks(base::seconds(s * 86400.0), "start_day");
+    auto end = engine::checked_ticks(base::seconds(e * 86400.0), "end_day");
+    if (!start || !end) {
+      errors.add({(!start ? start : end).error().message, file, line_no});
+      continue;
+    }
     auto [it, fresh] = ids.emplace(node, static_cast<int>(ids.size()));
     (void)fresh;
-    out.push_back({it->second, engine::to_ticks(base::seconds(s * 86400.0)),
-                   engine::to_ticks(base::seconds(e * 86400.0)), cls});
+    out.push_back({it->second, *start, *end, cls});
   }
   if (!errors.empty()) return base::fail(errors.combined());
+  // An empty replay would silently mean "no failures at all".
+  if (out.empty()) {
+    return base::fail(
+        "no fault rows (expected the header node_id,start_day,end_day,... and one "
+        "row per down interval)",
+        file, std::max(1, line_no));
+  }
   if (nodes_seen) *nodes_seen = static_cast<int>(ids.size());
   return out;
 }

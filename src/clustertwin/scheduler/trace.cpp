@@ -465,17 +465,26 @@ base::Status apply_vc_quotas(Workload& w, std::string_view csv, const std::strin
   std::istringstream in{std::string(csv)};
   std::string line;
   int line_no = 0;
+  int rows = 0;
+  // Whole nodes, at most the GPU limit's worth: a node num of 1e308 once became INT64_MIN GPUs
+  // and overflowed when multiplied by the GPUs per node.
+  const int64_t max_nodes = base::kMaxGpus / std::max(1, gpus_per_node);
   while (std::getline(in, line)) {
     ++line_no;
     if (line_no == 1 || line.empty()) continue;
     auto f = split_csv(line);
     if (f.size() != 2) return base::fail("expected 2 fields (vc, node num)", file, line_no);
-    auto n = to_double(f[1]);
-    if (!n || *n < 0)
-      return base::fail("node num: expected a number, got '" + f[1] + "'", file, line_no);
+    auto n = base::parse_integer(f[1], {.min = 0, .max = max_nodes});
+    if (!n) return base::fail("node num: " + n.error().message, file, line_no);
     const int a = w.account_id(f[0]);
-    w.account_gpu_limit[static_cast<size_t>(a)] = static_cast<int64_t>(*n) * gpus_per_node;
-    w.account_shares[static_cast<size_t>(a)] = std::max(1.0, *n);
+    w.account_gpu_limit[static_cast<size_t>(a)] = *n * gpus_per_node;
+    w.account_shares[static_cast<size_t>(a)] = std::max(1.0, static_cast<double>(*n));
+    ++rows;
+  }
+  if (rows == 0) {
+    return base::fail(
+        "no quota rows (expected a header line, then one 'vc,node num' row per account)", file,
+        std::max(1, line_no));
   }
   return {};
 }
