@@ -294,3 +294,68 @@ TEST(ComputeModel, DtypeNamesRoundTrip) {
 
 }  // namespace
 }  // namespace clustertwin::compute
+
+namespace clustertwin::compute {
+namespace {
+
+// A calibration profile's compute: mapping laid over the catalog's model (`--calibration`):
+// the profile's tables replace the catalog's of the same family and dtype, the others stay; the
+// profile's other mappings are the other layers'; a file without one gives nothing.
+TEST(ComputeModel, AProfileLaysItsTablesOverTheCatalogsTableByTable) {
+  const std::string profile = R"(profile:
+  kind: compute
+collectives:
+  name: t
+  gpus: [h100]
+compute:
+  gpu: h100
+  measured_device: "test"
+  reference_peak:
+    bf16: {value: 989 TFLOP/s, source: t}
+  reference_hbm_bandwidth: {value: 3.35 TB/s, source: t}
+  hbm_efficiency: {value: 0.9, source: t}
+  launch_overhead: {value: 3 us, source: t}
+  gemm:
+    bf16:
+      source: t
+      launch_overhead: 3 us
+      unaligned_m_penalty: 1
+      axes:
+        m: [1, 65536]
+        n: [1, 65536]
+        k: [1, 65536]
+      efficiency:
+        - "m=1 n=1 | 0.25 0.25"
+        - "m=1 n=65536 | 0.25 0.25"
+        - "m=65536 n=1 | 0.25 0.25"
+        - "m=65536 n=65536 | 0.25 0.25"
+sources:
+  t: "test"
+)";
+  auto gpu = catalog().gpu("h100");
+  ASSERT_TRUE(gpu);
+  auto p = ComputeModel::parse_profile(profile, "p.yaml", **gpu);
+  ASSERT_TRUE(p) << p.error().to_string();
+  ASSERT_TRUE(p->has_value());
+  const ComputeModel base = model("h100");
+  const ComputeModel laid = base.with_profile(**p);
+  const GemmShape s{.m = 8192, .n = 8192, .k = 8192};
+  const double want =
+      3e-6 + s.flops() / ((*gpu)->peak_for(hardware::Precision::kBf16)->dense.base() * 0.25);
+  EXPECT_NEAR(laid.gemm(s, DType::kBf16).base() / want, 1.0, 1e-9);
+  EXPECT_NE(base.gemm(s, DType::kBf16).base(), laid.gemm(s, DType::kBf16).base());
+  EXPECT_EQ(laid.gemm(s, DType::kFp8).base(), base.gemm(s, DType::kFp8).base());
+  EXPECT_EQ(laid.table_names(), base.table_names());
+  EXPECT_DOUBLE_EQ(laid.hbm_efficiency(), 0.9);
+
+  auto none =
+      ComputeModel::parse_profile("collectives:\n  name: t\n  gpus: [h100]\n", "q.yaml", **gpu);
+  ASSERT_TRUE(none) << none.error().to_string();
+  EXPECT_FALSE(none->has_value());
+  auto bad = ComputeModel::parse_profile(profile + "surprise: 1\n", "r.yaml", **gpu);
+  ASSERT_FALSE(bad);
+  EXPECT_NE(bad.error().to_string().find("r.yaml:"), std::string::npos) << bad.error().to_string();
+}
+
+}  // namespace
+}  // namespace clustertwin::compute
