@@ -91,6 +91,14 @@ AdpBalance adp_balance_of(const std::string& id) {
   return it == kBalance.end() ? AdpBalance{} : it->second;
 }
 
+/// NVFP4 quantisation fused into the norms (TensorRT-LLM build flag `norm_quant_fusion`,
+/// ServingLayout::norm_quant_fusion): NVIDIA's v5.1 Llama configs enable it for Offline and
+/// Server on B200 and GB200 (setups §2.3, §3.3) and leave it out of the B200 Llama 2 70B
+/// Interactive config (R51 closed/NVIDIA/configs/B200-SXM-180GBx8/Interactive/llama2-70b.py:
+/// `gemm_plugin: fp4`, no norm_quant_fusion), which S0080 (GB200 x4 Interactive, layout GAP)
+/// copies. FP8 cases do not depend on it.
+bool norm_quant_fusion_of(const std::string& id) { return id != "VC0020" && id != "S0080"; }
+
 /// The KV cache's block size in NVIDIA's MLPerf configs (setups §2.3, §3.3: "paged KV with
 /// 32-token blocks", tokens_per_block 32), which TensorRT-LLM's first-come-first-served chunked
 /// prefill aligns chunks to (InstanceLayout::chunk_unit). The DeepSeek-R1 cases run unchunked.
@@ -298,6 +306,7 @@ Outcome run_case(const InferenceCase& c, bool balance = false, bool graphs = fal
   if (graphs) s.layout.instance.cuda_graph_batches = adp_balance_of(c.id).graphs;
   s.layout.replicas = c.gpus / (c.tp * c.pp);
   s.layout.kv_bytes = c.kv_bytes;
+  s.layout.norm_quant_fusion = norm_quant_fusion_of(c.id);
   // NVIDIA's DeepSeek-R1 harness runs TensorRT-LLM's PyTorch flow (setups §1.3); the Llama
   // submissions build TensorRT engines for the C++ executor (setups §2.3, §3.3).
   s.layout.runtime = std::string(c.model) == "deepseek-r1" ? workload::ServingRuntime::kPytorch

@@ -1085,6 +1085,7 @@ StepSetup step_setup(const ServingSetup& s, const workload::InstanceLayout& il, 
   st.kv_bytes = s.layout.kv_bytes;
   st.mtp = s.layout.mtp;
   st.tp_overlap = s.layout.tp_overlap;
+  st.norm_quant_fusion = s.layout.norm_quant_fusion;
   st.compute = s.compute;
   st.comm = s.comm;
   st.fabric = s.fabric;

@@ -74,6 +74,44 @@ TEST(StepModel, NeverBeatsTheWeightRoofline) {
   EXPECT_LT(sm->uniform(16, 1000, 0, 0).total, sm->uniform(16, 1000, 512, 512).total);
 }
 
+// norm_quant_fusion (TensorRT-LLM; NVIDIA's MLPerf Llama configs, setups §3.3): with it the
+// RMSNorm writes the NVFP4 input of the GEMM after it; without it the QKV and gate/up GEMMs
+// quantise their input in a pass of their own, which AIC's measured nvfp4 GEMMs include. The
+// other GEMMs and FP8 GEMMs do not change.
+TEST(StepModel, NormQuantFusionTakesTheQuantisationOutOfNormFedGemms) {
+  auto spec = *hardware::resolve_cluster(cat(), "hgx-b200*1");
+  const auto& gpu = **cat().gpu("b200");
+  auto model = *models::load_model(cat(), "llama2-70b");
+  auto cm = *compute::ComputeModel::for_gpu(gpu, cat());
+  StepSetup st{.model = &model,
+               .instance = {.tp = 1, .max_batch = 768, .max_tokens = 768},
+               .weights = compute::DType::kNvfp4,
+               .compute = &cm,
+               .fabric = *serving_fabric(cat(), spec)};
+  st.runtime = workload::ServingRuntime::kTrtEngine;
+  auto fused = StepModel::build(st);
+  ASSERT_TRUE(fused) << fused.error().to_string();
+  st.norm_quant_fusion = false;
+  auto own = StepModel::build(st);
+  ASSERT_TRUE(own) << own.error().to_string();
+  for (int64_t b : {64, 256, 700}) {
+    const StepTime a = fused->uniform(b, 500, 0, 0), c = own->uniform(b, 500, 0, 0);
+    // Two passes per layer over a [b, hidden] activation: 1.76 us + 0.611 ps per element on
+    // B200 (serving_step.cpp kFp4ActivationQuant, the fit to quant_scale_matrix.csv).
+    const double pass = 1.76e-6 + 0.611e-12 * static_cast<double>(b) * 8192.0;
+    EXPECT_NEAR(c.dense - a.dense, 80 * 2 * pass, 0.02 * 80 * 2 * pass) << b;
+    EXPECT_DOUBLE_EQ(c.attention, a.attention) << b;
+  }
+  // FP8 GEMMs (static scales) do not depend on it.
+  st.weights = compute::DType::kFp8;
+  auto fp8_own = StepModel::build(st);
+  st.norm_quant_fusion = true;
+  auto fp8_fused = StepModel::build(st);
+  ASSERT_TRUE(fp8_own && fp8_fused);
+  EXPECT_DOUBLE_EQ(fp8_own->uniform(256, 500, 0, 0).total,
+                   fp8_fused->uniform(256, 500, 0, 0).total);
+}
+
 // CUDA-graph padding (TensorRT-LLM cuda_graph_config, enable_padding): a decode-only iteration
 // runs the smallest captured graph that holds its largest rank batch, every rank padded to it;
 // an iteration with a prompt, or beyond the largest graph, runs as it is.

@@ -85,7 +85,8 @@ constexpr ScaleOverhead kFp8DynamicScale[] = {
 
 // NVFP4: AIC's measured nvfp4 GEMM quantises the bf16 activation to FP4 inside the call;
 // TensorRT-LLM engines fuse that pass into the preceding norm or activation kernel
-// (norm_quant_fusion in NVIDIA's v5.1 configs). Its cost is taken as one memory-bound
+// (norm_quant_fusion in NVIDIA's v5.1 configs; without it, StepSetup::norm_quant_fusion, the
+// norm-fed GEMMs keep it). Its cost is taken as one memory-bound
 // quantisation pass over the activation, fitted to quant_scale_matrix.csv (static FP8
 // quantisation of a bf16 [m, k] tensor; median error 3-7%).
 constexpr ScaleOverhead kFp4ActivationQuant[] = {
@@ -115,6 +116,17 @@ const AllReduceCurves& curves_for(const std::string& gpu) {
 
 bool is_attention_projection(const char* name) {
   for (const char* n : {"qkv_proj", "o_proj", "qkv_a_proj", "q_b_proj", "q_proj", "kv_b_proj"}) {
+    if (std::strcmp(name, n) == 0) return true;
+  }
+  return false;
+}
+
+// GEMMs whose input is the output of an RMSNorm (the layer's input norm or its post-attention
+// norm; MLA: the QKV down projection), which TensorRT-LLM's norm_quant_fusion quantises to NVFP4
+// inside the norm kernel (models/ops.cpp names).
+bool is_norm_fed(const char* name) {
+  for (const char* n :
+       {"qkv_proj", "qkv_a_proj", "q_proj", "mlp_gate_up", "mlp_up", "shared_gate_up"}) {
     if (std::strcmp(name, n) == 0) return true;
   }
   return false;
@@ -379,6 +391,8 @@ base::Result<StepModel> StepModel::build(const StepSetup& s) {
       return std::max(0.5 * t, t - overhead_s(kFp8DynamicScale, s.fabric.gpu, o.gemm.m, o.gemm.k));
     }
     if (e == compute::DType::kNvfp4) {
+      // Without norm_quant_fusion a norm-fed GEMM quantises its input itself, as measured.
+      if (!s.norm_quant_fusion && is_norm_fed(o.name)) return t;
       return std::max(0.5 * t,
                       t - overhead_s(kFp4ActivationQuant, s.fabric.gpu, o.gemm.m, o.gemm.k));
     }

@@ -136,6 +136,9 @@ struct StepSetup {
   double kv_bytes = 1.0;
   int mtp = 0;              ///< draft tokens per decode step
   double tp_overlap = 0.5;  ///< see workload::ServingLayout::tp_overlap
+  /// NVFP4: the norm-fed GEMMs read an input the norm already quantised (see
+  /// workload::ServingLayout::norm_quant_fusion); false: they pay their own quantisation pass.
+  bool norm_quant_fusion = true;
   const compute::ComputeModel* compute = nullptr;
   const CommModel* comm = nullptr;  ///< for groups beyond one NVLink domain; may be null
   ServingFabric fabric;

@@ -46,6 +46,7 @@ Json layout_json(const workload::ServingLayout& l) {
             {"stream_interval", l.stream_interval},
             {"mtp_draft_tokens", l.mtp}};
   if (l.mtp > 0) j["mtp_acceptance"] = r6(l.mtp_acceptance);
+  if (!l.norm_quant_fusion) j["norm_quant_fusion"] = false;
   if (l.disaggregated) {
     j["prefill_instance"] = instance_json(l.prefill);
     j["prefill_replicas"] = l.prefill_replicas;

@@ -261,6 +261,14 @@ FieldTable<R> make_serving_fields() {
         .member = &R::tp_overlap,
         .help = "fraction of TP all-reduce hidden behind GEMMs (default 0.5)",
         .reals = {.min = 0, .max = 1}},
+      F{.key = "norm_quant_fusion",
+        .flag = "no-norm-quant-fusion",
+        .name = "norm-quant fusion",
+        .member = &R::no_norm_quant_fusion,
+        .help = "NVFP4: the GEMMs after a norm (QKV, gate/up) quantise their input in a kernel of "
+                "their own (TensorRT-LLM without norm_quant_fusion, as NVIDIA's B200 Llama 2 "
+                "Interactive config)",
+        .inverted = true},
       F{.key = "rate",
         .flag = "rate",
         .name = "arrival rate",
@@ -461,6 +469,7 @@ base::Result<workload::ServingLayout> explicit_layout(const ServingRequest& o, i
     l.kv_policy =
         o.kv_policy == "reserve" ? workload::KvPolicy::kReserve : workload::KvPolicy::kPreempt;
     if (o.tp_overlap >= 0) l.tp_overlap = o.tp_overlap;
+    l.norm_quant_fusion = !o.no_norm_quant_fusion;
     l.adp_balance = o.adp_assign == "balanced";
     l.runtime = runtime_of(o);
     l.stream_interval = o.stream_interval;
@@ -590,6 +599,7 @@ base::Result<std::unique_ptr<ServingJob>> prepare_serving(const Environment& ctx
   s.layout.mtp = o.mtp;
   s.layout.mtp_acceptance = o.mtp_acceptance;
   if (o.tp_overlap >= 0) s.layout.tp_overlap = o.tp_overlap;
+  s.layout.norm_quant_fusion = !o.no_norm_quant_fusion;
   s.layout.adp_balance = o.adp_assign == "balanced";
   s.layout.runtime = runtime_of(o);
   s.layout.stream_interval = o.stream_interval;

@@ -48,6 +48,7 @@ struct ServingRequest {
   std::string runtime = "pytorch";  ///< host side of the runtime (workload::ServingRuntime)
   int stream_interval = 1;          ///< iterations between streamed responses (ServingLayout)
   double tp_overlap = -1;
+  bool no_norm_quant_fusion = false;  ///< NVFP4: norm-fed GEMMs quantise their own input
   double rate = 0;
   int64_t requests = 0;
   int64_t seed = 1;

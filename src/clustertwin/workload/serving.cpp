@@ -424,6 +424,8 @@ base::Result<ServingLayout> parse_serving_yaml(std::string_view text, const std:
   }
   l.kv_fraction = r->number("kv_fraction", Need::kOptional, 0.01, 1.0).value_or(l.kv_fraction);
   l.tp_overlap = r->number("tp_overlap", Need::kOptional, 0.0, 1.0).value_or(l.tp_overlap);
+  l.norm_quant_fusion =
+      r->boolean("norm_quant_fusion", Need::kOptional).value_or(l.norm_quant_fusion);
   l.adp_balance = r->boolean("adp_balance", Need::kOptional).value_or(l.adp_balance);
   if (auto rt = r->choice("runtime", {"pytorch", "trt-engine"}, Need::kOptional)) {
     l.runtime = *rt == "pytorch" ? ServingRuntime::kPytorch : ServingRuntime::kTrtEngine;

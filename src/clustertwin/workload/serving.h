@@ -129,6 +129,15 @@ struct ServingLayout {
   /// the GEMM time. 0.5 is fitted on one MLPerf case (VC0154, Llama 3.1 405B H200 Server) and
   /// tested on the others (tests/validation/inference_validation_test.cpp).
   double tp_overlap = 0.5;
+  /// NVFP4 activation quantisation fused into the RMSNorm before a GEMM (TensorRT-LLM
+  /// `norm_quant_fusion`; the norm writes the FP4 values and block scales the GEMM reads). The
+  /// GEMMs fed by a norm -- the QKV projection (MLA: its down projection) and the MLP's or shared
+  /// experts' gate/up projection -- then run without their own quantisation pass. Off, those
+  /// GEMMs quantise their bf16 input in a kernel of their own (FP4Linear: quantize_to_fp4_tensor
+  /// before fp4_gemm), as AIC's measured nvfp4 GEMMs do. NVIDIA's MLPerf v5.1 Llama configs enable
+  /// it for Offline and Server and not for B200 Llama 2 70B Interactive (setups §3.3). Only NVFP4
+  /// GEMMs are affected; FP8 runs static-scale quantisation either way (StepModel, op_time).
+  bool norm_quant_fusion = true;
   /// Attention-DP request assignment: true gives each new request to the rank with the fewest
   /// active requests (TensorRT-LLM's ADP scheduler, executor_request_queue
   /// _balance_requests_across_ranks); false fills rank 0 first, then rank 1, ... (what a
@@ -213,6 +222,7 @@ base::Result<std::vector<int64_t>> parse_graph_batches(std::string_view text);
 ///     mtp: {draft_tokens: 3, acceptance: 0.7}
 ///     kv_policy: preempt        # preempt | reserve
 ///     tp_overlap: 0.5
+///     norm_quant_fusion: true   # NVFP4: norm-fed GEMMs read a quantised input (false: own pass)
 ///     adp_balance: true         # attention-DP: least-loaded rank (false: fill rank 0 first)
 ///     runtime: pytorch          # pytorch | trt-engine (ServingRuntime)
 ///     stream_interval: 1        # iterations between streamed responses (server, interactive)
