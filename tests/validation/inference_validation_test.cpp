@@ -99,6 +99,23 @@ AdpBalance adp_balance_of(const std::string& id) {
 /// copies. FP8 cases do not depend on it.
 bool norm_quant_fusion_of(const std::string& id) { return id != "VC0020" && id != "S0080"; }
 
+/// TensorRT-LLM's GEMM + all-reduce fusion (build flag `gemm_allreduce_plugin`): the row-parallel
+/// GEMMs write their output through the all-reduce, which is what ServingLayout::tp_overlap (0.5,
+/// fitted on VC0154) stands for. Without it the all-reduce is a kernel of its own after the GEMM
+/// (tp_overlap 0). Every Llama 3.1 405B config read has it -- NVIDIA's v5.0 H200 TP4 PP2 Offline
+/// and TP8 Server (R50c closed/Cisco/configs/llama3_1-405b/{Offline,Server}/__init__.py, class
+/// H200_SXM_141GBx8_*: `gemm_allreduce_plugin: float16`), NVIDIA's v5.1 B200 and GB200 x4 configs
+/// (R51 closed/NVIDIA/configs/{B200-SXM-180GBx8,GB200-NVL72_GB200-186GB_aarch64x4}/*/
+/// llama3_1-405b.py), Azure's GB200 x4 Server, Nebius's H200 Offline / Server / Interactive --
+/// except NVIDIA's v5.0 Blackwell configs: B200 TP2 PP2 Offline and Server have it commented out
+/// ("Disable to prevent intermittent failures"), GB200 TP2 PP2 does not set it (same R50c
+/// files). The Cisco multi-node cases (layout GAP) run as the single-node configs they copy,
+/// with it. Llama 2 70B runs TP1 (no all-reduce); DeepSeek-R1 attention DP (no TP all-reduce).
+double tp_overlap_of(const std::string& id) {
+  const bool fused = id != "VC0148" && id != "VC0149" && id != "VC0146";
+  return fused ? workload::ServingLayout{}.tp_overlap : 0.0;
+}
+
 /// The KV cache's block size in NVIDIA's MLPerf configs (setups §2.3, §3.3: "paged KV with
 /// 32-token blocks", tokens_per_block 32), which TensorRT-LLM's first-come-first-served chunked
 /// prefill aligns chunks to (InstanceLayout::chunk_unit). The DeepSeek-R1 cases run unchunked.
@@ -307,6 +324,7 @@ Outcome run_case(const InferenceCase& c, bool balance = false, bool graphs = fal
   s.layout.replicas = c.gpus / (c.tp * c.pp);
   s.layout.kv_bytes = c.kv_bytes;
   s.layout.norm_quant_fusion = norm_quant_fusion_of(c.id);
+  s.layout.tp_overlap = tp_overlap_of(c.id);
   // NVIDIA's DeepSeek-R1 harness runs TensorRT-LLM's PyTorch flow (setups §1.3); the Llama
   // submissions build TensorRT engines for the C++ executor (setups §2.3, §3.3).
   s.layout.runtime = std::string(c.model) == "deepseek-r1" ? workload::ServingRuntime::kPytorch

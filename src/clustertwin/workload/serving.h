@@ -126,8 +126,9 @@ struct ServingLayout {
   double kv_fraction = 0.9;  ///< of memory left after weights and buffers
   /// Fraction of the TP all-reduce time that hides behind the GEMMs around it (TensorRT-LLM's
   /// fused GEMM + all-reduce, gemm_allreduce_plugin; userbuffers): 0 = none, 1 = all of it up to
-  /// the GEMM time. 0.5 is fitted on one MLPerf case (VC0154, Llama 3.1 405B H200 Server) and
-  /// tested on the others (tests/validation/inference_validation_test.cpp).
+  /// the GEMM time. 0.5 is fitted on one MLPerf case (VC0154, Llama 3.1 405B H200 Server, whose
+  /// config has the fusion) and tested on the others (tests/validation/
+  /// inference_validation_test.cpp); a build without gemm_allreduce_plugin hides nothing (0).
   double tp_overlap = 0.5;
   /// NVFP4 activation quantisation fused into the RMSNorm before a GEMM (TensorRT-LLM
   /// `norm_quant_fusion`; the norm writes the FP4 values and block scales the GEMM reads). The
