@@ -136,3 +136,9 @@ ct_cli_test(NAME hard.goodput_max_events RC 2
             STDERR "stopped after 10 events")
 ct_cli_test(NAME hard.max_events_zero RC 2 ARGS schedule --cluster gb300-nvl72*2 --max-events 0
             STDERR "--max-events: expected")
+# A calibration profile's latency term above a second is a unit slip (the fitter's bounds stop at
+# 5 ms): refused at its file:line, instead of printing 1e300 us collectives.
+ct_cli_test(NAME hard.profile_latency_term_beyond_a_second RC 2
+            ARGS collective --cluster hgx-h100*1 --calibration ${HOSTILE}/profile-huge-latency.yaml
+                 --min-bytes 1M --max-bytes 1M
+            STDERR "profile-huge-latency.yaml:10: collectives.all_reduce.ring.simple.base: expected at most 1 s (a collective latency term), got 1e+294 s")

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include <fmt/format.h>
+
 #include "clustertwin/base/check.h"
 #include "clustertwin/base/text.h"
 #include "clustertwin/config/reader.h"
@@ -35,6 +37,7 @@ std::string line_key(Op family, Algorithm a, Protocol p) {
 namespace {
 
 constexpr const char* kDir = "collectives/";
+constexpr base::Seconds kMaxLineTerm = base::Seconds::from_base(1.0);
 
 void read_line(Reader& algo_r, const std::string& proto_key, const std::string& key,
                CalibrationFile& out) {
@@ -49,6 +52,14 @@ void read_line(Reader& algo_r, const std::string& proto_key, const std::string& 
   auto time_us = [&](const char* k) -> std::optional<double> {
     auto v = entry->quantity<base::Seconds>(k, Need::kOptional, /*allow_zero=*/true);
     if (!v) return std::nullopt;
+    // A collective's latency terms are microseconds (NCCL's baseLat/hwLat; the fitter's bounds
+    // stop at 5 ms): a term above a second is a unit slip, and 1e300 us once ran as a time.
+    if (v->base() > kMaxLineTerm.base()) {
+      entry->error(fmt::format("expected at most {:g} s (a collective latency term), got {:g} s",
+                               kMaxLineTerm.base(), v->base()),
+                   k);
+      return std::nullopt;
+    }
     return v->base() * 1e6;
   };
   p.base_us = time_us("base");
