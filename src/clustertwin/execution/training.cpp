@@ -478,7 +478,8 @@ ChunkCost chunk_cost(const Context& c, int first_layer, int layers, bool embed, 
   return k;
 }
 
-// The pass one micro-batch makes through a stage's GPUs under the layout.
+}  // namespace
+
 models::PassSpec training_pass(const models::ModelSpec& m, const workload::TrainingLayout& l) {
   models::PassSpec pass{.phase = models::Phase::kTraining,
                         .batch = l.micro_batch,
@@ -498,6 +499,8 @@ models::PassSpec training_pass(const models::ModelSpec& m, const workload::Train
   }
   return pass;
 }
+
+namespace {
 
 struct Prepared {
   std::vector<ChunkCost> chunks;

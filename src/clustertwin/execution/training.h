@@ -37,6 +37,7 @@
 #include "clustertwin/execution/comm.h"
 #include "clustertwin/execution/pipeline.h"
 #include "clustertwin/execution/serving_step.h"
+#include "clustertwin/models/ops.h"
 #include "clustertwin/workload/layout.h"
 #include "clustertwin/workload/memory.h"
 
@@ -152,6 +153,11 @@ struct TrainingResult {
 
 /// Simulates one step. Errors: a layout that does not fit the model or GPU count, or memory.
 base::Result<TrainingResult> simulate_training_step(const TrainingSetup& s);
+
+/// The pass one micro-batch makes through a stage's GPUs under the layout (the step's ops and
+/// the power view's come from it): tp, sp, cp, ep, etp, dtype, FP8 attention; with measured
+/// routing, the busiest EP rank's share of the MoE pairs (capped by the capacity factor).
+models::PassSpec training_pass(const models::ModelSpec& m, const workload::TrainingLayout& l);
 
 /// The analytical estimate (no event run): the same per-chunk costs combined by the closed form
 /// (M + pp - 1)/... of the schedule; microseconds, for layout search.

@@ -143,17 +143,7 @@ TEST(ServingPower, DisaggregatedPoolsAndMoe) {
 
 TEST(ServingPower, ARackOverItsShelvesIsCappedAndSaysWhatItCosts) {
   // A GB300 NVL72 with 12 of its 48 PSUs usable (66 kW): serving at full tilt does not fit.
-  std::string gpus, systems, facility;
-  for (const auto& f : catalog().other_files()) {
-    if (f.path == "power/gpus.yaml") gpus = f.text;
-    if (f.path == "power/systems.yaml") systems = f.text;
-    if (f.path == "power/facility.yaml") facility = f.text;
-  }
-  const std::string from = "redundant_units: {value: 24, source: n-plus-n}";
-  const auto at = systems.find(from);
-  ASSERT_NE(at, std::string::npos);
-  systems.replace(at, from.size(), "redundant_units: {value: 36, source: n-plus-n}");
-  auto pc = PowerCatalog::parse(gpus, systems, facility);
+  auto pc = testing::gb300_with_spare_psus(36);
   ASSERT_TRUE(pc) << pc.error().to_string();
   // As a TensorRT engine, so that the GPUs run flat out: in the PyTorch runtime an 8B model's
   // prompt iterations are host-bound (serving_step.h, eager iterations) and leave them idle.

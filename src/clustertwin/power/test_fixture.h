@@ -23,6 +23,23 @@ inline const PowerCatalog& power_catalog() {
   return p;
 }
 
+/// The embedded power catalog with a GB300 NVL72 that holds `redundant` of its 48 PSUs as spares
+/// (24 in the catalog: N+N): fewer usable shelves make its rack limit bind.
+inline base::Result<PowerCatalog> gb300_with_spare_psus(int redundant) {
+  std::string gpus, systems, facility;
+  for (const auto& f : catalog().other_files()) {
+    if (f.path == "power/gpus.yaml") gpus = f.text;
+    if (f.path == "power/systems.yaml") systems = f.text;
+    if (f.path == "power/facility.yaml") facility = f.text;
+  }
+  const std::string from = "redundant_units: {value: 24, source: n-plus-n}";
+  const auto at = systems.find(from);
+  if (at == std::string::npos) return base::fail("power/systems.yaml: no N+N GB300 shelves");
+  systems.replace(at, from.size(),
+                  "redundant_units: {value: " + std::to_string(redundant) + ", source: n-plus-n}");
+  return PowerCatalog::parse(gpus, systems, facility);
+}
+
 /// A system's power model from the embedded catalogs.
 inline SystemPowerModel model_of(const std::string& system) {
   return SystemPowerModel(catalog(), **catalog().system(system), **power_catalog().system(system));

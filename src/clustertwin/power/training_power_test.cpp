@@ -187,17 +187,7 @@ TEST(TrainingPower, NodePolicyCapsTheGpus) {
 
 TEST(TrainingPower, ARackOverItsShelvesIsCappedAndSaysWhatItCosts) {
   // The same rack with six more PSUs held as spares: 18 x 5.5 kW = 99 kW usable.
-  std::string gpus, systems, facility;
-  for (const auto& f : catalog().other_files()) {
-    if (f.path == "power/gpus.yaml") gpus = f.text;
-    if (f.path == "power/systems.yaml") systems = f.text;
-    if (f.path == "power/facility.yaml") facility = f.text;
-  }
-  const std::string from = "redundant_units: {value: 24, source: n-plus-n}";
-  const auto at = systems.find(from);
-  ASSERT_NE(at, std::string::npos);
-  systems.replace(at, from.size(), "redundant_units: {value: 30, source: n-plus-n}");
-  auto pc = PowerCatalog::parse(gpus, systems, facility);
+  auto pc = testing::gb300_with_spare_psus(30);
   ASSERT_TRUE(pc) << pc.error().to_string();
   const auto& j = gb300_job();
   auto in = j.input(llama8b_layout());
