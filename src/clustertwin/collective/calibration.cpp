@@ -1,8 +1,8 @@
 #include "clustertwin/collective/calibration.h"
 
-#include <algorithm>
-
 #include <fmt/format.h>
+
+#include <algorithm>
 
 #include "clustertwin/base/check.h"
 #include "clustertwin/base/text.h"
