@@ -142,3 +142,14 @@ ct_cli_test(NAME hard.profile_latency_term_beyond_a_second RC 2
             ARGS collective --cluster hgx-h100*1 --calibration ${HOSTILE}/profile-huge-latency.yaml
                  --min-bytes 1M --max-bytes 1M
             STDERR "profile-huge-latency.yaml:10: collectives.all_reduce.ring.simple.base: expected at most 1 s (a collective latency term), got 1e+294 s")
+# power's window with no --duration ends 20 s after --stop: a far stop (property test, seed 19)
+# allocated 2^31 s / 10 ms samples and aborted; a resolution of 1e-300 s cast the sample count
+# out of size_t's range and drew zero waveforms with exit 0. Both are counted before allocating.
+ct_cli_test(NAME hard.power_far_stop RC 2
+            ARGS --quiet power --cluster hgx-h100*2 --model llama3.1-8b --tp 8 --comm analytical
+                 --stop=2147483648
+            STDERR "--duration / --resolution: expected at most 50 million samples, got a 2.14748e+09 s window at 0.01 s (--stop 2.14748e+09 s)")
+ct_cli_test(NAME hard.power_tiny_resolution RC 2
+            ARGS --quiet power --cluster hgx-h100*2 --model llama3.1-8b --tp 8 --comm analytical
+                 --resolution 1e-300
+            STDERR "--duration / --resolution: expected at most 50 million samples, got a 95 s window at 1e-300 s")

@@ -321,8 +321,15 @@ WindowSamples sample_window(TrainingPowerResult& R, const StepState& st, const P
 base::Status window_waveforms(TrainingPowerResult& R, const StepState& st, const PowerSetup& ps,
                               const workload::TrainingLayout& l, const FacilityModel& fac) {
   const double dt = R.window.resolution_s;
-  if (static_cast<size_t>(std::ceil(R.window.duration_s / dt - 1e-9)) > 50'000'000)
-    return base::fail("{duration} / {resolution}: more than 50 million samples");
+  // The window as sampled: with no duration given it ends 20 s after the stop, so a far stop
+  // (or a tiny resolution) is counted here, in doubles, before anything is allocated.
+  job_schedule(R.window, R.training.step_time_s);
+  if (!(std::ceil(R.window.duration_s / dt - 1e-9) <= 5e7)) {
+    return base::fail(
+        fmt::format("{{duration}} / {{resolution}}: expected at most 50 million samples, got a "
+                    "{:g} s window at {:g} s ({{stop}} {:g} s)",
+                    R.window.duration_s, dt, R.window.stop_s));
+  }
   std::optional<RackSmoothing> smoothing;
   if (ps.smoothing) {
     smoothing.emplace(*ps.smoothing, ps.gpu->tgp.base());
