@@ -153,3 +153,12 @@ ct_cli_test(NAME hard.power_tiny_resolution RC 2
             ARGS --quiet power --cluster hgx-h100*2 --model llama3.1-8b --tp 8 --comm analytical
                  --resolution 1e-300
             STDERR "--duration / --resolution: expected at most 50 million samples, got a 95 s window at 1e-300 s")
+# A price or grid intensity of 1e308 printed an inf cost and carbon: bounded at 1e6 per kWh.
+ct_cli_test(NAME hard.power_price_beyond_any_grid RC 2
+            ARGS --quiet power --cluster hgx-h100*2 --model llama3.1-8b --tp 8 --comm analytical
+                 --price 1e308
+            STDERR "--price: expected 0 to 1e6 per kWh, got 1e+308")
+ct_cli_test(NAME hard.power_grid_intensity_beyond_any_grid RC 2
+            ARGS --quiet power --cluster hgx-h100*2 --model llama3.1-8b --tp 8 --comm analytical
+                 --grid-intensity 1e308
+            STDERR "--grid-intensity: expected 0 to 1e6 gCO2/kWh, got 1e+308")

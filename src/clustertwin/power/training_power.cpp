@@ -24,8 +24,16 @@ std::string fmt_W(double w) { return base::format_quantity(w, base::Dimension::k
 
 // The options' own checks (the settings stage checks the cap, clock, smoothing and cooling).
 base::Status check_options(const TrainingPowerOptions& o) {
-  if (o.price_per_kWh < 0) return base::fail("{price}: must be >= 0");
-  if (o.grid_gCO2_per_kWh < 0) return base::fail("{grid_intensity}: must be >= 0 gCO2/kWh");
+  // Upper ends far above any grid (retail power costs well under 1 per kWh; coal emits about
+  // 1,000 gCO2/kWh): beyond them the cost and carbon of a long run overflow to inf.
+  if (!(o.price_per_kWh >= 0 && o.price_per_kWh <= 1e6)) {
+    return base::fail(
+        fmt::format("{{price}}: expected 0 to 1e6 per kWh, got {:g}", o.price_per_kWh));
+  }
+  if (!(o.grid_gCO2_per_kWh >= 0 && o.grid_gCO2_per_kWh <= 1e6)) {
+    return base::fail(fmt::format("{{grid_intensity}}: expected 0 to 1e6 gCO2/kWh, got {:g}",
+                                  o.grid_gCO2_per_kWh));
+  }
   const auto& w = o.window;
   if (w.checkpoint_every_s > 0 &&
       (w.checkpoint_every_s < 1 || w.checkpoint_every_s <= w.checkpoint_s)) {
