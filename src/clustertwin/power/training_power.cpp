@@ -245,13 +245,13 @@ struct WindowSamples {
 // Per bin: each stage's GPU power over the job window's intervals (idle, training at the stage's
 // timeline, other phases at the wait power), each class's racks from it (with smoothing: floored
 // while the job runs and through the class's controller), the cluster and the grid (facility).
-WindowSamples sample_window(TrainingPowerResult& R, const StepState& st, const PowerSetup& ps,
+WindowSamples sample_window(TrainingPowerResult& R, std::span<const WallInterval> sched,
+                            const StepState& st, const PowerSetup& ps,
                             const workload::TrainingLayout& l, const FacilityModel& fac,
                             RackSmoothing* smoothing) {
   const auto& classes = st.racks.classes;
   const auto& sm = ps.sm();
   const double dt = R.window.resolution_s;
-  const auto sched = job_schedule(R.window, R.training.step_time_s);
   const auto n = static_cast<size_t>(std::ceil(R.window.duration_s / dt - 1e-9));
   const auto pp = static_cast<size_t>(l.pp);
   const double gpus_per_stage = static_cast<double>(l.gpus()) / l.pp;
@@ -331,7 +331,7 @@ base::Status window_waveforms(TrainingPowerResult& R, const StepState& st, const
   const double dt = R.window.resolution_s;
   // The window as sampled: with no duration given it ends 20 s after the stop, so a far stop
   // (or a tiny resolution) is counted here, in doubles, before anything is allocated.
-  job_schedule(R.window, R.training.step_time_s);
+  const auto sched = job_schedule(R.window, R.training.step_time_s);
   if (!(std::ceil(R.window.duration_s / dt - 1e-9) <= 5e7)) {
     return base::fail(
         fmt::format("{{duration}} / {{resolution}}: expected at most 50 million samples, got a "
@@ -343,7 +343,7 @@ base::Status window_waveforms(TrainingPowerResult& R, const StepState& st, const
     smoothing.emplace(*ps.smoothing, ps.gpu->tgp.base());
     for (const auto& c : st.racks.classes) smoothing->add(c.count, c.systems * ps.sm().gpus());
   }
-  auto w = sample_window(R, st, ps, l, fac, smoothing ? &*smoothing : nullptr);
+  auto w = sample_window(R, sched, st, ps, l, fac, smoothing ? &*smoothing : nullptr);
   const auto& wc = st.racks.classes[R.worst_class];
   std::string stages;
   for (size_t s = 0; s < wc.stage_gpus.size(); ++s) {
