@@ -72,6 +72,10 @@ struct Seq {
   int32_t input = 0, output = 0;
   int32_t prompt = 0;     // tokens to prefill (input; + generated after a preemption)
   int32_t prefilled = 0;  // of prompt
+  // Pooled pipeline (Instance::pooled): prompt tokens handed to micro-batches so far; a chunk
+  // is scheduled before the previous one has left the pipeline (TensorRT-LLM moves a request
+  // to its next context chunk as it enqueues the micro-batch).
+  int32_t scheduled = 0;
   int32_t generated = 0;  // output tokens produced
   int32_t gen_at_start = 0;
   double arrival = 0, first_token = -1;
@@ -132,7 +136,22 @@ struct Instance {
   std::vector<double> kv_send_free_s;
   /// Streaming front end: when it has handled every response handed to it so far.
   double responses_free_s = 0;
+  /// Pipeline parallelism (pp > 1 without attention DP): the micro-batches -- one group each --
+  /// share the instance's stages, its request pool and its KV cache (TensorRT-LLM's in-flight
+  /// batching with PP; header note). `stage_free`: when each stage has run every micro-batch
+  /// handed to it so far; `prompts`: prompts in progress, first come first served, any
+  /// micro-batch running their next chunk; `kv_used` / `kv_capacity`: the shared KV cache.
+  bool pooled = false;
+  std::vector<double> stage_free;
+  std::vector<int32_t> prompts;
+  double kv_used = 0, kv_capacity = 0;
 };
+
+// The KV cache a rank's sequences live in: the rank's own, or the pooled pipeline's.
+double& kv_used(Instance& in, Rank& r) { return in.pooled ? in.kv_used : r.kv_used; }
+double kv_capacity(const Instance& in, const Rank& r) {
+  return in.pooled ? in.kv_capacity : r.capacity;
+}
 
 class Sim {
  public:
@@ -171,6 +190,10 @@ class Sim {
             inst.ranks[static_cast<size_t>(r)].group = r;
             inst.groups.push_back(g);
           }
+          // Pipeline micro-batches: one pool, one KV cache, shared stages.
+          inst.pooled = true;
+          inst.stage_free.assign(static_cast<size_t>(ranks), 0.0);
+          inst.kv_capacity = static_cast<double>(m.kv_tokens_per_rank) * ranks;
         }
         instances_.push_back(std::move(inst));
       }
@@ -341,12 +364,13 @@ class Sim {
       Seq& q = seqs_[static_cast<size_t>(id)];
       if (q.state != State::kDecode || q.rank != static_cast<int>(&r - in.ranks.data())) continue;
       const double steps = static_cast<double>(g.iter - q.start_iter);
-      r.kv_used -= q.kv_base + steps * tps_;
+      kv_used(in, r) -= q.kv_base + steps * tps_;
       r.sum_ctx -= q.ctx_base + steps * tps_;
       r.decoding--;
       q.generated = std::min(q.output - 1, q.gen_at_start + static_cast<int32_t>(steps * tps_));
       q.prompt = q.input + q.generated;
       q.prefilled = 0;
+      q.scheduled = 0;
       q.epoch++;
       q.state = State::kWaiting;
       q.needs_prefill = true;
@@ -355,6 +379,17 @@ class Sim {
       return true;
     }
     return false;
+  }
+
+  // Pooled pipeline: decoding sequences over the micro-batches, and with the prompts in
+  // progress, the requests the capacity scheduler holds.
+  static int64_t pool_decoding(const Instance& in) {
+    int64_t n = 0;
+    for (const Rank& r : in.ranks) n += r.decoding;
+    return n;
+  }
+  static int64_t pool_live(const Instance& in) {
+    return pool_decoding(in) + static_cast<int64_t>(in.prompts.size());
   }
 
   void start_iteration(int inst_idx, int group_idx) {
@@ -378,6 +413,11 @@ class Sim {
     }
     batch_.assign(g.ranks.size(), RankBatch{});
     const size_t n_ranks = g.ranks.size();
+    // A sequence is admitted only while the batch, with it, still fits the token budget when
+    // every live sequence decodes (TensorRT-LLM's max_num_tokens caps generation too).
+    const auto max_live = std::min<int64_t>(
+        il.max_batch,
+        std::max<int64_t>(1, static_cast<int64_t>(static_cast<double>(il.max_tokens) / q_)));
     admit_.assign(n_ranks, AdmitState{});
     // Prompt chunks of rank k within its budget (chunked prefill, or whole prompts).
     auto take_chunk = [&](size_t k, int32_t id) -> bool {
@@ -385,7 +425,8 @@ class Sim {
       AdmitState& a = admit_[k];
       RankBatch& b = batch_[k];
       Seq& q = seqs_[static_cast<size_t>(id)];
-      const double remaining = q.prompt - q.prefilled;
+      const int32_t done = in.pooled ? q.scheduled : q.prefilled;
+      const double remaining = q.prompt - done;
       double take = remaining;
       if (il.chunked_prefill) {
         take = std::min(remaining, std::floor(a.budget));
@@ -408,8 +449,9 @@ class Sim {
       r.chunks.emplace_back(id, t);
       b.prefill_tokens += t;
       b.prefill_seqs++;
-      b.prefill_pairs += causal_pairs(t, q.prefilled);
-      if (q.prefilled + t >= q.prompt) b.logits++;
+      b.prefill_pairs += causal_pairs(t, done);
+      if (done + t >= q.prompt) b.logits++;
+      if (in.pooled) q.scheduled += t;
       a.budget -= take;
       a.chunk_taken = true;
       return true;
@@ -418,12 +460,33 @@ class Sim {
       Rank& r = in.ranks[static_cast<size_t>(g.ranks[k])];
       r.chunks.clear();
       if (!reserve) {
-        while (r.decoding > 0 && r.kv_used + static_cast<double>(r.decoding) * tps_ > r.capacity) {
+        while (r.decoding > 0 &&
+               kv_used(in, r) + static_cast<double>(r.decoding) * tps_ > kv_capacity(in, r)) {
           if (!preempt(in, r, g)) break;
         }
       }
       AdmitState& a = admit_[k];
       a.budget = static_cast<double>(il.max_tokens) - static_cast<double>(r.decoding) * q_;
+      if (in.pooled) {
+        // The micro-batch takes the next chunk of every prompt in progress that is not in
+        // flight in another micro-batch, first come first served, within its batch and token
+        // limits (TensorRT-LLM MicroBatchScheduler skips the in-flight request ids; every
+        // scheduled request, context chunks included, is in flight until its micro-batch comes
+        // back -- as in the TensorRT-LLM of MLPerf v5.0 / v5.1: PR #9308, 2025-11, later let a
+        // chunking context go into the next micro-batch, not modelled here).
+        a.live = r.decoding;
+        for (int32_t id : in.prompts) {
+          if (a.budget < 1 || a.live >= max_live) break;
+          const Seq& q = seqs_[static_cast<size_t>(id)];
+          if (q.scheduled > q.prefilled) continue;  // a chunk of it is in the pipeline
+          if (take_chunk(k, id)) {
+            a.live++;
+          } else if (!il.chunked_prefill) {
+            break;
+          }
+        }
+        continue;
+      }
       a.live = r.decoding + static_cast<int64_t>(r.prefilling.size());
       for (int32_t id : r.prefilling) {
         if (a.budget < 1) break;
@@ -431,17 +494,16 @@ class Sim {
         if (!take_chunk(k, id) && !il.chunked_prefill) break;
       }
     }
-    // A sequence is admitted only while the batch, with it, still fits the token budget when
-    // every live sequence decodes (TensorRT-LLM's max_num_tokens caps generation too).
-    const auto max_live = std::min<int64_t>(
-        il.max_batch,
-        std::max<int64_t>(1, static_cast<int64_t>(static_cast<double>(il.max_tokens) / q_)));
     // Admits the queue's first request to rank k; false when the rank cannot take it now.
     auto admit_one = [&](size_t k) -> bool {
       Rank& r = in.ranks[static_cast<size_t>(g.ranks[k])];
       AdmitState& a = admit_[k];
       const int rank_id = g.ranks[k];
       if (in.queue.empty() || a.live >= max_live) return false;
+      // Pooled pipeline: TensorRT-LLM's capacity scheduler holds at most max_batch x pp
+      // requests (maxNumSequences) over the micro-batches.
+      if (in.pooled && pool_live(in) >= max_live * static_cast<int64_t>(in.groups.size()))
+        return false;
       const int32_t id = in.queue.front();
       Seq& q = seqs_[static_cast<size_t>(id)];
       const double need = q.prompt + 1.0;
@@ -449,9 +511,10 @@ class Sim {
       // Admission keeps a watermark free for the running sequences' next tokens (vLLM keeps
       // 1% of the blocks; we add two steps of growth) so that admitting does not force a
       // preemption on the very next step.
-      const double watermark =
-          reserve ? 0.0 : 0.01 * r.capacity + 2.0 * static_cast<double>(r.decoding + 1) * tps_;
-      if (r.kv_used + need + extra + watermark > r.capacity) return false;
+      const double cap = kv_capacity(in, r);
+      const auto running = static_cast<double>(in.pooled ? pool_decoding(in) : r.decoding);
+      const double watermark = reserve ? 0.0 : 0.01 * cap + 2.0 * (running + 1) * tps_;
+      if (kv_used(in, r) + need + extra + watermark > cap) return false;
       if (q.needs_prefill) {
         if (a.budget < 1) return false;
         if (!il.chunked_prefill && q.prompt > a.budget && a.chunk_taken) return false;
@@ -460,8 +523,8 @@ class Sim {
         q.rank = rank_id;
         q.state = State::kPrefill;
         q.kv_base = need + extra;
-        r.kv_used += q.kv_base;
-        r.prefilling.push_back(id);
+        kv_used(in, r) += q.kv_base;
+        (in.pooled ? in.prompts : r.prefilling).push_back(id);
         a.live++;
         take_chunk(k, id);
       } else {
@@ -475,7 +538,7 @@ class Sim {
         if (q.first_token < 0) first_token(q, now_s());
         q.rank = rank_id;
         q.kv_base = need + extra;
-        r.kv_used += q.kv_base;
+        kv_used(in, r) += q.kv_base;
         begin_decode(r, g, id);
         a.budget -= q_;
         a.live++;
@@ -525,7 +588,20 @@ class Sim {
     g.busy = true;
     g.started = now_s();
     g.step = in.step->time(batch_);
-    const Tick dt = std::max<Tick>(1, engine::to_ticks(base::seconds(g.step.total)));
+    double duration = g.step.total;
+    if (in.stage_free.size() > 1) {
+      // The micro-batch passes the stages in order, each running one micro-batch at a time,
+      // first come first served; its tokens come back from the last stage. A pass is split
+      // evenly over the stages (the layers are).
+      const double stage = g.step.total / static_cast<double>(in.stage_free.size());
+      double t = g.started;
+      for (double& free : in.stage_free) {
+        t = std::max(t, free) + stage;
+        free = t;
+      }
+      duration = t - g.started;
+    }
+    const Tick dt = std::max<Tick>(1, engine::to_ticks(base::seconds(duration)));
     record(in, inst_idx, group_idx, g);
     sim_.schedule_in(
         dt, [this, inst_idx, group_idx](Simulator&) { end_iteration(inst_idx, group_idx); });
@@ -575,6 +651,10 @@ class Sim {
       cap += r.capacity;
       dec += static_cast<int32_t>(batch_[k].decode);
       pre += static_cast<int32_t>(batch_[k].prefill_tokens);
+    }
+    if (in.pooled) {
+      used = in.kv_used;
+      cap = in.kv_capacity;
     }
     const double util = cap > 0 ? used / cap : 0;
     if (!in.prefill_pool) {
@@ -772,7 +852,7 @@ class Sim {
   void complete(Instance& in, Rank& r, const Group& g, int32_t id, double t) {
     Seq& q = seqs_[static_cast<size_t>(id)];
     const double steps = static_cast<double>(g.iter - q.start_iter);
-    r.kv_used -= q.kv_base + (s_.layout.kv_policy == KvPolicy::kReserve ? 0.0 : steps * tps_);
+    kv_used(in, r) -= q.kv_base + (s_.layout.kv_policy == KvPolicy::kReserve ? 0.0 : steps * tps_);
     r.sum_ctx -= q.ctx_base + steps * tps_;
     r.decoding--;
     q.state = State::kDone;
@@ -825,7 +905,7 @@ class Sim {
       const double grow = static_cast<double>(r.decoding) * tps_;
       emitted_ += grow;
       r.sum_ctx += grow;
-      if (!reserve) r.kv_used += grow;
+      if (!reserve) kv_used(in, r) += grow;
       while (!r.finish.empty() && r.finish.top().finish <= g.iter) {
         const HeapEntry e = r.finish.top();
         r.finish.pop();
@@ -838,7 +918,9 @@ class Sim {
         Seq& q = seqs_[static_cast<size_t>(id)];
         q.prefilled += tok;
         if (q.prefilled < q.prompt) continue;
-        r.prefilling.erase(std::find(r.prefilling.begin(), r.prefilling.end(), id));
+        auto& prompts = in.pooled ? in.prompts : r.prefilling;
+        prompts.erase(std::find(prompts.begin(), prompts.end(), id));
+        q.rank = rank_id;  // pooled: it decodes in the micro-batch of its last chunk
         // Disaggregated: the prefill pool's first token reaches the user from the decode side,
         // with the KV cache (decode admission, below), unless the answer ends here.
         if (q.first_token < 0 && (!in.prefill_pool || q.generated + 1 >= q.output)) {
@@ -907,7 +989,7 @@ class Sim {
                        Instance& s = instances_[static_cast<size_t>(inst_idx)];
                        Rank& r = s.ranks[static_cast<size_t>(rank_id)];
                        Seq& moved = seqs_[static_cast<size_t>(id)];
-                       r.kv_used -= moved.kv_base;
+                       kv_used(s, r) -= moved.kv_base;
                        s.in_flight--;
                        moved.needs_prefill = false;
                        moved.state = State::kWaiting;

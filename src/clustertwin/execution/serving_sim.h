@@ -9,8 +9,14 @@
 /// sequences; a prompt is admitted when the KV cache holds it (KvPolicy::kPreempt, evicting the
 /// newest sequence when decoding would overflow and recomputing it later) or holds prompt +
 /// maximum output (kReserve). Each iteration's time comes from StepModel. Attention-DP ranks of an
-/// instance step together; pipeline slots step independently. A sequence emits its first token
-/// when its prompt completes and then 1 + a + ... + a^k tokens per decode step with MTP
+/// instance step together. Pipeline parallelism runs as TensorRT-LLM's in-flight batching does
+/// (trtGptModelInflightBatching.cpp, trtGptModel.h): pp micro-batches in flight, each stage
+/// running one at a time, first come first served (a pass split evenly over the stages); each
+/// micro-batch holds at most max_batch sequences and max_tokens tokens, the instance at most
+/// max_batch x pp (maxNumSequences) in one KV cache; a micro-batch takes only requests not in
+/// flight in another, so a sequence -- its prompt chunks, then its decoding -- stays in the
+/// micro-batch that first took it while the others stay busy. A sequence emits its first
+/// token when its prompt completes and then 1 + a + ... + a^k tokens per decode step with MTP
 /// (expected value: acceptance is not drawn per step).
 /// Disaggregated: prompts run on prefill instances, the KV cache moves to a decode instance over
 /// NVLink or the NICs (StepModel::kv_transfer_s), and decoding continues there.

@@ -687,6 +687,42 @@ TEST(ServingSim, ChunkedPrefillAlignsChunksToTheKvBlock) {
   EXPECT_FALSE(workload::validate(f.setup.layout, f.model, 1));
 }
 
+// Pipeline parallelism as TensorRT-LLM runs it (trtGptModelInflightBatching.cpp): pp
+// micro-batches in flight, each stage running one at a time, all drawn from one request pool
+// (a micro-batch takes the requests not in flight in another). Two prompts of four chunks each:
+// the first micro-batch takes one (the token budget holds one chunk), the second the other, and
+// their passes overlap on the two stages; slots that each admit and chunk their own prompts, as
+// the model had them, ran all eight chunks in the first slot, one after the other.
+TEST(ServingSim, PipelineMicroBatchesShareTheStagesAndThePool) {
+  Fixture f = llama2_h200(2);
+  bind(f);
+  f.setup.dataset = workload::fixed_dataset(400, 2);
+  f.setup.layout.replicas = 1;
+  f.setup.layout.instance = {.tp = 1, .pp = 2, .max_batch = 4, .max_tokens = 100};
+  f.setup.trace_iterations = 100;
+  auto r = simulate_serving(f.setup);
+  ASSERT_TRUE(r) << r.error().to_string();
+  std::vector<IterationRecord> chunks;
+  for (const auto& it : r->trace) {
+    if (it.prefill_tokens > 0) chunks.push_back(it);
+  }
+  ASSERT_EQ(chunks.size(), 8u);
+  int second = 0;
+  double serial = 0;
+  for (size_t i = 0; i < chunks.size(); ++i) {
+    second += chunks[i].group;
+    serial += chunks[i].duration_s;
+    // The micro-batches take turns: each is scheduled while the other is in the pipeline.
+    if (i > 0) {
+      EXPECT_NE(chunks[i].group, chunks[i - 1].group) << i;
+    }
+  }
+  EXPECT_EQ(second, 4);
+  // Both first tokens come after about half the passes' time (four passes and a stage).
+  EXPECT_LT(r->ttft_s.max, 0.65 * serial);
+  EXPECT_GT(r->ttft_s.max, 0.5 * serial);
+}
+
 TEST(ServingSim, MtpSpeedsUpEachUser) {
   auto spec = *hardware::resolve_cluster(cat(), "hgx-b200*1");
   const auto& gpu = **cat().gpu("b200");
