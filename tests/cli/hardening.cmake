@@ -162,3 +162,38 @@ ct_cli_test(NAME hard.power_grid_intensity_beyond_any_grid RC 2
             ARGS --quiet power --cluster hgx-h100*2 --model llama3.1-8b --tp 8 --comm analytical
                  --grid-intensity 1e308
             STDERR "--grid-intensity: expected 0 to 1e6 gCO2/kWh, got 1e+308")
+# calibrate's measurements hold what a tool can have measured (calibration/parse.cpp): a time in
+# [1 ns, 1 day], a rate at most 1e9 requests/s or 1e12 tokens/s, a system spec's peaks and HBM
+# bandwidth between the catalog's floors and 1 EFLOP/s / 1 PB/s, layout integers within
+# base/number.h's limits. Each file below was fitted before (exit 0: a 1e308 us nccl-tests row,
+# a 1e-300 ms GEMM with 1e97% errors, a negative TPOT, gpus 4294967304 read as 8) or failed
+# after the fit (a 1e308 B/s spec: a profile that does not read back, exit 1).
+set(HOSTILE_CAL ${HOSTILE}/calibrate)
+set(CAL_DATA_DIR ${CMAKE_CURRENT_SOURCE_DIR}/validation/data/calibration)
+ct_cli_test(NAME hard.calibrate_nccl_time_huge RC 2
+            ARGS calibrate --cluster hgx-h100*2 ${HOSTILE_CAL}/nccl-tests-time-huge.txt
+            STDERR "nccl-tests-time-huge.txt:26: time: expected a measured time in [0.001, 8.64e+10] us (1 ns to 1 day), got '1e308'")
+ct_cli_test(NAME hard.calibrate_step_time_huge RC 2
+            ARGS calibrate --cluster hgx-h100*1 --train-model llama3.1-8b ${HOSTILE_CAL}/step-time-huge.csv
+            STDERR "step-time-huge.csv:2: step_time_s: expected a measured time in [1e-09, 86400] s (1 ns to 1 day), got '1e308'")
+ct_cli_test(NAME hard.calibrate_step_gpus_wrap RC 2
+            ARGS calibrate --cluster hgx-h100*1 --train-model llama3.1-8b ${HOSTILE_CAL}/step-gpus-wrap.csv
+            STDERR "step-gpus-wrap.csv:2: gpus: expected an integer in [1, 67108864], got 4294967304")
+ct_cli_test(NAME hard.calibrate_megatron_tp_wrap RC 2
+            ARGS calibrate --cluster hgx-h100*8 --train-model llama3.1-8b ${HOSTILE_CAL}/megatron-tp-wrap.log
+            STDERR "megatron-tp-wrap.log:11: argument tensor_model_parallel_size: expected an integer in [1, 67108864], got 4294967304")
+ct_cli_test(NAME hard.calibrate_kernel_latency_tiny RC 2
+            ARGS calibrate --cluster hgx-h100*1 ${HOSTILE_CAL}/gemm_bfloat16.csv ${CAL_DATA_DIR}/aic_h100_sxm_spec.yaml
+            STDERR "gemm_bfloat16.csv:4: latency: expected a measured time in [1e-06, 8.64e+07] ms (1 ns to 1 day), got '1e-300'")
+ct_cli_test(NAME hard.calibrate_spec_bandwidth_huge RC 2
+            ARGS calibrate --cluster hgx-h100*1 ${CAL_DATA_DIR}/aic_h100_gemm_bfloat16_excerpt.csv
+                 ${HOSTILE_CAL}/aic-spec-bandwidth-huge.yaml
+            STDERR "aic-spec-bandwidth-huge.yaml:6: mem_bw: expected an HBM bandwidth in [1e+09, 1e+15] B/s (1 GB/s to 1 PB/s), got '1e308'")
+ct_cli_test(NAME hard.calibrate_serving_negative_tpot RC 2
+            ARGS calibrate --cluster hgx-h100*1 ${CAL_DATA_DIR}/serving_roundtrip_setup.yaml
+                 ${HOSTILE_CAL}/serving-negative-tpot.jsonl
+            STDERR "serving-negative-tpot.jsonl:1: mean_tpot_ms: expected 0 (none) or a measured time in [1e-06, 8.64e+07] ms (1 ns to 1 day), got '-10.1953'")
+ct_cli_test(NAME hard.calibrate_loadgen_latency_huge RC 2
+            ARGS calibrate --cluster hgx-h100*1 ${CAL_DATA_DIR}/serving_roundtrip_setup.yaml
+                 ${HOSTILE_CAL}/loadgen-latency-huge.txt
+            STDERR "loadgen-latency-huge.txt:18: Max latency (ns): expected 0 (none) or a measured time in [1, 8.64e+13] ns (1 ns to 1 day), got '99999999999999999999'")

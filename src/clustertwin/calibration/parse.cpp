@@ -1,5 +1,7 @@
 #include "clustertwin/calibration/parse.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cctype>
 #include <charconv>
@@ -9,6 +11,7 @@
 #include <set>
 #include <sstream>
 
+#include "clustertwin/base/number.h"
 #include "clustertwin/base/text.h"
 #include "clustertwin/calibration/sha256.h"
 
@@ -95,6 +98,63 @@ std::optional<int64_t> to_int(std::string_view s) {
   return v;
 }
 
+// What a tool can have measured (docs/limits.md). A time is at least one tick of the engine's
+// clock (1 ns) and at most a day: no kernel, collective, training step or request these tools
+// time takes longer (LoadGen's offline "Max latency" is the whole run, 18 minutes in
+// tests/validation/data/calibration/loadgen_gptj_offline_summary.txt). A rate is at most 1e9
+// requests/s (one arrival per tick, `serve --rate`'s bound) or 1e12 tokens/s (10^6 x a GB300
+// NVL72 rack's), and below 1e-6/s (one in 11 days) only 0, which the tools print for none.
+// Beyond these a figure is a unit slip or a corrupt file: fitted through, a 1e308 s step wrote
+// a profile at its parameter bounds and a 1e-300 ms GEMM row printed 1e97% errors, both with
+// exit 0, and a 1e308 ms nccl row failed the solver.
+constexpr double kMinMeasuredS = 1e-9;
+constexpr double kMaxMeasuredS = 86400;
+constexpr double kMinMeasuredRate = 1e-6;
+constexpr double kMaxMeasuredRequestsPerS = 1e9;
+constexpr double kMaxMeasuredTokensPerS = 1e12;
+
+/// A time unit of an input file: its name and its length in seconds.
+struct TimeUnit {
+  const char* name;
+  double seconds;
+};
+constexpr TimeUnit kNs{"ns", 1e-9}, kUs{"us", 1e-6}, kMs{"ms", 1e-3}, kSeconds{"s", 1};
+
+/// `v` (the figure written as `text`, in `unit`) as a time a tool can have measured, or an error
+/// at file:line: "latency: expected a measured time in [1e-06, 8.64e+07] ms (1 ns to 1 day),
+/// got '1e308'". With `zero_is_none`, 0 passes too: serving benchmarks print 0 for a statistic
+/// with nothing to time (vLLM's TPOT when every output is one token), which the fit skips.
+std::optional<double> measured_time(std::optional<double> v, std::string_view text,
+                                    std::string_view what, TimeUnit unit, const std::string& file,
+                                    int ln, base::Errors& errors, bool zero_is_none = false) {
+  if (v && zero_is_none && *v == 0) return v;
+  // Compared in seconds with a relative slack of 1e-12, so that 1e-6 ms (exactly 1 ns) is in.
+  if (v && *v * unit.seconds >= kMinMeasuredS * (1 - 1e-12) &&
+      *v * unit.seconds <= kMaxMeasuredS * (1 + 1e-12))
+    return v;
+  errors.add({fmt::format("{}: expected {}a measured time in [{:g}, {:g}] {} (1 ns to 1 day), "
+                          "got '{}'",
+                          what, zero_is_none ? "0 (none) or " : "", kMinMeasuredS / unit.seconds,
+                          kMaxMeasuredS / unit.seconds, unit.name, trim(text)),
+              file, ln});
+  return std::nullopt;
+}
+std::optional<double> measured_time(std::string_view text, std::string_view what, TimeUnit unit,
+                                    const std::string& file, int ln, base::Errors& errors) {
+  return measured_time(to_double(text), text, what, unit, file, ln, errors);
+}
+
+/// `v` (written as `text`) as a rate a tool can have measured: 0, or in [1e-6, max] `unit`.
+std::optional<double> measured_rate(std::optional<double> v, std::string_view text,
+                                    std::string_view what, double max, std::string_view unit,
+                                    const std::string& file, int ln, base::Errors& errors) {
+  if (v && (*v == 0 || (*v >= kMinMeasuredRate && *v <= max))) return v;
+  errors.add({fmt::format("{}: expected 0 or a measured rate in [{:g}, {:g}] {}, got '{}'", what,
+                          kMinMeasuredRate, max, unit, trim(text)),
+              file, ln});
+  return std::nullopt;
+}
+
 std::string base_name(std::string_view path) {
   auto slash = path.find_last_of('/');
   return std::string(slash == std::string_view::npos ? path : path.substr(slash + 1));
@@ -121,6 +181,7 @@ void parse_aic_system(std::string_view path, std::string_view text, base::Errors
   spec.file = file;
   const auto lines = split_lines(text);
   int records = 0;
+  bool refused = false;  // a figure refused below: "needs mem_bw" would repeat it
   for (size_t i = 0; i < lines.size(); ++i) {
     const int ln = static_cast<int>(i + 1);
     std::string_view l = lines[i];
@@ -138,6 +199,21 @@ void parse_aic_system(std::string_view path, std::string_view text, base::Errors
     auto v = to_double(value);
     if (!v || *v <= 0) {
       errors.add({key + ": expected a positive number, got '" + value + "'", file, ln});
+      refused = true;
+      continue;
+    }
+    // The catalog's floors for a GPU (hardware/catalog.cpp: 1 TFLOP/s, 1 GB/s) and ceilings far
+    // above any GPU (1 EFLOP/s and 1 PB/s per GPU, ~70x and ~125x a B300's dense FP4 and HBM):
+    // 1e308 B/s wrote a profile that does not read back, 1 B/s one with 1e14% errors.
+    const bool bandwidth = key == "mem_bw";
+    const double lo = bandwidth ? 1e9 : 1e12, hi = bandwidth ? 1e15 : 1e18;
+    if (*v < lo || *v > hi) {
+      errors.add({fmt::format("{}: expected {} in [{:g}, {:g}] {} ({}), got '{}'", key,
+                              bandwidth ? "an HBM bandwidth" : "a dense peak", lo, hi,
+                              bandwidth ? "B/s" : "FLOP/s",
+                              bandwidth ? "1 GB/s to 1 PB/s" : "1 TFLOP/s to 1 EFLOP/s", value),
+                  file, ln});
+      refused = true;
       continue;
     }
     if (*slot != 0) {
@@ -148,6 +224,7 @@ void parse_aic_system(std::string_view path, std::string_view text, base::Errors
     if (key == "mem_bw") spec.line = ln;
     ++records;
   }
+  if (refused) return;
   if (spec.hbm_Bps == 0 || spec.bf16_flops == 0) {
     errors.add({"an AIConfigurator system spec needs mem_bw and bfloat16_tc_flops", file, 1});
     return;
@@ -446,7 +523,8 @@ void parse_nccl_tests(std::string_view path, std::string_view text, base::Errors
     auto time = to_double(w[lead]);
     auto algbw = to_double(w[lead + 1]);
     auto busbw = to_double(w[lead + 2]);
-    if (!size || !count || !time || !algbw || !busbw || *size <= 0 || *time <= 0) {
+    if (!size || !count || !time || !algbw || !busbw || *size <= 0 || *time <= 0 || *algbw < 0 ||
+        *busbw < 0) {
       errors.add(
           {"nccl-tests row: expected whole size and count and positive time, algbw and "
            "busbw numbers, got '" +
@@ -454,6 +532,9 @@ void parse_nccl_tests(std::string_view path, std::string_view text, base::Errors
            file, ln});
       continue;
     }
+    if (!measured_time(time, w[lead], "time", kUs, file, ln, errors)) continue;
+    if (w[lead + 4] != "N/A" && !measured_time(w[lead + 4], "in-place time", kUs, file, ln, errors))
+      continue;
     if (elem_bytes(w[2]) == 0) {
       errors.add({"unknown nccl-tests type '" + w[2] + "'", file, ln});
       continue;
@@ -573,6 +654,7 @@ void parse_aic_nccl(std::string_view path, std::string_view text, base::Errors& 
            file, ln});
       continue;
     }
+    if (!measured_time(lat, cells[c_lat], "latency", kMs, file, ln, errors)) continue;
     auto key = std::make_tuple(*op, dt->name, static_cast<int>(*n));
     auto& run = runs[key];
     if (run.rows.empty()) {
@@ -656,12 +738,8 @@ void parse_aic_kernel(std::string_view path, std::string_view text, base::Errors
     }
   }
   for (const auto& [ln, cells] : t.rows) {
-    auto lat = to_double(cells.back());
-    if (!lat || *lat <= 0) {
-      errors.add(
-          {"latency '" + cells.back() + "' is not a positive number of milliseconds", file, ln});
-      continue;
-    }
+    auto lat = measured_time(cells.back(), "latency", kMs, file, ln, errors);
+    if (!lat) continue;
     table.rows.push_back({std::vector<std::string>(cells.begin(), cells.end() - 1), *lat, ln});
   }
   into.inputs.back().records = static_cast<int>(table.rows.size());
@@ -677,11 +755,50 @@ void parse_aic_kernel(std::string_view path, std::string_view text, base::Errors
 // ... | elapsed time per iteration (ms): X | ..."; megatron/training/arguments.py prints the
 // "arguments" block at start-up with the layout).
 
+/// The range of a measured layout's integer (base/number.h's limits; 0 where the source may leave
+/// it out: dp is then derived, batch and length unknown). Read as int64 and cast, a value past
+/// them wrapped: a step-time CSV with gpus 4294967360 was fitted as 64 GPUs.
+base::IntRange layout_range(std::string_view key) {
+  if (key.find("batch") != std::string_view::npos) return {0, base::kMaxBatch};
+  if (key.find("seq") != std::string_view::npos) return {0, base::kMaxSequence};
+  if (key == "dp" || key == "data_parallel_size") return {0, base::kMaxGpus};
+  return {1, base::kMaxGpus};
+}
+
+/// Derives dp where the source leaves it out and checks tp*pp*cp*dp against the GPU count (in
+/// int64, each degree at most kMaxGpus, so the product cannot wrap); `gpus_key` names the count.
+bool check_layout(StepTime& s, std::string_view gpus_key, const std::string& file, int ln,
+                  base::Errors& errors) {
+  if (s.gpus <= 0) {
+    errors.add({std::string(gpus_key) + ": expected the GPU count (an integer in [1, " +
+                    std::to_string(base::kMaxGpus) + "]), got none",
+                file, ln});
+    return false;
+  }
+  auto mp =
+      base::checked_product({{"tp", s.tp}, {"pp", s.pp}, {"cp", s.cp}}, base::kMaxGpus, "GPUs");
+  if (!mp) {
+    errors.add({mp.error().message, file, ln});
+    return false;
+  }
+  if (s.dp == 0) s.dp = static_cast<int>(s.gpus / *mp);
+  const int64_t total = *mp * s.dp;  // <= 2^26 * 2^26
+  if (total != s.gpus) {
+    errors.add({"tp*pp*cp*dp = " + std::to_string(total) + " does not match " +
+                    std::string(gpus_key) + " = " + std::to_string(s.gpus),
+                file, ln});
+    return false;
+  }
+  return true;
+}
+
 void parse_megatron(std::string_view path, std::string_view text, base::Errors& errors,
                     Measurements& into) {
   const std::string file(path);
   const auto lines = split_lines(text);
   std::map<std::string, std::string> args;
+  std::map<std::string, int> arg_line;  // where each argument is printed, for messages
+  bool refused = false;                 // an iteration line refused below
   std::vector<std::pair<int, double>> iters;
   bool in_args = false;
   for (size_t i = 0; i < lines.size(); ++i) {
@@ -699,21 +816,26 @@ void parse_megatron(std::string_view path, std::string_view text, base::Errors& 
       }
       // "  tensor_model_parallel_size ...................... 8"
       auto w = words(l);
-      if (w.size() >= 3 && w[1].find_first_not_of('.') == std::string::npos) args[w[0]] = w[2];
+      if (w.size() >= 3 && w[1].find_first_not_of('.') == std::string::npos) {
+        args[w[0]] = w[2];
+        arg_line[w[0]] = ln;
+      }
       continue;
     }
     auto pos = l.find("elapsed time per iteration (ms):");
     if (pos == std::string_view::npos) continue;
     auto rest = l.substr(pos + 32);
     auto bar = rest.find('|');
-    auto v = to_double(rest.substr(0, bar));
-    if (!v || *v <= 0) {
-      errors.add({"'elapsed time per iteration (ms):' without a positive number", file, ln});
+    auto v = measured_time(rest.substr(0, bar), "elapsed time per iteration (ms)", kMs, file, ln,
+                           errors);
+    if (!v) {
+      refused = true;
       continue;
     }
     iters.emplace_back(ln, *v);
   }
   if (iters.empty()) {
+    if (refused) return;
     errors.add(
         {"no 'elapsed time per iteration (ms)' lines: the log ends before the first "
          "logged iteration",
@@ -728,13 +850,20 @@ void parse_megatron(std::string_view path, std::string_view text, base::Errors& 
          file, iters.front().first});
     return;
   }
+  bool ok = true;
   auto geti = [&](const char* k, int64_t dflt) -> int64_t {
     auto it = args.find(k);
     if (it == args.end() || it->second == "None") return dflt;
     auto v = to_int(it->second);
     if (!v) {
       errors.add({std::string("argument ") + k + " = '" + it->second + "' is not a whole number",
-                  file, 1});
+                  file, arg_line[k]});
+      ok = false;
+      return dflt;
+    }
+    if (auto in = base::check_integer(*v, layout_range(k)); !in) {
+      errors.add({std::string("argument ") + k + ": " + in.error().message, file, arg_line[k]});
+      ok = false;
       return dflt;
     }
     return *v;
@@ -756,17 +885,12 @@ void parse_megatron(std::string_view path, std::string_view text, base::Errors& 
     s.precision = "fp8";
   else if (args.count("bf16") && args["bf16"] == "True")
     s.precision = "bf16";
+  if (!ok) return;
   if (s.gpus <= 0) {
     errors.add({"the arguments block has no world_size: the GPU count is unknown", file, 1});
     return;
   }
-  if (s.dp == 0 && s.tp * s.pp * s.cp > 0) s.dp = s.gpus / (s.tp * s.pp * s.cp);
-  if (s.tp * s.pp * s.cp * s.dp != s.gpus) {
-    errors.add({"tp*pp*cp*dp = " + std::to_string(s.tp * s.pp * s.cp * s.dp) +
-                    " does not match world_size = " + std::to_string(s.gpus),
-                file, 1});
-    return;
-  }
+  if (!check_layout(s, "world_size", file, 1, errors)) return;
   // The first logged interval holds start-up (compilation, allocator warm-up, first
   // communicator setup); it is dropped when at least two more follow. The median of the rest
   // resists the odd slow iteration (checkpoint, evaluation).
@@ -812,8 +936,13 @@ void parse_step_csv(std::string_view path, std::string_view text, base::Errors& 
       int c = column(t, k);
       if (c < 0 || cells[c].empty()) return dflt;
       auto v = to_int(cells[c]);
-      if (!v || *v < 0) {
+      if (!v) {
         errors.add({std::string(k) + " '" + cells[c] + "' is not a whole number", file, ln});
+        ok = false;
+        return dflt;
+      }
+      if (auto in = base::check_integer(*v, layout_range(k)); !in) {
+        errors.add({std::string(k) + ": " + in.error().message, file, ln});
         ok = false;
         return dflt;
       }
@@ -831,22 +960,12 @@ void parse_step_csv(std::string_view path, std::string_view text, base::Errors& 
     s.seq_len = geti("seq_len", 0);
     if (int c = column(t, "model"); c >= 0) s.model = cells[c];
     if (int c = column(t, "precision"); c >= 0) s.precision = cells[c];
-    auto v = c_s >= 0 ? to_double(cells[c_s]) : c_ms >= 0 ? to_double(cells[c_ms]) : std::nullopt;
-    if (!v || *v <= 0) {
-      errors.add({"step time is not a positive number", file, ln});
-      continue;
-    }
+    auto v = c_s >= 0 ? measured_time(cells[c_s], "step_time_s", kSeconds, file, ln, errors)
+                      : measured_time(cells[c_ms], "step_time_ms", kMs, file, ln, errors);
+    if (!v) continue;
     s.step_time_s = c_s >= 0 ? *v : *v / 1e3;
     s.iterations = 1;
-    if (s.tp <= 0 || s.pp <= 0 || s.cp <= 0 || s.gpus <= 0) ok = false;
-    if (ok && s.dp == 0) s.dp = s.gpus / (s.tp * s.pp * s.cp);
-    if (ok && s.tp * s.pp * s.cp * s.dp != s.gpus) {
-      errors.add({"tp*pp*cp*dp = " + std::to_string(s.tp * s.pp * s.cp * s.dp) +
-                      " does not match gpus = " + std::to_string(s.gpus),
-                  file, ln});
-      continue;
-    }
-    if (!ok) continue;
+    if (!ok || !check_layout(s, "gpus", file, ln, errors)) continue;
     into.steps.push_back(s);
     ++records;
   }
@@ -881,11 +1000,17 @@ void parse_loadgen(std::string_view path, std::string_view text, base::Errors& e
       s.valid = val == "VALID";
       result_seen = true;
     } else if (key == "Samples per second" || key == "Completed samples per second") {
-      if (num) s.requests_per_s = *num;
+      if (!measured_rate(num, val, key, kMaxMeasuredRequestsPerS, "requests/s", file, ln, errors))
+        continue;
+      s.requests_per_s = *num;
     } else if (key.rfind("Tokens per second", 0) == 0 || key == "Completed tokens per second") {
-      if (num) s.output_tokens_per_s = *num;
+      if (!measured_rate(num, val, key, kMaxMeasuredTokensPerS, "tokens/s", file, ln, errors))
+        continue;
+      s.output_tokens_per_s = *num;
     } else if (key == "target_qps" || key == "Scheduled samples per second") {
-      if (num && s.request_rate == 0) s.request_rate = *num;
+      if (!measured_rate(num, val, key, kMaxMeasuredRequestsPerS, "requests/s", file, ln, errors))
+        continue;
+      if (s.request_rate == 0) s.request_rate = *num;
     } else if (key.find("(ns)") != std::string::npos && num) {
       stats_seen = true;
       std::string k = lower(key.substr(0, key.find("(ns)")));
@@ -909,7 +1034,9 @@ void parse_loadgen(std::string_view path, std::string_view text, base::Errors& e
           stat = o.str();
         }
       }
-      if (!stat.empty()) s.latency_ms[metric + "_" + stat] = *num / 1e6;
+      if (stat.empty()) continue;
+      if (!measured_time(num, val, key, kNs, file, ln, errors, /*zero_is_none=*/true)) continue;
+      s.latency_ms[metric + "_" + stat] = *num / 1e6;
     }
   }
   if (s.scenario.empty() || !result_seen) {
@@ -980,6 +1107,14 @@ void parse_serving_json(std::string_view path, std::string_view text, base::Erro
            file, ln});
       continue;
     }
+    // Each figure within what a tool can have measured, named by its key at the object's line.
+    bool ok = true;
+    auto rate = [&](const char* k, std::optional<double> v, double max, const char* unit) {
+      if (v && !measured_rate(v, j[k].dump(), k, max, unit, file, ln, errors)) ok = false;
+    };
+    rate("output_throughput", tput, kMaxMeasuredTokensPerS, "tokens/s");
+    rate("request_throughput", reqs, kMaxMeasuredRequestsPerS, "requests/s");
+    rate("request_rate", num("request_rate"), kMaxMeasuredRequestsPerS, "requests/s");
     s.output_tokens_per_s = *tput;
     s.requests_per_s = *reqs;
     s.request_rate = num("request_rate").value_or(0);
@@ -987,11 +1122,16 @@ void parse_serving_json(std::string_view path, std::string_view text, base::Erro
       for (const char* stat : {"mean", "median", "p90", "p99"}) {
         const std::string k = std::string(stat) + "_" + metric + "_ms";
         if (auto v = num(k.c_str())) {
+          if (!measured_time(v, j[k].dump(), k, kMs, file, ln, errors, /*zero_is_none=*/true)) {
+            ok = false;
+            continue;
+          }
           const std::string m = std::string(metric) == "e2e_latency" ? "e2el" : metric;
           s.latency_ms[m + "_" + (std::string(stat) == "median" ? "p50" : stat)] = *v;
         }
       }
     }
+    if (!ok) continue;
     s.setup = static_cast<int>(into.serving_setups.size()) - 1;
     into.serving.push_back(s);
     ++records;
