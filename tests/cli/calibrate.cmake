@@ -82,7 +82,18 @@ add_test(NAME cli.calibrate_builtin_at_scale_reproduces_the_catalog
                  ${CMAKE_CURRENT_BINARY_DIR}/calibrate-builtin-at-scale)
 set_tests_properties(cli.calibrate_builtin_at_scale_reproduces_the_catalog PROPERTIES LABELS cli
                      TIMEOUT 900)
+# The training step constants: about 30 s of CPU in the release build (58 cases, one fit, then
+# each source that sees a constant left out); under ASan several times that.
+add_test(NAME cli.calibrate_builtin_training_reproduces_the_catalog
+         COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/cli/calibrate_builtin_training.sh
+                 $<TARGET_FILE:clustertwin> ${PROJECT_SOURCE_DIR}
+                 ${CMAKE_CURRENT_BINARY_DIR}/calibrate-builtin-training)
+set_tests_properties(cli.calibrate_builtin_training_reproduces_the_catalog PROPERTIES LABELS cli
+                     TIMEOUT 900)
 endif()
+ct_cli_test(NAME bad.calibrate_builtin_training_with_reference RC 2
+            ARGS calibrate --builtin training --reference ${CMAKE_CURRENT_SOURCE_DIR}
+            STDERR "--builtin training: takes no --reference")
 ct_cli_test(NAME bad.calibrate_builtin_at_scale_without_cases RC 2
             ARGS calibrate --builtin at-scale --reference ${CMAKE_CURRENT_SOURCE_DIR}
             STDERR "at_scale.csv: cannot read file")

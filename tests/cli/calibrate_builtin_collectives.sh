@@ -16,21 +16,11 @@ rm -rf "$work" && mkdir -p "$work"
   --report "$work/report.html" > "$work/summary.txt"
 cat "$work/summary.txt"
 status=0
+. "$(dirname "$0")/calibrate_builtin_common.sh"
 # --report writes the page a user's fit writes: inputs with their SHA-256, per op family the
 # collective fit's section.
-for want in "<h2>Inputs</h2>" "nccl.csv" "<h2>Collectives on h100</h2>" "Residual"; do
-  grep -qF "$want" "$work/report.html" || { echo "error: the report lacks '$want'"; status=1; }
-done
-for rel in tests/validation/data/collective/h100_nccl.csv catalog/collectives/h100.yaml; do
-  if [ ! -f "$work/$rel" ]; then
-    echo "error: $rel not written"
-    status=1
-  elif ! cmp -s "$root/$rel" "$work/$rel"; then
-    echo "error: $rel differs from what calibrate --builtin collectives writes:"
-    diff "$root/$rel" "$work/$rel" | head -20
-    status=1
-  else
-    echo "$rel: identical"
-  fi
-done
+report_has "$work/report.html" "<h2>Inputs</h2>" "nccl.csv" "<h2>Collectives on h100</h2>" \
+  "Residual"
+same_as_repository "$root" "$work" collectives tests/validation/data/collective/h100_nccl.csv \
+  catalog/collectives/h100.yaml
 exit $status

@@ -26,6 +26,7 @@ enum class Format {
   kAicSystem,       ///< AIConfigurator system spec YAML (peaks and HBM bandwidth of the GPU)
   kServingSetup,    ///< a scenario file's `workload.inference`: the layout serving results ran
   kAtScaleCases,    ///< the built-in at-scale cases (tests/validation/data/collective/*.csv)
+  kTrainingCases,   ///< the training validation cases (catalog/calibration/training-cases.yaml)
 };
 const char* format_name(Format f);
 

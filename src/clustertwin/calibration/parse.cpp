@@ -37,6 +37,8 @@ const char* format_name(Format f) {
       return "serving-benchmark-json";
     case Format::kAtScaleCases:
       return "at-scale-cases";
+    case Format::kTrainingCases:
+      return "training-cases";
     case Format::kServingSetup:
       return "serving-setup";
     case Format::kAicSystem:
@@ -1230,7 +1232,8 @@ base::Status parse_text(std::string_view path, std::string_view text, Measuremen
       into.serving_setups.push_back({std::string(path), std::string(text)});
       into.inputs.back().records = 1;
       break;
-    case Format::kAtScaleCases:  // never detected: the at-scale recipe reads its own cases
+    case Format::kAtScaleCases:  // never detected: the built-in recipes read their own cases
+    case Format::kTrainingCases:
       break;
   }
   if (!errors.empty()) return fail(errors.combined());

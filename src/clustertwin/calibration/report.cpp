@@ -8,6 +8,7 @@
 
 #include "clustertwin/base/text.h"
 #include "clustertwin/calibration/builtin_at_scale.h"
+#include "clustertwin/calibration/builtin_training.h"
 
 namespace clustertwin::calibration {
 namespace {
@@ -639,6 +640,62 @@ std::string at_scale_html_section(const BuiltinAtScale& b) {
       << fmt("%.4g", c.predicted) << base::escape_html(c.unit) << "</td><td>"
       << (c.measured > 0 ? fmt("%+.1f%%", 100 * (c.predicted / c.measured - 1)) : "") << "</td><td>"
       << (c.has_loso ? fmt("%.4g", c.loso_predicted) + base::escape_html(c.unit) : "")
+      << "</td></tr>\n";
+  }
+  h << "</table></div>\n";
+  return h.str();
+}
+
+std::string training_html_section(const BuiltinTraining& b) {
+  std::ostringstream h;
+  h << "<h2>Training step constants (catalog/calibration/training.yaml)</h2>\n<p>" << b.cases.size()
+    << " published runs (catalog/calibration/training-cases.yaml), each source weighted equally "
+       "(docs/models/calibration.md, \"The built-in training constants\").</p>\n<h3>Measured vs "
+       "predicted by case</h3>\n<p>Blue: cases whose prediction moves with a fitted constant; "
+       "orange: the others (they check the model, not the fit). On the dashed diagonal the model "
+       "and the measurement agree.</p>\n<div class=charts>";
+  for (auto m :
+       {TrainingMetric::kStepTime, TrainingMetric::kTokensPerGpu, TrainingMetric::kHardwareTflops,
+        TrainingMetric::kModelTflops, TrainingMetric::kModelTflopsCausal}) {
+    std::vector<KernelPoint> pts;
+    for (const auto& c : b.cases) {
+      if (c.metric != m) continue;
+      pts.push_back({.shape = c.id + " (" + c.text + ")",
+                     .measured_s = c.measured,
+                     .predicted_s = c.predicted,
+                     .held_out = !c.sees});
+    }
+    if (!pts.empty()) h << parity_svg(training_metric_name(m), pts, "", 1.0, "value");
+  }
+  std::vector<double> log_errors;
+  for (const auto& c : b.cases) {
+    if (c.sees && c.measured > 0 && c.predicted > 0)
+      log_errors.push_back(std::log(c.predicted / c.measured));
+  }
+  h << "</div>\n<h3>Residuals</h3>\n<p>log(predicted / measured) over the cases that see a "
+       "constant, 2% bins.</p>\n"
+    << log_error_histogram_svg(log_errors);
+  h << "<h3>Constants</h3>\n"
+    << parameter_table_html(b.fit, [&](const ParameterResult& p) {
+         for (size_t j = 0; j < b.fit.parameters.size(); ++j) {
+           if (&b.fit.parameters[j] == &p)
+             return std::to_string(p.constrained_by.size()) + " cases of " + b.fit_sources[j];
+         }
+         return std::string();
+       });
+  h << "<pre>";
+  for (const auto& l : b.summary) h << base::escape_html(l) << "\n";
+  h << "</pre>\n<h3>Every case</h3>\n<div class=scroll><table><tr><th>case</th><th>source</th>"
+    << "<th>layout</th><th>metric</th><th>measured</th><th>predicted</th><th>error</th>"
+    << "<th>source left out</th><th>error</th></tr>\n";
+  for (const auto& c : b.cases) {
+    h << "<tr><td class=l>" << base::escape_html(c.id) << "</td><td class=l>"
+      << base::escape_html(c.source) << "</td><td class=l>" << base::escape_html(c.text)
+      << "</td><td class=l>" << training_metric_name(c.metric) << "</td><td>"
+      << fmt("%.4g", c.measured) << "</td><td>" << fmt("%.4g", c.predicted) << "</td><td>"
+      << fmt("%+.1f%%", 100 * (c.predicted / c.measured - 1)) << "</td><td>"
+      << (c.has_loso ? fmt("%.4g", c.loso_predicted) : "") << "</td><td>"
+      << (c.has_loso ? fmt("%+.1f%%", 100 * (c.loso_predicted / c.measured - 1)) : "")
       << "</td></tr>\n";
   }
   h << "</table></div>\n";

@@ -18,21 +18,26 @@ base::Result<TrainingCalibration> from_text(const std::string& text) {
 }
 
 // The shipped constants come from catalog/calibration/training.yaml with their sources, and a
-// setup takes them only when applied (the step model has no compiled-in fit).
+// setup takes them only when applied (the step model has no compiled-in fit). Their values are
+// `calibrate --builtin training`'s fit, pinned byte for byte by
+// cli.calibrate_builtin_training_reproduces_the_catalog; here: within the fit's bounds.
 TEST(TrainingCalibration, ReadsTheCatalogsFittedConstantsWithSources) {
   auto tc = training_calibration(workload::test_support::catalog());
   ASSERT_TRUE(tc) << tc.error().to_string();
-  EXPECT_DOUBLE_EQ(tc->fp8_overhead, 0.185);
-  EXPECT_DOUBLE_EQ(tc->host_per_expert_gemm.base(), 120e-6);
+  EXPECT_GT(tc->fp8_overhead, 0.01);
+  EXPECT_LT(tc->fp8_overhead, 1.0);
+  EXPECT_GT(tc->host_per_expert_gemm.base(), 1e-6);
+  EXPECT_LT(tc->host_per_expert_gemm.base(), 1e-3);
   EXPECT_EQ(tc->path, "catalog/calibration/training.yaml");
-  EXPECT_NE(tc->sources.find("FP8 training validation cases"), std::string::npos) << tc->sources;
-  EXPECT_NE(tc->sources.find("MoE training validation cases"), std::string::npos) << tc->sources;
+  EXPECT_NE(tc->sources.find("least squares over the training validation cases"), std::string::npos)
+      << tc->sources;
+  EXPECT_NE(tc->sources.find("leave-one-source-out"), std::string::npos) << tc->sources;
   TrainingSetup s;
   EXPECT_EQ(s.fp8_overhead, 0.0);
   EXPECT_EQ(s.host_per_expert_gemm.base(), 0.0);
   tc->apply(s);
-  EXPECT_DOUBLE_EQ(s.fp8_overhead, 0.185);
-  EXPECT_DOUBLE_EQ(s.host_per_expert_gemm.base(), 120e-6);
+  EXPECT_DOUBLE_EQ(s.fp8_overhead, tc->fp8_overhead);
+  EXPECT_DOUBLE_EQ(s.host_per_expert_gemm.base(), tc->host_per_expert_gemm.base());
 }
 
 // Bad files: errors name the file and line and what was expected; nothing is defaulted.

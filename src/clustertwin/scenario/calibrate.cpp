@@ -11,6 +11,7 @@
 #include "clustertwin/base/file.h"
 #include "clustertwin/calibration/builtin_at_scale.h"
 #include "clustertwin/calibration/builtin_collectives.h"
+#include "clustertwin/calibration/builtin_training.h"
 #include "clustertwin/calibration/collective_fit.h"
 #include "clustertwin/calibration/kernel_fit.h"
 #include "clustertwin/calibration/parse.h"
@@ -331,11 +332,17 @@ base::Result<std::vector<calibration::GeneratedFile>> builtin_calibration(
     const Environment& env, const std::string& what, const std::string& reference,
     const std::vector<std::string>& only, std::ostream& out, std::ostream* log,
     std::string* report) {
-  if (what != "compute" && what != "collectives" && what != "at-scale") {
-    return base::fail("{builtin}: expected 'compute', 'collectives' or 'at-scale', got '" + what +
-                      "'");
+  if (what != "compute" && what != "collectives" && what != "at-scale" && what != "training") {
+    return base::fail(
+        "{builtin}: expected 'compute', 'collectives', 'at-scale' or 'training', got '" + what +
+        "'");
   }
-  if (reference.empty()) {
+  if (what == "training" && !reference.empty()) {
+    return base::fail(
+        "{builtin} training: takes no {reference} (its cases are the catalog's "
+        "calibration/training-cases.yaml)");
+  }
+  if (reference.empty() && what != "training") {
     return base::fail("{builtin} " + what + ": give {reference} DIR (" +
                       (what == "at-scale" ? "the folder holding at_scale.csv and moe_a2a.csv"
                                           : "the folder holding measured/") +
@@ -359,6 +366,20 @@ base::Result<std::vector<calibration::GeneratedFile>> builtin_calibration(
           "Built-in compute calibration (catalog/compute/, recipe "
           "catalog/calibration/compute.yaml)",
           built->inputs, {.cluster = "built-in compute", .stack = "recipe"}, sections);
+    }
+    return std::move(built->files);
+  }
+  if (what == "training") {
+    if (log) *log << "calibrate: fitting the training step model's constants\n";
+    auto built = calibration::builtin_training(*cat);
+    if (!built) return base::fail(built.error());
+    for (const auto& l : built->summary) out << l << "\n";
+    if (report) {
+      *report = calibration::report_page(
+          "Built-in training constants (catalog/calibration/training.yaml, cases "
+          "catalog/calibration/training-cases.yaml)",
+          built->inputs, {.cluster = "built-in training", .stack = "recipe"},
+          calibration::training_html_section(*built));
     }
     return std::move(built->files);
   }

@@ -65,7 +65,8 @@ base::Result<calibration::ServingPrediction> predict_serving(const ServingJob& j
 /// A built-in calibration regenerated from its recipe (`what`: "compute", the catalog's
 /// compute files from catalog/calibration/compute.yaml, "collectives", its collective lines
 /// from catalog/calibration/collectives.yaml, or "at-scale", the figures of
-/// catalog/collectives/at-scale.yaml and moe-a2a.yaml from catalog/calibration/at-scale.yaml;
+/// catalog/collectives/at-scale.yaml and moe-a2a.yaml from catalog/calibration/at-scale.yaml, or
+/// "training", catalog/calibration/training.yaml from the catalog's training validation cases;
 /// `only` limits the collectives to these files) on the measurements under `reference`: every file
 /// fitted and read back, none written. The summary goes to `out`, progress to `log` when given.
 /// With `report`, the HTML page a user's fit writes (`--report`: the inputs with their SHA-256,
