@@ -270,21 +270,10 @@ base::Result<TrainingPrediction> TrainingCaseRunner::predict(
 
 // ---- The built-in fit --------------------------------------------------------------------------
 
-namespace {
-
 /// The recipe: each constant's start, bounds and what they rest on. The starts are places to
 /// begin (no prior pulls toward them); every fit starts from here, never from the file it writes.
-struct Constant {
-  const char* name;    ///< the parameter's name in the fit
-  const char* key;     ///< in catalog/calibration/training.yaml
-  const char* source;  ///< the figure's source key there
-  const char* unit;    ///< "" or "us" (the value written in microseconds)
-  double start, lower, upper;
-  const char* comment;  ///< the lines above the figure in the file
-};
-
-const std::vector<Constant>& constants() {
-  static const std::vector<Constant> k = {
+const std::vector<TrainingConstantSpec>& training_constant_specs() {
+  static const std::vector<TrainingConstantSpec> k = {
       // A fraction of an FP8 GEMM: above 1 the "overhead" would make FP8 slower than BF16,
       // which no FP8 recipe would run; below 1% it is under the kernel tables' own noise.
       {"training.fp8_overhead", "fp8_overhead", "fp8-fit", "", 0.1, 0.01, 1.0,
@@ -301,6 +290,8 @@ const std::vector<Constant>& constants() {
   return k;
 }
 
+namespace {
+
 /// Words wrapped to `width` columns with `indent` before every line.
 std::string wrap(const std::string& text, size_t width, const std::string& indent) {
   std::istringstream in(text);
@@ -316,7 +307,7 @@ std::string wrap(const std::string& text, size_t width, const std::string& inden
   return out;
 }
 
-std::string value_text(const Constant& k, double v) {
+std::string value_text(const TrainingConstantSpec& k, double v) {
   if (std::string(k.unit) == "us") return g4(v * 1e6) + " us";
   return g4(v);
 }
@@ -379,7 +370,7 @@ FitOptions fit_options() {
 
 std::vector<Parameter> parameters() {
   std::vector<Parameter> out;
-  for (const auto& k : constants()) {
+  for (const auto& k : training_constant_specs()) {
     out.push_back({.name = k.name,
                    .start = k.start,
                    .lower = k.lower,
@@ -537,7 +528,7 @@ base::Result<BuiltinTraining> builtin_training(const hardware::Catalog& catalog)
            "the verb (tests/cli/calibrate.cmake checks that it writes these bytes).",
            100, "# ")
     << "sources:\n";
-  const auto& ks = constants();
+  const auto& ks = training_constant_specs();
   for (size_t j = 0; j < ks.size(); ++j) {
     const auto& p = out.fit.parameters[j];
     double lo = p.value, hi = p.value;

@@ -160,6 +160,21 @@ struct BuiltinTraining {
   std::vector<InputFile> inputs;  ///< the case file with its SHA-256
 };
 
+/// The step model's two fitted constants as fit parameters: one definition for the built-in fit
+/// (here) and a user's step-time fit (step_fit.h), in this order: fp8_overhead, then
+/// host_per_expert_gemm (seconds).
+struct TrainingConstantSpec {
+  const char* name;    ///< the parameter's name in a fit ("training.fp8_overhead")
+  const char* key;     ///< in catalog/calibration/training.yaml and a profile's training: mapping
+  const char* source;  ///< the figure's source key in training.yaml
+  const char* unit;    ///< "" or "us" (the value written in microseconds)
+  double start, lower, upper;  ///< the recipe's start and the bounds (seconds for the host term)
+  const char* comment;         ///< the lines above the figure in training.yaml
+};
+const std::vector<TrainingConstantSpec>& training_constant_specs();
+inline constexpr size_t kFp8OverheadSpec = 0;
+inline constexpr size_t kHostPerExpertGemmSpec = 1;
+
 /// Fits the two constants on the catalog's cases and returns catalog/calibration/training.yaml
 /// (nothing is written here). Errors: a bad case file, a case the model refuses (at its line), a
 /// fit that fails.

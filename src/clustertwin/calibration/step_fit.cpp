@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "clustertwin/base/text.h"
+#include "clustertwin/calibration/builtin_training.h"
 #include "clustertwin/calibration/profile_text.h"
 #include "clustertwin/calibration/report.h"
 #include "clustertwin/config/reader.h"
@@ -29,13 +30,38 @@ std::string layout_of(const StepTime& s) {
   return l;
 }
 
+/// The result of the parameter named `name` (nullptr: not offered).
+const ParameterResult* result_named(const FitResult& r, const char* name) {
+  for (const auto& p : r.parameters) {
+    if (p.name == name) return &p;
+  }
+  return nullptr;
+}
+
+/// A constant's value as a profile writes it ("0.1756", "122.7 us").
+std::string constant_text(const TrainingConstantSpec& k, double v) {
+  return std::string(k.unit) == "us" ? g4(v * 1e6) + " us" : g4(v);
+}
+
 }  // namespace
 
+const ParameterResult* StepFit::fp8_result() const {
+  return result_named(result, training_constant_specs()[kFp8OverheadSpec].name);
+}
+
+const ParameterResult* StepFit::host_per_expert_result() const {
+  return result_named(result, training_constant_specs()[kHostPerExpertGemmSpec].name);
+}
+
 base::Result<StepFit> fit_step_times(std::string gpu, std::span<const StepTime> steps,
-                                     const StepPredictor& predict, FitOptions options) {
+                                     const StepPredictor& predict, FitOptions options,
+                                     StepConstants constants) {
   if (steps.empty()) return fail("calibrate: no training step times to fit");
   StepFit out;
   out.gpu = std::move(gpu);
+  out.constants = constants;
+  out.fp8_overhead = constants.fp8_overhead;
+  out.host_per_expert_gemm_s = constants.host_per_expert_gemm_s;
   out.parameters.push_back(
       {.name = "training.compute_scale",
        .start = 1.0,
@@ -51,6 +77,42 @@ base::Result<StepFit> fit_step_times(std::string gpu, std::span<const StepTime> 
                             .source = "none: 1 ms, negligible against a step, to begin from",
                             .grid = true,
                             .prior = false});
+  // The step model's constants the runs can see: their definitions are the built-in fit's
+  // (builtin_training.h); each starts at the catalog's value, with no prior (held there only
+  // when nothing constrains it).
+  int fp8_at = -1, host_at = -1;
+  auto offer = [&](size_t spec, double catalog_value) -> base::Status {
+    const auto& k = training_constant_specs()[spec];
+    if (!(catalog_value > k.lower && catalog_value < k.upper)) {
+      return fail(constants.path + ": " + k.key + " " + g4(catalog_value) +
+                  " is outside the fit's bounds (" + g4(k.lower) + ", " + g4(k.upper) + ")");
+    }
+    out.parameters.push_back({.name = k.name,
+                              .start = catalog_value,
+                              .lower = k.lower,
+                              .upper = k.upper,
+                              .source = constants.path,
+                              .grid = true,
+                              .prior = false});
+    return {};
+  };
+  if (constants.offer_fp8) {
+    if (auto st = offer(kFp8OverheadSpec, constants.fp8_overhead); !st) return fail(st.error());
+    fp8_at = static_cast<int>(out.parameters.size()) - 1;
+  }
+  if (constants.offer_host_per_expert) {
+    if (auto st = offer(kHostPerExpertGemmSpec, constants.host_per_expert_gemm_s); !st)
+      return fail(st.error());
+    host_at = static_cast<int>(out.parameters.size()) - 1;
+  }
+  auto values_of = [&](std::span<const double> v) {
+    return StepValues{
+        .scale = v[0],
+        .host_s = v[1],
+        .fp8_overhead = fp8_at >= 0 ? v[static_cast<size_t>(fp8_at)] : constants.fp8_overhead,
+        .host_per_expert_gemm_s =
+            host_at >= 0 ? v[static_cast<size_t>(host_at)] : constants.host_per_expert_gemm_s};
+  };
   for (const auto& s : steps) {
     if (!(s.step_time_s > 0) || !std::isfinite(s.step_time_s)) {
       return fail("expected a step time > 0 s, got " + g4(s.step_time_s), s.file, s.line);
@@ -65,7 +127,7 @@ base::Result<StepFit> fit_step_times(std::string gpu, std::span<const StepTime> 
     std::vector<double> t;
     t.reserve(steps.size());
     for (size_t i = 0; i < steps.size(); ++i) {
-      auto p = predict(i, v[0], v[1]);
+      auto p = predict(i, values_of(v));
       if (!p) {
         auto e = p.error();
         if (e.file.empty()) {
@@ -87,6 +149,13 @@ base::Result<StepFit> fit_step_times(std::string gpu, std::span<const StepTime> 
   out.result = std::move(*r);
   out.compute_scale = out.result.parameters[0].value;
   out.host_time_s = out.result.parameters[1].value;
+  const auto values = values_of([&] {
+    std::vector<double> v;
+    for (const auto& p : out.result.parameters) v.push_back(p.value);
+    return v;
+  }());
+  out.fp8_overhead = values.fp8_overhead;
+  out.host_per_expert_gemm_s = values.host_per_expert_gemm_s;
   return out;
 }
 
@@ -116,6 +185,24 @@ std::string training_profile_yaml(const StepFit& fit, std::span<const StepTime> 
   y << "  gpu: " << fit.gpu << "\n";
   y << "  compute_scale: " << g4(fit.compute_scale) << "\n";
   y << "  host_time_s: " << g4(fit.host_time_s) << "\n";
+  // The step model's constants the runs constrained, each with its source; one they did not
+  // constrain is left to training.yaml (the fit record below says why).
+  auto constant = [&](const ParameterResult* p, size_t spec) {
+    if (!p || !p->constrained) return;
+    const auto& k = training_constant_specs()[spec];
+    std::string by;
+    for (int i : p->constrained_by) {
+      const auto& s = steps[static_cast<size_t>(i)];
+      by += (by.empty() ? "" : ", ") + s.file + ":" + std::to_string(s.line);
+    }
+    y << "  " << k.key << ": {value: " << constant_text(k, p->value) << ", source: "
+      << quote("the step times of " + by + " fitted with the compute-time scale (start " +
+               constant_text(k, p->start) + ", " + fit.constants.path + "); 1-sigma " +
+               g4(100 * p->sigma_rel) + "%")
+      << "}\n";
+  };
+  constant(fit.fp8_result(), kFp8OverheadSpec);
+  constant(fit.host_per_expert_result(), kHostPerExpertGemmSpec);
   y << "  fit:\n";
   write_fit_parameters_yaml(y, r);
   write_fit_errors_yaml(y, r, steps.size());
@@ -251,6 +338,18 @@ nlohmann::json step_fit_json(const StepFit& fit, std::span<const StepTime> steps
                       {"cross_validation_rms_log_error", sig4(r.cv_rms)}};
   if (!p.constrained) j["why_not"] = p.why_not;
   if (!host.constrained) j["host_time_why_not"] = host.why_not;
+  // The offered step-model constants: value (fitted, else the catalog's), whether constrained.
+  auto constant = [&](const ParameterResult* q, const char* key, double value) {
+    if (!q) return;
+    nlohmann::json c = {{"value", sig4(value)},
+                        {"catalog_value", sig4(q->start)},
+                        {"constrained", q->constrained},
+                        {"sigma_rel", sig4(q->sigma_rel)}};
+    if (!q->constrained) c["why_not"] = q->why_not;
+    j[key] = c;
+  };
+  constant(fit.fp8_result(), "fp8_overhead", fit.fp8_overhead);
+  constant(fit.host_per_expert_result(), "host_per_expert_gemm_s", fit.host_per_expert_gemm_s);
   nlohmann::json runs = nlohmann::json::array();
   for (size_t i = 0; i < steps.size(); ++i) {
     const auto& s = steps[i];
@@ -284,6 +383,30 @@ base::Result<std::optional<TrainingCalibration>> read_training_calibration(
                           .value_or(1.0);
   out.host_time_s =
       t->number("host_time_s", config::Reader::Need::kOptional, 0.0, kMaxHostTime).value_or(0.0);
+  // The step model's constants the fit constrained (step_fit.h), within the fit's bounds.
+  auto constant = [&](size_t spec, std::optional<double>& value, std::string& source) {
+    const auto& k = training_constant_specs()[spec];
+    if (!t->has(k.key)) return;
+    auto e = t->child(k.key);
+    if (!e) return;
+    if (std::string(k.unit) == "us") {
+      if (auto q = e->quantity<base::Seconds>("value", config::Reader::Need::kRequired, true)) {
+        if (q->base() < k.lower || q->base() > k.upper) {
+          e->error(std::string(k.key) + ": expected " + g4(k.lower * 1e6) + " us to " +
+                       g4(k.upper * 1e6) + " us, got " + g4(q->base() * 1e6) + " us",
+                   "value");
+        } else {
+          value = q->base();
+        }
+      }
+    } else {
+      value = e->number("value", config::Reader::Need::kRequired, k.lower, k.upper);
+    }
+    source = e->string("source").value_or("");
+    e->finish();
+  };
+  constant(kFp8OverheadSpec, out.fp8_overhead, out.fp8_overhead_source);
+  constant(kHostPerExpertGemmSpec, out.host_per_expert_gemm_s, out.host_per_expert_gemm_source);
   t->allow("fit");  // the record of the fit, for people
   t->finish();
   if (!ctx.errors.empty()) return fail(ctx.errors.combined());

@@ -21,6 +21,21 @@
 /// nothing measured. It starts from a grid over its bounds and has no prior (a pull toward 1 ms
 /// in log space would hold it there).
 ///
+/// Two more parameters, the step model's constants that `calibrate --builtin training` fits on the
+/// catalog's cases (builtin_training.h, one definition of each: name, bounds), are offered when
+/// the runs can see them, each starting from, and held when nothing constrains it at, the
+/// catalog's value (catalog/calibration/training.yaml):
+///
+///   fp8_overhead          only when some run trains with FP8 GEMMs (precision fp8). It scales
+///                         the FP8 GEMMs alone, the compute scale every task: runs whose GEMM
+///                         share of the step is the same (one model, one shape) see the two only
+///                         together, and the fitter says so and keeps the catalog's value.
+///   host_per_expert_gemm  only when some run trains a MoE model; it binds only where the eager
+///                         issue of the expert GEMMs outlasts the GPU's work.
+///
+/// A constrained one is written into the profile's `training:` mapping with its source, and
+/// `train`, `search`, `power` and `goodput --calibration` run it in place of training.yaml's.
+///
 /// The predictor is the caller's (the CLI prepares each run's layout exactly as `train` does), so
 /// what is fitted is what `train --calibration` then runs.
 
@@ -39,10 +54,25 @@
 
 namespace clustertwin::calibration {
 
-/// Predicts measured step `index` (seconds, > 0) at compute-time scale `scale` and per-iteration
-/// host time `host_s`.
-using StepPredictor =
-    std::function<base::Result<double>(size_t index, double scale, double host_s)>;
+/// The values one prediction runs at.
+struct StepValues {
+  double scale = 1;                   ///< compute-time scale (1 + framework_overhead)
+  double host_s = 0;                  ///< per-iteration host time
+  double fp8_overhead = 0;            ///< execution::TrainingSetup::fp8_overhead
+  double host_per_expert_gemm_s = 0;  ///< execution::TrainingSetup::host_per_expert_gemm
+};
+
+/// Predicts measured step `index` (seconds, > 0) at the values.
+using StepPredictor = std::function<base::Result<double>(size_t index, const StepValues& values)>;
+
+/// The step model's constants as the catalog has them, and which of them the fit offers.
+struct StepConstants {
+  double fp8_overhead = 0;
+  double host_per_expert_gemm_s = 0;
+  std::string path = "catalog/calibration/training.yaml";  ///< where the values come from
+  bool offer_fp8 = false;                                  ///< some run trains with FP8 GEMMs
+  bool offer_host_per_expert = false;                      ///< some run trains a MoE model
+};
 
 struct StepFit {
   std::string gpu;  ///< catalog GPU the fit applies to
@@ -51,6 +81,12 @@ struct StepFit {
   FitResult result;
   double compute_scale = 1;  ///< the fitted value (the start when nothing constrains it)
   double host_time_s = 0;    ///< likewise
+  StepConstants constants;   ///< the catalog's values and what was offered
+  double fp8_overhead = 0;   ///< fitted, else the catalog's
+  double host_per_expert_gemm_s = 0;
+  /// The offered constants' results (nullptr when not offered).
+  [[nodiscard]] const ParameterResult* fp8_result() const;
+  [[nodiscard]] const ParameterResult* host_per_expert_result() const;
 };
 
 /// The parameter's bounds: a job cannot run its kernels 4x faster or slower than the tables and
@@ -63,10 +99,12 @@ inline constexpr double kHostTimeStart = 1e-3;
 inline constexpr double kMinHostTime = 1e-5;
 inline constexpr double kMaxHostTime = 10.0;
 
-/// Fits the compute-time scale to the runs. Errors: no runs, a run without a step time, a
-/// predictor error (named with the run's file:line).
+/// Fits the compute-time scale, the host time and the offered constants to the runs. Errors: no
+/// runs, a run without a step time, a catalog value outside a constant's bounds, a predictor
+/// error (named with the run's file:line).
 base::Result<StepFit> fit_step_times(std::string gpu, std::span<const StepTime> steps,
-                                     const StepPredictor& predict, FitOptions options = {});
+                                     const StepPredictor& predict, FitOptions options = {},
+                                     StepConstants constants = {});
 
 /// Text for stdout: per run measured, before, after, cross-validated; the parameter with its
 /// uncertainty; what is not modelled.
@@ -94,7 +132,12 @@ struct TrainingCalibration {
   std::string gpu;
   double compute_scale = 1;
   double host_time_s = 0;  ///< per-iteration host time (0 in profiles fitted without one)
-  std::string path;        ///< the profile, for notes and messages
+  /// The step model's constants the fit constrained (absent: training.yaml's stay), each with
+  /// its source.
+  std::optional<double> fp8_overhead;
+  std::optional<double> host_per_expert_gemm_s;
+  std::string fp8_overhead_source, host_per_expert_gemm_source;
+  std::string path;  ///< the profile, for notes and messages
 };
 
 /// The `training:` mapping of a profile given as `--calibration FILE|NAME`: nullopt for a

@@ -42,10 +42,10 @@ TEST(StepFit, RoundTripWithinTheNoise) {
   for (uint32_t seed = 1; seed <= 5; ++seed) {
     const double truth = 1.15 + 0.05 * seed;
     auto s = make_runs(truth, 0.02, seed);
-    auto fit = fit_step_times("h100", s.steps,
-                              [&](size_t i, double scale, double host) -> base::Result<double> {
-                                return s.at(i, scale, host);
-                              });
+    auto fit =
+        fit_step_times("h100", s.steps, [&](size_t i, const StepValues& v) -> base::Result<double> {
+          return s.at(i, v.scale, v.host_s);
+        });
     ASSERT_TRUE(fit.has_value()) << fit.error().to_string();
     EXPECT_NEAR(fit->compute_scale, truth, 0.03 * truth) << "seed " << seed;
     EXPECT_LT(fit->result.rms_after, 0.02);
@@ -65,9 +65,10 @@ TEST(StepFit, HostTimeRoundTripWithinTheNoise) {
   for (uint32_t seed = 1; seed <= 5; ++seed) {
     const double scale = 1.1 + 0.05 * seed, host = 0.2 + 0.1 * seed;
     auto s = make_runs(scale, 0.005, seed, 8, host);
-    auto fit = fit_step_times(
-        "h100", s.steps,
-        [&](size_t i, double sc, double h) -> base::Result<double> { return s.at(i, sc, h); });
+    auto fit =
+        fit_step_times("h100", s.steps, [&](size_t i, const StepValues& v) -> base::Result<double> {
+          return s.at(i, v.scale, v.host_s);
+        });
     ASSERT_TRUE(fit.has_value()) << fit.error().to_string();
     EXPECT_NEAR(fit->compute_scale, scale, 0.03 * scale) << "seed " << seed;
     EXPECT_NEAR(fit->host_time_s, host, 0.15 * host) << "seed " << seed;
@@ -80,9 +81,10 @@ TEST(StepFit, HostTimeRoundTripWithinTheNoise) {
 // One run cannot tell a host time from the scale: the fit says so and holds it at its start.
 TEST(StepFit, OneRunDoesNotConstrainTheHostTime) {
   auto s = make_runs(1.3, 0.0, 5, 1, 0.5);
-  auto fit = fit_step_times(
-      "h100", s.steps,
-      [&](size_t i, double sc, double h) -> base::Result<double> { return s.at(i, sc, h); });
+  auto fit =
+      fit_step_times("h100", s.steps, [&](size_t i, const StepValues& v) -> base::Result<double> {
+        return s.at(i, v.scale, v.host_s);
+      });
   ASSERT_TRUE(fit.has_value()) << fit.error().to_string();
   const auto& host = fit->result.parameters[1];
   EXPECT_FALSE(host.constrained);
@@ -99,10 +101,10 @@ TEST(StepFit, OneRunDoesNotConstrainTheHostTime) {
 
 TEST(StepFit, FewRunsHaveNoCrossValidation) {
   auto s = make_runs(1.3, 0.0, 7, 3);
-  auto fit = fit_step_times("h100", s.steps,
-                            [&](size_t i, double scale, double host) -> base::Result<double> {
-                              return s.at(i, scale, host);
-                            });
+  auto fit =
+      fit_step_times("h100", s.steps, [&](size_t i, const StepValues& v) -> base::Result<double> {
+        return s.at(i, v.scale, v.host_s);
+      });
   ASSERT_TRUE(fit.has_value());
   EXPECT_EQ(fit->result.folds, 0);
   EXPECT_NE(step_fit_summary(*fit, s.steps).find("no cross-validation"), std::string::npos);
@@ -112,18 +114,19 @@ TEST(StepFit, ScaleNoMeasurementSeesIsNotConstrained) {
   // Steps that are all communication: the compute scale changes nothing, and the fit says so
   // (the generic fitter refuses a fit where nothing is constrained).
   auto s = make_runs(1.0, 0.0, 3, 4);
-  auto fit = fit_step_times("h100", s.steps, [&](size_t i, double, double) -> base::Result<double> {
-    return s.comm_s[i];
-  });
+  auto fit = fit_step_times(
+      "h100", s.steps,
+      [&](size_t i, const StepValues&) -> base::Result<double> { return s.comm_s[i]; });
   ASSERT_FALSE(fit.has_value());
 }
 
 TEST(StepFit, PredictorErrorsNameTheRun) {
   auto s = make_runs(1.0, 0.0, 3, 2);
-  auto fit = fit_step_times("h100", s.steps, [&](size_t i, double, double) -> base::Result<double> {
-    if (i == 1) return base::fail("--gpus 64 is more than cluster 'x' has (16)");
-    return 1.0;
-  });
+  auto fit =
+      fit_step_times("h100", s.steps, [&](size_t i, const StepValues&) -> base::Result<double> {
+        if (i == 1) return base::fail("--gpus 64 is more than cluster 'x' has (16)");
+        return 1.0;
+      });
   ASSERT_FALSE(fit.has_value());
   EXPECT_EQ(fit.error().file, "steps.csv");
   EXPECT_EQ(fit.error().line, 3);
@@ -131,16 +134,16 @@ TEST(StepFit, PredictorErrorsNameTheRun) {
 
 TEST(StepFit, NoRunsIsAnError) {
   auto fit = fit_step_times("h100", {},
-                            [](size_t, double, double) -> base::Result<double> { return 1.0; });
+                            [](size_t, const StepValues&) -> base::Result<double> { return 1.0; });
   EXPECT_FALSE(fit.has_value());
 }
 
 TEST(StepFit, ProfileReadsBack) {
   auto s = make_runs(1.4, 0.01, 11);
-  auto fit = fit_step_times("h100", s.steps,
-                            [&](size_t i, double scale, double host) -> base::Result<double> {
-                              return s.at(i, scale, host);
-                            });
+  auto fit =
+      fit_step_times("h100", s.steps, [&](size_t i, const StepValues& v) -> base::Result<double> {
+        return s.at(i, v.scale, v.host_s);
+      });
   ASSERT_TRUE(fit.has_value());
   std::vector<InputFile> inputs{{.path = "steps.csv",
                                  .sha256 = std::string(64, 'a'),
@@ -173,6 +176,25 @@ TEST(StepFit, ProfileErrorsNameTheLine) {
   auto unknown = read_training_calibration(
       {"p.yaml", "training:\n  gpu: h100\n  compute_scale: 1.2\n  host_s: 0.1\n"});
   ASSERT_FALSE(unknown.has_value());
+  // The step model's constants: read with their sources; outside the fit's bounds an error at
+  // the line.
+  auto constants = read_training_calibration(
+      {"p.yaml",
+       "training:\n  gpu: h100\n  compute_scale: 1.2\n  fp8_overhead: {value: 0.3, source: "
+       "\"s.csv:2\"}\n  host_per_expert_gemm: {value: 250 us, source: \"s.csv:3\"}\n"});
+  ASSERT_TRUE(constants.has_value()) << constants.error().to_string();
+  ASSERT_TRUE(constants->has_value());
+  EXPECT_DOUBLE_EQ((*constants)->fp8_overhead.value_or(0), 0.3);
+  EXPECT_NEAR((*constants)->host_per_expert_gemm_s.value_or(0), 250e-6, 1e-12);
+  EXPECT_EQ((*constants)->host_per_expert_gemm_source, "s.csv:3");
+  auto high = read_training_calibration(
+      {"p.yaml",
+       "training:\n  gpu: h100\n  compute_scale: 1.2\n  fp8_overhead: {value: 0.3, source: a}\n"
+       "  host_per_expert_gemm: {value: 5 ms, source: b}\n"});
+  ASSERT_FALSE(high.has_value());
+  EXPECT_EQ(high.error().line, 5) << high.error().to_string();
+  EXPECT_NE(high.error().message.find("expected 1 us to 1000 us, got 5000 us"), std::string::npos)
+      << high.error().to_string();
 }
 
 }  // namespace

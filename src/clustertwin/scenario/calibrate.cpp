@@ -496,15 +496,28 @@ base::Result<CalibrateRun> run_calibrate(const Environment& env, const Calibrate
     }
     calibration::FitOptions sfo;
     sfo.folds = r.folds;
-    auto predict = [&jobs](size_t i, double scale, double host_s) -> base::Result<double> {
+    // The step model's constants as the catalog has them (every job read the same
+    // training.yaml); offered to the fit when a run can see them: FP8 GEMMs for fp8_overhead,
+    // a MoE model for host_per_expert_gemm.
+    const auto& tc = (*jobs).front()->training_calibration;
+    calibration::StepConstants constants{.fp8_overhead = tc.fp8_overhead,
+                                         .host_per_expert_gemm_s = tc.host_per_expert_gemm.base(),
+                                         .path = tc.path};
+    for (const auto& job : *jobs) {
+      constants.offer_fp8 |= job->layout.dtype == compute::DType::kFp8;
+      constants.offer_host_per_expert |= job->model.moe.has_value();
+    }
+    auto predict = [&jobs](size_t i, const calibration::StepValues& v) -> base::Result<double> {
       auto& job = *(*jobs)[i];
-      job.setup.framework_overhead = scale - 1.0;
-      job.setup.host_time = base::seconds(host_s);
+      job.setup.framework_overhead = v.scale - 1.0;
+      job.setup.host_time = base::seconds(v.host_s);
+      job.setup.fp8_overhead = v.fp8_overhead;
+      job.setup.host_per_expert_gemm = base::seconds(v.host_per_expert_gemm_s);
       auto t = execution::simulate_training_step(job.setup);
       if (!t) return base::fail(t.error());
       return t->step_time_s;
     };
-    auto f = calibration::fit_step_times(gpu, m.steps, predict, sfo);
+    auto f = calibration::fit_step_times(gpu, m.steps, predict, sfo, constants);
     if (!f) return base::fail(f.error());
     steps = std::move(*f);
     if (fit) out << "\n";

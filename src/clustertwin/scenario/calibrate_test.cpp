@@ -12,6 +12,8 @@
 #include <sstream>
 
 #include "clustertwin/base/file.h"
+#include "clustertwin/calibration/step_fit.h"
+#include "clustertwin/execution/training.h"
 #include "clustertwin/scenario/goodput.h"
 #include "clustertwin/scenario/serving.h"
 #include "clustertwin/scenario/training.h"
@@ -276,6 +278,197 @@ TEST(CalibrateSteps, GoodputRunsTheProfilesHostTime) {
   EXPECT_NEAR(
       given->json["step_time_s"].get<double>() - given_plain->json["step_time_s"].get<double>(),
       0.5, 1e-5);
+}
+
+// The step model's two constants through a user's step-time fit (issue 16): step times the
+// training model makes at a known compute scale, host time, FP8 GEMM overhead and host time per
+// expert GEMM (none of them the catalog's), with +-1% noise, on BF16 and FP8 runs of a dense
+// model and runs of a MoE model, are fitted by `calibrate` into a profile; `train
+// --calibration` then runs the fitted constants (through TrainingCalibration::apply) and
+// reproduces the true steps, which the catalog's constants do not.
+struct StepRun {
+  std::string model, precision;
+  int tp = 1, pp = 1, ep = 1;
+  int64_t micro_batch = 1, global_batch = 0, seq_len = 0;
+};
+constexpr double kScale = 1.12, kHost = 0.04, kFp8 = 0.35, kPerExpert = 250e-6;
+constexpr const char* kCluster = "hgx-h100*2";
+
+TrainingRequest step_request(const StepRun& r) {
+  TrainingRequest t;
+  t.cluster = kCluster;
+  t.model = r.model;
+  t.gpus = 16;
+  t.tp = r.tp;
+  t.pp = r.pp;
+  t.ep = r.ep;
+  t.micro_batch = r.micro_batch;
+  t.global_batch = r.global_batch;
+  t.seq_len = r.seq_len;
+  t.precision = r.precision;
+  return t;
+}
+
+/// The run's step under the training model at the true values.
+double true_step(const StepRun& r) {
+  auto t = step_request(r);
+  t.overhead = kScale - 1;
+  auto job = resolve_training(Environment{}, t);
+  EXPECT_TRUE(job) << job.error().to_string();
+  if (!job) return 0;
+  (*job)->setup.host_time = base::seconds(kHost);
+  (*job)->setup.fp8_overhead = kFp8;
+  (*job)->setup.host_per_expert_gemm = base::seconds(kPerExpert);
+  auto s = execution::simulate_training_step((*job)->setup);
+  EXPECT_TRUE(s) << s.error().to_string();
+  return s ? s->step_time_s : 0;
+}
+
+struct StepRoundTrip {
+  fs::path dir;
+  std::string csv, profile;
+  explicit StepRoundTrip(const std::vector<StepRun>& runs) {
+    dir = fs::temp_directory_path() / ("ct-step-roundtrip-" + std::to_string(::getpid()));
+    fs::create_directories(dir);
+    csv = (dir / "steps.csv").string();
+    profile = (dir / "steps.yaml").string();
+    std::ofstream f(csv);
+    f << "gpus,tp,pp,ep,micro_batch,global_batch,seq_len,model,precision,step_time_s\n";
+    f.precision(10);
+    uint64_t i = 0;
+    for (const auto& r : runs) {
+      f << 16 << "," << r.tp << "," << r.pp << "," << r.ep << "," << r.micro_batch << ","
+        << r.global_batch << "," << r.seq_len << "," << r.model << "," << r.precision << ","
+        << true_step(r) * (1 + 0.5 * noise(i++)) << "\n";
+    }
+  }
+  ~StepRoundTrip() {
+    std::error_code ec;
+    fs::remove_all(dir, ec);
+  }
+  [[nodiscard]] base::Result<CalibrateRun> calibrate() const {
+    CalibrateRequest c;
+    c.cluster = kCluster;
+    c.files = {csv};
+    c.folds = 0;
+    c.profile_path = profile;
+    std::ostringstream out;
+    auto run = run_calibrate(Environment{}, c, out, nullptr);
+    std::cout << out.str();
+    if (run) {
+      std::ofstream(profile) << run->profile;
+    }
+    return run;
+  }
+};
+
+const std::vector<StepRun> kDense = {
+    {.model = "llama3.1-8b", .precision = "bf16", .tp = 1, .global_batch = 64, .seq_len = 4096},
+    {.model = "llama3.1-8b", .precision = "bf16", .tp = 2, .global_batch = 16, .seq_len = 1024},
+    {.model = "llama3.1-8b", .precision = "fp8", .tp = 1, .global_batch = 64, .seq_len = 4096},
+    {.model = "llama3.1-8b", .precision = "fp8", .tp = 4, .global_batch = 32, .seq_len = 8192}};
+const std::vector<StepRun> kMoe = {{.model = "mixtral-8x7b",
+                                    .precision = "bf16",
+                                    .pp = 4,
+                                    .ep = 4,
+                                    .global_batch = 16,
+                                    .seq_len = 1024},
+                                   {.model = "mixtral-8x7b",
+                                    .precision = "bf16",
+                                    .pp = 2,
+                                    .ep = 8,
+                                    .global_batch = 32,
+                                    .seq_len = 2048}};
+
+TEST(CalibrateSteps, TheTwoStepConstantsRoundTripThroughAProfileIntoTrain) {
+  std::vector<StepRun> runs = kDense;
+  runs.insert(runs.end(), kMoe.begin(), kMoe.end());
+  StepRoundTrip rt(runs);
+  auto run = rt.calibrate();
+  ASSERT_TRUE(run) << run.error().to_string();
+  auto tc = calibration::training_calibration_of(rt.profile, "h100", "{calibration}");
+  ASSERT_TRUE(tc) << tc.error().to_string();
+  ASSERT_TRUE(*tc) << run->profile;
+  ASSERT_TRUE((*tc)->fp8_overhead) << run->profile;
+  ASSERT_TRUE((*tc)->host_per_expert_gemm_s) << run->profile;
+  EXPECT_NEAR(*(*tc)->fp8_overhead, kFp8, 0.1 * kFp8) << run->profile;
+  EXPECT_NEAR(*(*tc)->host_per_expert_gemm_s, kPerExpert, 0.1 * kPerExpert) << run->profile;
+  EXPECT_NEAR((*tc)->compute_scale, kScale, 0.03 * kScale) << run->profile;
+  EXPECT_NE((*tc)->fp8_overhead_source.find("steps.csv:"), std::string::npos);
+
+  // train --calibration runs them: every run's step within the noise of the truth; without the
+  // profile's constants (the scale and host time alone) the FP8 and MoE runs are off.
+  for (const auto& r : runs) {
+    auto t = step_request(r);
+    t.calibration = rt.profile;
+    auto job = resolve_training(Environment{}, t);
+    ASSERT_TRUE(job) << job.error().to_string();
+    EXPECT_DOUBLE_EQ((*job)->setup.fp8_overhead, *(*tc)->fp8_overhead);
+    EXPECT_DOUBLE_EQ((*job)->setup.host_per_expert_gemm.base(), *(*tc)->host_per_expert_gemm_s);
+    auto trained = run_training(Environment{}, t, "");
+    ASSERT_TRUE(trained) << trained.error().to_string();
+    const double truth = true_step(r);
+    EXPECT_NEAR(trained->json["step_time_s"].get<double>(), truth, 0.02 * truth)
+        << r.model << " " << r.precision << " tp" << r.tp << " ep" << r.ep;
+    EXPECT_NE(trained->text.find("FP8 GEMM overhead"), std::string::npos) << trained->text;
+  }
+  double catalog_err = 0;
+  for (const auto& r : kDense) {
+    if (r.precision != "fp8") continue;
+    auto t = step_request(r);
+    t.overhead = (*tc)->compute_scale - 1;
+    auto plain = run_training(Environment{}, t, "");
+    ASSERT_TRUE(plain) << plain.error().to_string();
+    catalog_err = std::max(catalog_err,
+                           std::abs(plain->json["step_time_s"].get<double>() / true_step(r) - 1));
+  }
+  EXPECT_GT(catalog_err, 0.04);
+
+  // goodput's scheduler prices its steps with them too: the FP8 run slower with the profile than
+  // with the same profile less its two constants (training.yaml's then).
+  std::string stripped;
+  {
+    std::istringstream in(run->profile);
+    for (std::string line; std::getline(in, line);) {
+      if (line.rfind("  fp8_overhead:", 0) != 0 && line.rfind("  host_per_expert_gemm:", 0) != 0)
+        stripped += line + "\n";
+    }
+  }
+  const std::string without = (rt.dir / "without.yaml").string();
+  std::ofstream(without) << stripped;
+  auto t = step_request(kDense[2]);
+  GoodputSettings g;
+  g.days = 1;
+  g.no_sweep = true;
+  t.calibration = rt.profile;
+  auto with_constants = run_goodput(Environment{}, t, g);
+  ASSERT_TRUE(with_constants) << with_constants.error().to_string();
+  t.calibration = without;
+  auto catalog_constants = run_goodput(Environment{}, t, g);
+  ASSERT_TRUE(catalog_constants) << catalog_constants.error().to_string();
+  EXPECT_GT(with_constants->json["step_time_s"].get<double>(),
+            1.04 * catalog_constants->json["step_time_s"].get<double>());
+}
+
+// All runs FP8 of one shape: the FP8 overhead moves every step as the compute scale does, so
+// the fit says it sees the two only together, keeps the catalog's value and writes none; a
+// dense-only fit offers no host time per expert GEMM at all.
+TEST(CalibrateSteps, FP8OfOneShapeIsNotConstrainedApartFromTheScale) {
+  std::vector<StepRun> runs;
+  for (int64_t gb : {16, 32, 64, 128})
+    runs.push_back(
+        {.model = "llama3.1-8b", .precision = "fp8", .tp = 2, .global_batch = gb, .seq_len = 2048});
+  StepRoundTrip rt(runs);
+  auto run = rt.calibrate();
+  ASSERT_TRUE(run) << run.error().to_string();
+  EXPECT_NE(run->profile.find("name: training.fp8_overhead"), std::string::npos) << run->profile;
+  EXPECT_NE(run->profile.find("only together with training.compute_scale"), std::string::npos)
+      << run->profile;
+  EXPECT_EQ(run->profile.find("host_per_expert_gemm"), std::string::npos) << run->profile;
+  auto tc = calibration::training_calibration_of(rt.profile, "h100", "{calibration}");
+  ASSERT_TRUE(tc && *tc) << run->profile;
+  EXPECT_FALSE((*tc)->fp8_overhead) << run->profile;
+  EXPECT_FALSE((*tc)->host_per_expert_gemm_s);
 }
 
 }  // namespace

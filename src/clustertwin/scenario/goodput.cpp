@@ -208,6 +208,9 @@ base::Result<GoodputRun> run_goodput(const Environment& env, const TrainingReque
   // given: the two were fitted together, and the host time is not part of the overhead).
   const base::Seconds host = (*job)->setup.host_time;
   speed.set_host_time(host);
+  // The step model's constants as the job runs them: training.yaml's, or those the profile's
+  // step-time fit constrained (scenario/training.cpp, read_compute_scale).
+  speed.set_training_calibration((*job)->training_calibration);
   auto g = scheduler::run_goodput(cluster, speed, cfg);
   if (!g) return base::fail(g.error());
   GoodputRun out;

@@ -447,6 +447,19 @@ base::Status read_compute_scale(TrainingJob& job, const R& o) {
     job.compute_scale = (*tc)->compute_scale;
     job.host_time = base::seconds((*tc)->host_time_s);
     job.calibration_path = (*tc)->path;
+    // The step model's constants the profile's fit constrained replace training.yaml's, through
+    // the same TrainingCalibration::apply every setup runs (fill_setup).
+    auto& cal = job.training_calibration;
+    if ((*tc)->fp8_overhead) {
+      cal.fp8_overhead = *(*tc)->fp8_overhead;
+      job.constants_note = fmt::format("FP8 GEMM overhead {:.4g}", cal.fp8_overhead);
+    }
+    if ((*tc)->host_per_expert_gemm_s) {
+      cal.host_per_expert_gemm = base::seconds(*(*tc)->host_per_expert_gemm_s);
+      job.constants_note +=
+          (job.constants_note.empty() ? "" : " and ") +
+          fmt::format("host time per expert GEMM {:.4g} us", cal.host_per_expert_gemm.base() * 1e6);
+    }
   }
   return {};
 }
@@ -464,6 +477,9 @@ void apply_overhead(TrainingJob& job, const R& o) {
   if (job.host_time.base() > 0) {
     job.calibration_note += (job.calibration_note.empty() ? "" : " and ") +
                             fmt::format("per-iteration host time {:.4g} s", job.host_time.base());
+  }
+  if (!job.constants_note.empty()) {
+    job.calibration_note += (job.calibration_note.empty() ? "" : " and ") + job.constants_note;
   }
   if (!job.calibration_note.empty()) {
     job.calibration_note +=

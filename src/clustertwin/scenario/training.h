@@ -92,7 +92,10 @@ struct TrainingJob {
   /// The catalog's fitted constants of the step model (catalog/calibration/training.yaml).
   execution::TrainingCalibration training_calibration;
   std::string calibration_path;  ///< the profile the scale came from
-  uint32_t cuda_graphs = 0;      ///< execution::cuda_graph bits of the request's cuda_graphs
+  /// The step model's constants the profile set over training.yaml's, for the notes ("" when
+  /// none).
+  std::string constants_note;
+  uint32_t cuda_graphs = 0;  ///< execution::cuda_graph bits of the request's cuda_graphs
 };
 
 /// Resolves a request: the defaults (dp = gpus / (tp*pp*cp), global batch micro_batch*dp*4*pp,

@@ -75,6 +75,13 @@ class SpeedModel {
     host_time_ = h;
     cache_.clear();
   }
+  /// The step model's fitted constants of every estimate: the catalog's
+  /// (catalog/calibration/training.yaml) unless this replaces them (a calibration profile's
+  /// fitted fp8_overhead / host_per_expert_gemm laid over them). Clears the cache.
+  void set_training_calibration(const execution::TrainingCalibration& c) {
+    training_calibration_ = c;
+    cache_.clear();
+  }
   /// The compute model of every estimate: the catalog's for the cluster's GPU unless this
   /// replaces it (a calibration profile's kernel tables laid over it). Clears the cache.
   void set_compute(const compute::ComputeModel& m) {
