@@ -470,15 +470,16 @@ class Sim {
       if (in.pooled) {
         // The micro-batch takes the next chunk of every prompt in progress that is not in
         // flight in another micro-batch, first come first served, within its batch and token
-        // limits (TensorRT-LLM MicroBatchScheduler skips the in-flight request ids; every
-        // scheduled request, context chunks included, is in flight until its micro-batch comes
-        // back -- as in the TensorRT-LLM of MLPerf v5.0 / v5.1: PR #9308, 2025-11, later let a
-        // chunking context go into the next micro-batch, not modelled here).
+        // limits (TensorRT-LLM MicroBatchScheduler skips the in-flight request ids). A scheduled
+        // chunk keeps its request in flight until its micro-batch comes back, as in the
+        // TensorRT-LLM of MLPerf v5.0 / v5.1; with pp_chunk_overlap (PR #9308, 2025-11) only
+        // the last chunk does, and the next chunk goes into the next micro-batch.
         a.live = r.decoding;
         for (int32_t id : in.prompts) {
           if (a.budget < 1 || a.live >= max_live) break;
           const Seq& q = seqs_[static_cast<size_t>(id)];
-          if (q.scheduled > q.prefilled) continue;  // a chunk of it is in the pipeline
+          // In flight: a chunk of it is in the pipeline (with overlap: its last chunk).
+          if (il.pp_chunk_overlap ? q.scheduled >= q.prompt : q.scheduled > q.prefilled) continue;
           if (take_chunk(k, id)) {
             a.live++;
           } else if (!il.chunked_prefill) {

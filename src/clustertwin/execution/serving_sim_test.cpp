@@ -723,6 +723,45 @@ TEST(ServingSim, PipelineMicroBatchesShareTheStagesAndThePool) {
   EXPECT_GT(r->ttft_s.max, 0.5 * serial);
 }
 
+// One prompt of eight chunks on TP1 PP2. As in the TensorRT-LLM of MLPerf v5.0 / v5.1 a scheduled
+// chunk keeps its request in flight, so the prompt advances one chunk per pass, all in one
+// micro-batch; with pp_chunk_overlap (PR #9308) its next chunk goes into the next micro-batch
+// while the previous one is on the second stage, so the chunks alternate and the first token
+// comes after about 4.5 passes instead of 8.
+TEST(ServingSim, PipelineChunkOverlapSendsTheNextChunkIntoTheNextMicroBatch) {
+  Fixture f = llama2_h200(1);
+  bind(f);
+  f.setup.dataset = workload::fixed_dataset(800, 2);
+  f.setup.layout.replicas = 1;
+  f.setup.layout.instance = {.tp = 1, .pp = 2, .max_batch = 4, .max_tokens = 100};
+  f.setup.trace_iterations = 100;
+  auto run = [&](bool overlap, int& second, double& serial) {
+    f.setup.layout.instance.pp_chunk_overlap = overlap;
+    auto r = simulate_serving(f.setup);
+    EXPECT_TRUE(r) << (r ? "" : r.error().to_string());
+    second = 0;
+    serial = 0;
+    int chunks = 0;
+    for (const auto& it : r->trace) {
+      if (it.prefill_tokens == 0) continue;
+      chunks++;
+      second += it.group;
+      serial += it.duration_s;
+    }
+    EXPECT_EQ(chunks, 8);
+    return r->ttft_s.max;
+  };
+  int second = 0;
+  double serial = 0;
+  const double in_flight = run(false, second, serial);
+  EXPECT_TRUE(second == 0 || second == 8) << second;  // one micro-batch runs them all
+  EXPECT_NEAR(in_flight, serial, 0.01 * serial);
+  const double overlapped = run(true, second, serial);
+  EXPECT_EQ(second, 4);
+  EXPECT_LT(overlapped, 0.65 * serial);
+  EXPECT_GT(overlapped, 0.5 * serial);
+}
+
 TEST(ServingSim, MtpSpeedsUpEachUser) {
   auto spec = *hardware::resolve_cluster(cat(), "hgx-b200*1");
   const auto& gpu = **cat().gpu("b200");

@@ -22,6 +22,7 @@ Json instance_json(const workload::InstanceLayout& l) {
   // Present only where used, so layouts without them keep their documents.
   if (l.redundant_experts > 0) j["redundant_experts"] = l.redundant_experts;
   if (l.chunk_unit > 1) j["chunk_unit"] = l.chunk_unit;
+  if (l.pp_chunk_overlap) j["pp_chunk_overlap"] = true;
   if (l.two_batch_overlap) j["two_batch_overlap"] = true;
   if (!l.cuda_graph_batches.empty()) j["cuda_graph_batches"] = l.cuda_graph_batches;
   if (l.adp_timeout_iters > 0) {

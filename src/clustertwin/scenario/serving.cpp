@@ -134,6 +134,13 @@ FieldTable<R> make_serving_fields() {
                 "this many tokens (TensorRT-LLM: the KV block size, tokens_per_block, 32 in "
                 "NVIDIA's MLPerf configs; default 1: no alignment)",
         .ints = {.min = 1, .max = 1 << 16}},
+      F{.key = "pp_chunk_overlap",
+        .flag = "pp-chunk-overlap",
+        .name = "pipeline chunk overlap",
+        .member = &R::pp_chunk_overlap,
+        .help = "pipeline parallelism: a prompt still chunking goes into the next micro-batch "
+                "before its previous chunk has left the pipeline (TensorRT-LLM from PR #9308, "
+                "2025-11; default: one chunk per pass, as in MLPerf v5.0/v5.1)"},
       F{.key = "redundant_experts",
         .flag = "redundant-experts",
         .name = "redundant experts",
@@ -411,7 +418,7 @@ bool layout_flags_given(const ServingRequest& o) {
   return o.tp > 0 || o.pp > 0 || o.ep > 0 || o.dp_attention || o.max_batch > 0 ||
          o.max_tokens > 0 || o.disaggregated || o.replicas > 0 || o.redundant_experts > 0 ||
          o.two_batch_overlap || o.adp_timeout_iters > 0 || o.adp_batching_wait_iters > 0 ||
-         !o.cuda_graph_batches.empty() || o.chunk_unit > 0;
+         !o.cuda_graph_batches.empty() || o.chunk_unit > 0 || o.pp_chunk_overlap;
 }
 
 base::Result<std::string> read_text(const std::string& path) {
@@ -444,6 +451,7 @@ base::Result<workload::ServingLayout> explicit_layout(const ServingRequest& o, i
     i.max_tokens = o.max_tokens > 0 ? o.max_tokens : 8192;
     i.chunked_prefill = !o.no_chunked;
     if (o.chunk_unit > 0) i.chunk_unit = o.chunk_unit;
+    i.pp_chunk_overlap = o.pp_chunk_overlap;
     i.redundant_experts = o.redundant_experts;
     i.two_batch_overlap = o.two_batch_overlap;
     i.adp_timeout_iters = o.adp_timeout_iters;

@@ -38,6 +38,7 @@ struct ServingRequest {
   int adp_timeout_iters = 0, adp_batching_wait_iters = 0;  ///< attention-DP balance
   std::string cuda_graph_batches;  ///< "128,256,384,512": CUDA-graph padding
   int chunk_unit = 0;              ///< chunked prefill's chunk unit (0: the layout's default)
+  bool pp_chunk_overlap = false;   ///< PP: a chunking prompt's next chunk in the next micro-batch
   int prefill_tp = 0, prefill_ep = 0, prefill_replicas = 0;
   bool prefill_dp_attention = false;
   int64_t prefill_max_tokens = 8192, prefill_max_batch = 16;

@@ -366,6 +366,7 @@ std::optional<InstanceLayout> read_instance(config::Reader& r) {
   l.max_tokens = r.integer("max_tokens", Need::kOptional, 1, 1 << 24).value_or(8192);
   l.chunked_prefill = r.boolean("chunked_prefill", Need::kOptional).value_or(true);
   l.chunk_unit = static_cast<int>(r.integer("chunk_unit", Need::kOptional, 1, 1 << 16).value_or(1));
+  l.pp_chunk_overlap = r.boolean("pp_chunk_overlap", Need::kOptional).value_or(false);
   l.redundant_experts =
       static_cast<int>(r.integer("redundant_experts", Need::kOptional, 0, 1 << 16).value_or(0));
   l.two_batch_overlap = r.boolean("two_batch_overlap", Need::kOptional).value_or(false);

@@ -59,6 +59,12 @@ struct InstanceLayout {
   /// A later prompt may still take the leftover whole if its rest fits. 1 = no alignment (vLLM,
   /// SGLang chunk at any token).
   int chunk_unit = 1;
+  /// Pipeline parallelism: a prompt still chunking goes into the next micro-batch while its
+  /// previous chunk is on a later stage (TensorRT-LLM PR #9308, 2025-11: context requests that
+  /// are chunking are not marked in flight, "so they are scheduled in the next micro batch").
+  /// false: a scheduled chunk keeps its request in flight until its micro-batch comes back, one
+  /// chunk per pass, as in the TensorRT-LLM of MLPerf v5.0 / v5.1.
+  bool pp_chunk_overlap = false;
   /// Redundant expert copies placed by the expert-parallel load balancer (DeepSeek EPLB; SGLang
   /// --ep-num-redundant-experts, TensorRT-LLM num_slots - experts): the EP ranks hold
   /// experts + redundant_experts expert slots, which lets ep be any divisor of that sum (256 + 32
@@ -213,8 +219,8 @@ base::Result<std::vector<int64_t>> parse_graph_batches(std::string_view text);
 ///     precision: fp4            # bf16 | fp8 | fp4 (weights)
 ///     kv_cache: fp8             # fp8 | bf16
 ///     instance: {tp: 8, ep: 8, dp_attention: true, pp: 1, max_batch: 512, max_tokens: 4608,
-///                chunked_prefill: false, chunk_unit: 32, redundant_experts: 0,
-///                two_batch_overlap: false,
+///                chunked_prefill: false, chunk_unit: 32, pp_chunk_overlap: false,
+///                redundant_experts: 0, two_batch_overlap: false,
 ///                adp_timeout_iters: 9, adp_batching_wait_iters: 3,
 ///                cuda_graph_batches: [128, 256, 384, 512]}
 ///     replicas: 9               # optional: the GPUs / instance size
