@@ -11,6 +11,7 @@
 #include <cstdlib>
 #include <string_view>
 
+#include "clustertwin/execution/serving_calibration.h"
 #include "clustertwin/models/model_catalog.h"
 #include "clustertwin/search/serving_search.h"
 
@@ -47,6 +48,7 @@ int main(int argc, char** argv) {
   auto cm = *compute::ComputeModel::for_gpu(gpu, *cat);
   auto model = *models::load_model(*cat, "deepseek-r1");
   execution::ServingSetup s;
+  execution::serving_step_calibration(*cat)->apply(s);
   s.model = &model;
   s.compute = &cm;
   s.fabric = *execution::serving_fabric(*cat, spec);

@@ -13,11 +13,13 @@
 // rates -- is not modelled); ratios between GPU generations on the same model and scenario within
 // +-15% (the software is shared, so its error largely cancels).
 //
-// Fitted: ServingLayout::tp_overlap = 0.5 (the fraction of the TP all-reduce that hides behind
-// the GEMMs), on VC0154 (Llama 3.1 405B, 8 x H200, Server): 0 left the 405B server/interactive
-// cases 21-35% low, 1 put the Hopper ones 20-38% high; and the streaming front end's host time
-// per response of the PyTorch runtime (StepCalibration::stream_host_per_response_s = 30 us), on
-// S0099 (DeepSeek-R1, CoreWeave GB300-NVL8, Server), which VC0010 (DGX B200 Server) tests.
+// Fitted (catalog/calibration/serving.yaml, applied as `serve` applies it): the TP overlap of a
+// build with GEMM + all-reduce fusion, ServingLayout::tp_overlap = 0.5 (the fraction of the TP
+// all-reduce that hides behind the GEMMs), on VC0154 (Llama 3.1 405B, 8 x H200, Server): 0 left
+// the 405B server/interactive cases 21-35% low, 1 put the Hopper ones 20-38% high; and the
+// streaming front end's host time per response of the PyTorch runtime
+// (StepCalibration::stream_host_per_response_s = 30 us), on S0099 (DeepSeek-R1, CoreWeave
+// GB300-NVL8, Server), which VC0010 (DGX B200 Server) tests.
 // Every other case is a test. The step model's framework constants (StepCalibration: kernel-time
 // factor 1, host time 0) stay neutral; kernel and communication curves come from AIC's measured
 // tables (compute layer, serving_step.cpp), the memory plan from the catalog. Modelling choices
@@ -40,6 +42,7 @@
 #include <string>
 #include <vector>
 
+#include "clustertwin/execution/serving_calibration.h"
 #include "clustertwin/execution/serving_sim.h"
 #include "clustertwin/models/model_catalog.h"
 
@@ -111,9 +114,12 @@ bool norm_quant_fusion_of(const std::string& id) { return id != "VC0020" && id !
 /// ("Disable to prevent intermittent failures"), GB200 TP2 PP2 does not set it (same R50c
 /// files). The Cisco multi-node cases (layout GAP) run as the single-node configs they copy,
 /// with it. Llama 2 70B runs TP1 (no all-reduce); DeepSeek-R1 attention DP (no TP all-reduce).
+const hardware::Catalog& catalog();
+const ServingStepCalibration& fitted();
+
 double tp_overlap_of(const std::string& id) {
   const bool fused = id != "VC0148" && id != "VC0149" && id != "VC0146";
-  return fused ? workload::ServingLayout{}.tp_overlap : 0.0;
+  return fused ? fitted().tp_overlap : 0.0;
 }
 
 /// The KV cache's block size in NVIDIA's MLPerf configs (setups §2.3, §3.3: "paged KV with
@@ -289,6 +295,12 @@ const hardware::Catalog& catalog() {
   return c;
 }
 
+// The catalog's fitted constants of the serving step model (catalog/calibration/serving.yaml).
+const ServingStepCalibration& fitted() {
+  static const ServingStepCalibration c = *serving_step_calibration(catalog());
+  return c;
+}
+
 Outcome run_case(const InferenceCase& c, bool balance = false, bool graphs = false) {
   const auto& cat = catalog();
   auto spec = *hardware::resolve_cluster(cat, c.cluster);
@@ -299,6 +311,7 @@ Outcome run_case(const InferenceCase& c, bool balance = false, bool graphs = fal
   auto model = models::load_model(cat, c.model);
   EXPECT_TRUE(model) << c.id;
   ServingSetup s;
+  fitted().apply(s);
   s.model = &*model;
   s.compute = &*cm;
   s.fabric = *serving_fabric(cat, spec);
@@ -563,6 +576,7 @@ TEST(InferenceValidation, DisaggregatedPools) {
     auto fabric = serving_fabric(cat, spec);
     ASSERT_TRUE(fabric) << c.id;
     StepSetup s;
+    fitted().apply(s);
     s.model = &*model;
     s.compute = &*cm;
     s.fabric = *fabric;

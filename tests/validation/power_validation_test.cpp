@@ -5,6 +5,7 @@
 
 #include <cstdio>
 
+#include "clustertwin/execution/serving_calibration.h"
 #include "clustertwin/models/ops.h"
 #include "clustertwin/power/serving_power.h"
 #include "clustertwin/power/test_fixture.h"
@@ -124,6 +125,7 @@ TEST(PowerValidation, ServingDecodeOnGb300DrawsAboutHalfOfTgpAndPromptsNearTheLi
   const auto cm = *compute::ComputeModel::for_gpu(gpu, catalog());
   const auto model = *models::load_model(catalog(), "deepseek-r1");
   execution::ServingSetup s;
+  execution::serving_step_calibration(catalog())->apply(s);
   s.model = &model;
   s.compute = &cm;
   s.fabric = *execution::serving_fabric(catalog(), spec);

@@ -9,6 +9,7 @@
 
 #include <cstdio>
 
+#include "clustertwin/execution/serving_calibration.h"
 #include "clustertwin/models/model_catalog.h"
 #include "clustertwin/search/serving_search.h"
 
@@ -40,6 +41,7 @@ void check_auto_beats(const SubmitterLayout& c) {
   auto cm = *compute::ComputeModel::for_gpu(gpu, cat());
   auto model = *models::load_model(cat(), c.model);
   execution::ServingSetup s;
+  execution::serving_step_calibration(cat())->apply(s);
   s.model = &model;
   s.compute = &cm;
   s.fabric = *execution::serving_fabric(cat(), spec);

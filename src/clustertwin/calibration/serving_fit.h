@@ -26,8 +26,8 @@
 /// size), the fitter reports `h` "only together with" `f` and holds it at its start, 100 us
 /// (negligible against an iteration of milliseconds). The eager issue time per layer and the
 /// streaming front end's time per response keep their catalog values (their own fits:
-/// serving_step.cpp, default_step_calibration): they are not offered, since at one runtime they
-/// move with `h`.
+/// catalog/calibration/serving.yaml): they are not offered, since at one runtime they move
+/// with `h`.
 
 #include <functional>
 #include <nlohmann/json.hpp>

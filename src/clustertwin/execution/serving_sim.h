@@ -80,7 +80,9 @@ struct ServingSetup {
   uint64_t seed = 1;
   std::optional<workload::LatencyLimits> limits;  ///< p99 limits results are checked against
   double moe_imbalance = 0;                       ///< 0: StepModel's default
-  StepCalibration calibration = default_step_calibration();
+  /// The step model's framework constants: the catalog's fits are applied by
+  /// ServingStepCalibration::apply (serving_calibration.h); none until then.
+  StepCalibration calibration;
   /// Kernel-time multiplier of a GPU power cap or SM clock lock (StepSetup::cap_slowdown).
   double cap_slowdown = 1.0;
   /// Harness cap on requests in flight per instance (TensorRT-LLM max_concurrency); 0 = none.

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include "clustertwin/execution/serving_calibration.h"
 #include "clustertwin/models/model_catalog.h"
 
 namespace clustertwin::execution {
@@ -9,6 +10,12 @@ namespace {
 
 const hardware::Catalog& cat() {
   static const hardware::Catalog c = *hardware::Catalog::load_embedded();
+  return c;
+}
+
+// The catalog's fitted constants of the step model (catalog/calibration/serving.yaml).
+const ServingStepCalibration& fitted() {
+  static const ServingStepCalibration c = *serving_step_calibration(cat());
   return c;
 }
 
@@ -24,6 +31,7 @@ Fixture llama2_h200(int64_t requests = 1000) {
   const auto& gpu = **cat().gpu("h200");
   Fixture f{
       *models::load_model(cat(), "llama2-70b"), *compute::ComputeModel::for_gpu(gpu, cat()), {}};
+  fitted().apply(f.setup);
   auto& s = f.setup;
   s.fabric = *serving_fabric(cat(), spec);
   s.memory_capacity = gpu.hbm_usable;
@@ -59,6 +67,7 @@ TEST(StepModel, NeverBeatsTheWeightRoofline) {
                .weights = compute::DType::kFp8,
                .compute = &f.compute,
                .fabric = f.setup.fabric};
+  fitted().apply(st);
   auto sm = StepModel::build(st);
   ASSERT_TRUE(sm) << sm.error().to_string();
   // Reading 70 GB of FP8 weights at 4.8 TB/s takes ~14.5 ms; a decode step cannot be faster.
@@ -88,6 +97,7 @@ TEST(StepModel, NormQuantFusionTakesTheQuantisationOutOfNormFedGemms) {
                .weights = compute::DType::kNvfp4,
                .compute = &cm,
                .fabric = *serving_fabric(cat(), spec)};
+  fitted().apply(st);
   st.runtime = workload::ServingRuntime::kTrtEngine;
   auto fused = StepModel::build(st);
   ASSERT_TRUE(fused) << fused.error().to_string();
@@ -123,6 +133,7 @@ TEST(StepModel, DecodeIterationsPadToTheCapturedGraphBatch) {
                .weights = compute::DType::kFp8,
                .compute = &f.compute,
                .fabric = f.setup.fabric};
+  fitted().apply(st);
   // Padding alone: no host time for the eager iterations (EagerIterationsWaitForTheHost).
   st.runtime = workload::ServingRuntime::kTrtEngine;
   auto plain = StepModel::build(st);
@@ -170,6 +181,7 @@ TEST(StepModel, EagerIterationsWaitForTheHost) {
                             .chunked_prefill = false},
                .compute = &cm,
                .fabric = *serving_fabric(cat(), spec)};
+  fitted().apply(st);
   auto graph = StepModel::build(st);
   ASSERT_TRUE(graph) << graph.error().to_string();
   // Only batches up to 128 captured: 384 runs eagerly.
@@ -222,6 +234,7 @@ TEST(StepModel, WideExpertParallelMeetsInTheAllToAll) {
                .instance = {.tp = 72, .ep = 72, .dp_attention = true},
                .compute = &cm,
                .fabric = *serving_fabric(cat(), spec)};
+  fitted().apply(st);
   auto sm = StepModel::build(st);
   ASSERT_TRUE(sm) << sm.error().to_string();
   std::vector<RankBatch> ranks(72);
@@ -259,6 +272,7 @@ TEST(StepModel, TwoBatchOverlapHidesTheExchange) {
                  .kv_bytes = 2.0,
                  .compute = &cm,
                  .fabric = *serving_fabric(cat(), spec)};
+    fitted().apply(st);
     auto sm = StepModel::build(st);
     EXPECT_TRUE(sm) << sm.error().to_string();
     return *sm;
@@ -286,6 +300,7 @@ TEST(StepModel, TwoBatchOverlapHidesTheExchange) {
                .instance = {.tp = 32, .ep = 32, .dp_attention = true, .two_batch_overlap = true},
                .compute = &cm,
                .fabric = *serving_fabric(cat(), spec)};
+  fitted().apply(st);
   st.fabric.sms = 0;
   auto refused = StepModel::build(st);
   ASSERT_FALSE(refused);
@@ -307,6 +322,7 @@ TEST(StepModel, MoeExchangeUsesTheKernelTheFrameworkSelects) {
                               .max_tokens = 4096},
                  .compute = &cm,
                  .fabric = *serving_fabric(cat(), spec)};
+    fitted().apply(st);
     auto sm = StepModel::build(st);
     EXPECT_TRUE(sm) << cluster << ": " << (sm ? "" : sm.error().to_string());
     return std::pair{sm->moe_comm(),
@@ -335,6 +351,7 @@ TEST(ServingSim, AttentionDpAssignmentBalancesTheRanks) {
   const auto& gpu = **cat().gpu("gb300");
   Fixture f{
       *models::load_model(cat(), "deepseek-r1"), *compute::ComputeModel::for_gpu(gpu, cat()), {}};
+  fitted().apply(f.setup);
   auto& s = f.setup;
   s.fabric = *serving_fabric(cat(), spec);
   s.memory_capacity = gpu.hbm_usable;
@@ -367,6 +384,7 @@ TEST(ServingSim, AttentionDpBalanceHoldsPromptsUntilEveryRankHasOne) {
   const auto& gpu = **cat().gpu("gb300");
   Fixture f{
       *models::load_model(cat(), "deepseek-r1"), *compute::ComputeModel::for_gpu(gpu, cat()), {}};
+  fitted().apply(f.setup);
   auto& s = f.setup;
   s.fabric = *serving_fabric(cat(), spec);
   s.memory_capacity = gpu.hbm_usable;
@@ -768,6 +786,7 @@ TEST(ServingSim, MtpSpeedsUpEachUser) {
   auto cm = *compute::ComputeModel::for_gpu(gpu, cat());
   auto r1 = *models::load_model(cat(), "deepseek-r1");
   ServingSetup s;
+  fitted().apply(s);
   s.model = &r1;
   s.compute = &cm;
   s.fabric = *serving_fabric(cat(), spec);

@@ -282,30 +282,6 @@ base::Result<ServingFabric> serving_fabric(const hardware::Catalog& catalog,
   return f;
 }
 
-StepCalibration default_step_calibration() {
-  // gpu_factor and host_s stay neutral (tests/validation/inference_validation_test.cpp says what
-  // is fitted). eager_host_per_layer_s is fitted on one source outside the validation set:
-  // TensorRT-LLM blog 3 ("Optimizing DeepSeek R1 Throughput on NVIDIA Blackwell GPUs", Runtime
-  // Optimizations: CUDA graphs gave +22% E2E throughput, DeepSeek-R1 FP4, 8 x B200, DEP8; the
-  // recipe it points to runs batch 384 per rank at ISL / OSL 1K / 2K). The model's decode
-  // iteration of that recipe (384 sequences per rank at the mean context 2,048) takes 55.49 ms
-  // as a graph, so issuing it eagerly must take 1.22 x 55.49 = 67.7 ms over its 61 layers:
-  // 1.11 ms per layer (StepModel.EagerIterationsWaitForTheHost checks the derivation). Cross-
-  // check: LightLLM's CUDA-graph post (2025-01-22) measured a DeepSeek-V2-Lite (27 layers) decode
-  // step at 40.7 ms eager against 16.4 ms with graphs -- host-bound at <= 1.5 ms per layer.
-  //
-  // stream_host_per_response_s is fitted on one MLPerf row, S0099 (CoreWeave GB300-NVL8,
-  // DeepSeek-R1 Server, TensorRT-LLM's PyTorch flow behind trtllm-serve, stream_interval unset):
-  // 30 us per streamed response puts the model's highest compliant rate at -2.7% of the measured
-  // throughput (TTFT p99 1.72 s, TPOT p99 61 ms; measured 1.21 s, 67.3 ms). VC0010 (NVIDIA DGX
-  // B200, the same harness) is a test: +15.3% (TTFT p99 1.77 s, TPOT p99 76.5 ms; measured
-  // 1.70 s, 72.2 ms). docs/models/inference.md, "streaming front end".
-  return {.gpu_factor = 1.0,
-          .host_s = 0.0,
-          .eager_host_per_layer_s = 1.110e-3,
-          .stream_host_per_response_s = 30e-6};
-}
-
 namespace {
 // SMs DeepEP's normal (prefill) dispatch / combine kernels occupy: deep_ep/buffer.py
 // Buffer.num_sms = 20, which SGLang's DeepEP dispatcher keeps (num_sms: int = 20); DeepSeek-V3

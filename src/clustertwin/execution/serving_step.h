@@ -38,8 +38,8 @@
 ///   TP beyond the NVLink domain goes over the NICs; PP: (pp - 1) activation sends of
 ///   T x hidden x 2 B.
 /// f, t_host: a kernel-time factor and a fixed time per iteration for what kernel tables do
-///   not show; both neutral (1 and 0) in default_step_calibration -- nothing is fitted to them
-///   (the validation test says what is fitted).
+///   not show; both neutral (1 and 0) unless a calibration profile sets them -- nothing in the
+///   catalog is fitted to them (the validation test says what is fitted).
 /// Eager iterations (workload::ServingRuntime::kPytorch): an iteration that cannot replay a CUDA
 ///   graph -- prompt tokens on any rank, or a decode batch beyond the largest captured graph --
 ///   has its kernels issued one by one by Python host code. The host runs ahead of the GPU
@@ -111,23 +111,23 @@ struct ServingFabric {
 base::Result<ServingFabric> serving_fabric(const hardware::Catalog& catalog,
                                            const hardware::ClusterSpec& cluster);
 
-/// Fitted framework constants (see the header comment and docs/models/inference.md).
+/// Fitted framework constants (see the header comment and docs/models/inference.md). The
+/// catalog's fits come from catalog/calibration/serving.yaml (ServingStepCalibration::apply,
+/// serving_calibration.h); a StepCalibration holds none until they are applied.
 struct StepCalibration {
   double gpu_factor = 1.0;  ///< kernel-time multiplier f
   double host_s = 0.0;      ///< fixed time per iteration
   /// Host time to issue one decoder layer's kernels in an eager iteration of the PyTorch
-  /// runtime (h_eager in the header comment; seconds). Default: fitted on TensorRT-LLM's CUDA-
-  /// graph ablation (blog 3), see default_step_calibration(). `serve --calibration` may refit it.
+  /// runtime (h_eager in the header comment; seconds). Fitted on TensorRT-LLM's CUDA-graph
+  /// ablation (blog 3): catalog/calibration/serving.yaml; 0 until applied.
   double eager_host_per_layer_s = 0.0;
   /// Host time of the serving front end per streamed response of the PyTorch runtime
   /// (detokenization, OpenAI protocol objects, inter-process messages under one Python GIL;
   /// TensorRT-LLM blog 8 "Support Stream Interval"), seconds. The front end of an instance
   /// handles its responses first come first served (execution::ServingSetup); offline runs do
-  /// not stream. Default: fitted, see default_step_calibration().
+  /// not stream. Fitted on S0099: catalog/calibration/serving.yaml; 0 until applied.
   double stream_host_per_response_s = 0.0;
 };
-/// The calibration used unless a caller overrides it (fitted; see the validation test).
-StepCalibration default_step_calibration();
 
 struct StepSetup {
   const models::ModelSpec* model = nullptr;
@@ -135,7 +135,7 @@ struct StepSetup {
   compute::DType weights = compute::DType::kNvfp4;
   double kv_bytes = 1.0;
   int mtp = 0;              ///< draft tokens per decode step
-  double tp_overlap = 0.5;  ///< see workload::ServingLayout::tp_overlap
+  double tp_overlap = 0.0;  ///< see workload::ServingLayout::tp_overlap
   /// NVFP4: the norm-fed GEMMs read an input the norm already quantised (see
   /// workload::ServingLayout::norm_quant_fusion); false: they pay their own quantisation pass.
   bool norm_quant_fusion = true;
@@ -146,7 +146,7 @@ struct StepSetup {
   /// Busiest GPU's token-expert pairs / the uniform share; <= 0 picks 1.5 (1.2 with ep > 8,
   /// where TensorRT-LLM's EP load balancer places redundant experts).
   double moe_imbalance = 0;
-  StepCalibration calibration = default_step_calibration();
+  StepCalibration calibration;
   /// Kernel-time multiplier of a GPU power cap or SM clock lock (the power layer's feedback,
   /// power::analyze_serving_power); 1: none. Applied on top of the calibration's gpu_factor.
   double cap_slowdown = 1.0;

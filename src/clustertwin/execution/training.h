@@ -99,13 +99,13 @@ struct TrainingSetup {
   /// the closed forms over `comm` (docs/models/training.md).
   const ServingFabric* moe_fabric = nullptr;
   /// Host time to issue one decoder layer's forward kernels from eager PyTorch (seconds): the
-  /// serving model's figure (default_step_calibration().eager_host_per_layer_s, fitted on
+  /// serving model's figure (catalog/calibration/serving.yaml eager_host_per_layer, fitted on
   /// TensorRT-LLM's CUDA-graph ablation; LightLLM's eager DeepSeek-V2-Lite decode <= 1.5 ms per
-  /// layer). The backward issues as many (autograd replays the recorded ops), recomputation its
-  /// share of the forward's ops. Exposed where issuing is slower than the GPU runs, and after
-  /// each dropless MoE layer's device-to-host sync (docs/models/training.md, "Host issue").
-  base::Seconds eager_host_per_layer =
-      base::seconds(default_step_calibration().eager_host_per_layer_s);
+  /// layer), set through TrainingCalibration; 0 until applied. The backward issues as many
+  /// (autograd replays the recorded ops), recomputation its share of the forward's ops. Exposed
+  /// where issuing is slower than the GPU runs, and after each dropless MoE layer's device-to-host
+  /// sync (docs/models/training.md, "Host issue").
+  base::Seconds eager_host_per_layer;
   /// Host time per expert GEMM issued eagerly: Transformer Engine's GroupedLinear issues one GEMM
   /// per local expert with its per-expert Python work (fc1 and fc2: 2 per local expert forward,
   /// 4 backward). Fitted: catalog/calibration/training.yaml through TrainingCalibration; 0 until

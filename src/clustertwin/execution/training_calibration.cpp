@@ -1,6 +1,7 @@
 #include "clustertwin/execution/training_calibration.h"
 
 #include "clustertwin/config/reader.h"
+#include "clustertwin/execution/serving_calibration.h"
 #include "clustertwin/execution/training.h"
 
 namespace clustertwin::execution {
@@ -12,6 +13,7 @@ constexpr const char* kPath = "calibration/training.yaml";
 void TrainingCalibration::apply(TrainingSetup& s) const {
   s.fp8_overhead = fp8_overhead;
   s.host_per_expert_gemm = host_per_expert_gemm;
+  s.eager_host_per_layer = eager_host_per_layer;
 }
 
 base::Result<TrainingCalibration> training_calibration(const hardware::Catalog& catalog) {
@@ -44,6 +46,9 @@ base::Result<TrainingCalibration> training_calibration(const hardware::Catalog& 
     }
     top.finish();
     if (!ctx.errors.empty()) return base::fail(ctx.errors.combined());
+    auto serving = serving_step_calibration(catalog);
+    if (!serving) return base::fail(serving.error());
+    out.eager_host_per_layer = serving->eager_host_per_layer;
     return out;
   }
   return base::fail(std::string("the catalog has no ") + kPath +

@@ -19,6 +19,9 @@ struct TrainingCalibration {
   double fp8_overhead = 0.0;
   /// TrainingSetup::host_per_expert_gemm: host time per eagerly issued expert GEMM.
   base::Seconds host_per_expert_gemm;
+  /// TrainingSetup::eager_host_per_layer: the serving model's eager issue time per decoder layer
+  /// (catalog/calibration/serving.yaml, serving_calibration.h).
+  base::Seconds eager_host_per_layer;
   /// Where the figures come from: "catalog/calibration/training.yaml" and each figure's source.
   std::string path;
   std::string sources;
@@ -27,8 +30,9 @@ struct TrainingCalibration {
   void apply(TrainingSetup& s) const;
 };
 
-/// Reads catalog/calibration/training.yaml. Errors name file:line and the expected value; a
-/// catalog without the file is an error (the step model has no compiled-in fit).
+/// Reads catalog/calibration/training.yaml, and the eager issue time per layer from
+/// catalog/calibration/serving.yaml. Errors name file:line and the expected value; a catalog
+/// without either file is an error (the step model has no compiled-in fit).
 base::Result<TrainingCalibration> training_calibration(const hardware::Catalog& catalog);
 
 }  // namespace clustertwin::execution

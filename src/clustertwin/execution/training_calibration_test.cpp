@@ -10,9 +10,14 @@
 namespace clustertwin::execution {
 namespace {
 
+// A catalog of `text` as training.yaml beside the shipped serving.yaml (which gives the eager
+// issue time per layer).
 base::Result<TrainingCalibration> from_text(const std::string& text) {
-  auto cat = hardware::Catalog::load_files(
-      std::vector<hardware::CatalogFile>{{"calibration/training.yaml", text}});
+  std::vector<hardware::CatalogFile> files{{"calibration/training.yaml", text}};
+  for (const auto& f : workload::test_support::catalog().other_files()) {
+    if (f.path == "calibration/serving.yaml") files.push_back(f);
+  }
+  auto cat = hardware::Catalog::load_files(files);
   if (!cat) return base::fail(cat.error());
   return training_calibration(*cat);
 }
@@ -28,6 +33,7 @@ TEST(TrainingCalibration, ReadsTheCatalogsFittedConstantsWithSources) {
   EXPECT_LT(tc->fp8_overhead, 1.0);
   EXPECT_GT(tc->host_per_expert_gemm.base(), 1e-6);
   EXPECT_LT(tc->host_per_expert_gemm.base(), 1e-3);
+  EXPECT_DOUBLE_EQ(tc->eager_host_per_layer.base(), 1.11e-3);  // serving.yaml's
   EXPECT_EQ(tc->path, "catalog/calibration/training.yaml");
   EXPECT_NE(tc->sources.find("least squares over the training validation cases"), std::string::npos)
       << tc->sources;
@@ -35,9 +41,11 @@ TEST(TrainingCalibration, ReadsTheCatalogsFittedConstantsWithSources) {
   TrainingSetup s;
   EXPECT_EQ(s.fp8_overhead, 0.0);
   EXPECT_EQ(s.host_per_expert_gemm.base(), 0.0);
+  EXPECT_EQ(s.eager_host_per_layer.base(), 0.0);
   tc->apply(s);
   EXPECT_DOUBLE_EQ(s.fp8_overhead, tc->fp8_overhead);
   EXPECT_DOUBLE_EQ(s.host_per_expert_gemm.base(), tc->host_per_expert_gemm.base());
+  EXPECT_DOUBLE_EQ(s.eager_host_per_layer.base(), 1.11e-3);
 }
 
 // Bad files: errors name the file and line and what was expected; nothing is defaulted.

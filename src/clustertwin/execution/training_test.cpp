@@ -78,8 +78,8 @@ TEST(Training, EagerHostIssueShowsAfterTheDroplessSync) {
   const auto graphed = costs(l, cuda_graph::kLayer);
   const auto no_sync = costs(l, cuda_graph::kMoePreprocess);
   // 16 local experts x 2 GEMMs x 120 us + 1.11 ms of layer issue, above the layer's GPU forward.
-  const double h_f = 16 * 2 * f.setup(l).host_per_expert_gemm.base() +
-                     default_step_calibration().eager_host_per_layer_s;
+  const double h_f =
+      16 * 2 * f.setup(l).host_per_expert_gemm.base() + f.setup(l).eager_host_per_layer.base();
   EXPECT_NEAR(eager.host_fwd, h_f - (eager.fwd() - eager.host_fwd), 1e-9);
   EXPECT_GT(eager.host_fwd, 0.5e-3);
   EXPECT_EQ(graphed.host_fwd + graphed.host_bwd, 0.0);

@@ -4,6 +4,7 @@
 
 #include <numeric>
 
+#include "clustertwin/execution/serving_calibration.h"
 #include "clustertwin/power/test_fixture.h"
 
 namespace clustertwin::power {
@@ -31,6 +32,7 @@ struct Serving {
     setup.model = &model;
     setup.compute = &cm;
     setup.fabric = *execution::serving_fabric(catalog(), spec);
+    execution::serving_step_calibration(catalog())->apply(setup);
     setup.memory_capacity = gpu->hbm_usable;
     setup.dataset = workload::fixed_dataset(isl, osl);
     setup.layout = l;

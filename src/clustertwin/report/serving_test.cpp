@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include "clustertwin/execution/serving_calibration.h"
 #include "clustertwin/models/model_catalog.h"
 
 namespace clustertwin::report {
@@ -14,6 +15,7 @@ TEST(ServingReport, JsonKeysCarryUnitsAndTheTraceIsValid) {
   auto cm = *compute::ComputeModel::for_gpu(gpu, cat);
   auto model = *models::load_model(cat, "llama2-70b");
   execution::ServingSetup s;
+  execution::serving_step_calibration(cat)->apply(s);
   s.model = &model;
   s.compute = &cm;
   s.fabric = *execution::serving_fabric(cat, spec);

@@ -430,13 +430,16 @@ base::Result<std::string> read_text(const std::string& path) {
 }
 
 // The explicit layout of the flags (or of a file); replicas default to what the GPUs hold.
-base::Result<workload::ServingLayout> explicit_layout(const ServingRequest& o, int64_t gpus,
-                                                      compute::DType weights, double kv_bytes) {
+// `cal`: the catalog's fitted constants, whose TP overlap a layout takes unless it sets its own.
+base::Result<workload::ServingLayout> explicit_layout(
+    const ServingRequest& o, int64_t gpus, compute::DType weights, double kv_bytes,
+    const execution::ServingStepCalibration& cal) {
   workload::ServingLayout l;
+  cal.apply(l);
   if (!o.serving.empty() && o.serving != "auto") {
     auto text = read_text(o.serving);
     if (!text) return base::fail(text.error());
-    auto f = workload::parse_serving_yaml(*text, o.serving);
+    auto f = workload::parse_serving_yaml(*text, o.serving, cal.tp_overlap);
     if (!f) return f;
     l = *f;
   } else {
@@ -593,7 +596,12 @@ base::Result<std::unique_ptr<ServingJob>> prepare_serving(const Environment& ctx
   auto fabric = execution::serving_fabric(job->catalog, job->cluster);
   if (!fabric) return base::fail(fabric.error());
 
+  auto sc_cal = execution::serving_step_calibration(job->catalog);
+  if (!sc_cal) return base::fail(sc_cal.error());
+  job->serving_calibration = std::move(*sc_cal);
+
   execution::ServingSetup& s = job->setup;
+  job->serving_calibration.apply(s);
   s.model = &job->model;
   s.compute = &*job->compute;
   s.fabric = *fabric;
@@ -638,7 +646,8 @@ bool serving_layout_given(const ServingRequest& r) { return layout_flags_given(r
 
 base::Result<workload::ServingLayout> serving_layout(const ServingRequest& o,
                                                      const ServingJob& job) {
-  auto l = explicit_layout(o, job.gpus, job.weights, job.setup.layout.kv_bytes);
+  auto l =
+      explicit_layout(o, job.gpus, job.weights, job.setup.layout.kv_bytes, job.serving_calibration);
   if (!l) return base::fail(l.error());
   if (auto st = workload::validate(*l, job.model, job.gpus); !st) return base::fail(st.error());
   return l;

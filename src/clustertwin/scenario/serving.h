@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "clustertwin/compute/compute_model.h"
+#include "clustertwin/execution/serving_calibration.h"
 #include "clustertwin/execution/serving_sim.h"
 #include "clustertwin/hardware/catalog.h"
 #include "clustertwin/models/model.h"
@@ -93,6 +94,9 @@ struct ServingJob {
   compute::DType precision = compute::DType::kNvfp4;  ///< as asked
   compute::DType weights = compute::DType::kNvfp4;    ///< as the GPU runs them
   execution::ServingSetup setup;
+  /// The catalog's fitted constants of the serving step model (catalog/calibration/serving.yaml),
+  /// applied to `setup` and to every layout the request gives that does not set its own.
+  execution::ServingStepCalibration serving_calibration;
   std::vector<std::string> notes;
 };
 /// Resolves a request (messages name fields, {key}).

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include "clustertwin/execution/serving_calibration.h"
 #include "clustertwin/models/model_catalog.h"
 
 namespace clustertwin::search {
@@ -39,6 +40,7 @@ TEST(ServingSearch, FindsACompliantLayoutAndAFrontier) {
   auto cm = *compute::ComputeModel::for_gpu(gpu, cat());
   auto model = *models::load_model(cat(), "llama2-70b");
   execution::ServingSetup s;
+  execution::serving_step_calibration(cat())->apply(s);
   s.model = &model;
   s.compute = &cm;
   s.fabric = *execution::serving_fabric(cat(), spec);
@@ -83,6 +85,7 @@ TEST(ServingSearch, ModelThatFitsNowhereIsAnError) {
   auto cm = *compute::ComputeModel::for_gpu(gpu, cat());
   auto model = *models::load_model(cat(), "deepseek-r1");
   execution::ServingSetup s;
+  execution::serving_step_calibration(cat())->apply(s);
   s.model = &model;
   s.compute = &cm;
   s.fabric = *execution::serving_fabric(cat(), spec);
@@ -106,6 +109,7 @@ TEST(ServingSearch, GenerationBreakdownNamesTheReasons) {
   auto cb = *compute::ComputeModel::for_gpu(gb, cat());
   auto model = *models::load_model(cat(), "deepseek-r1");
   execution::ServingSetup s;
+  execution::serving_step_calibration(cat())->apply(s);
   s.model = &model;
   s.compute = &cb;
   s.fabric = *execution::serving_fabric(cat(), b200);

@@ -390,7 +390,8 @@ std::optional<InstanceLayout> read_instance(config::Reader& r) {
 
 }  // namespace
 
-base::Result<ServingLayout> parse_serving_yaml(std::string_view text, const std::string& file) {
+base::Result<ServingLayout> parse_serving_yaml(std::string_view text, const std::string& file,
+                                               double default_tp_overlap) {
   using Need = config::Reader::Need;
   auto doc = config::parse_document(text, file);
   if (!doc) return fail(doc.error());
@@ -398,6 +399,7 @@ base::Result<ServingLayout> parse_serving_yaml(std::string_view text, const std:
   config::Reader top(doc->root, ctx);
   ServingLayout l;
   l.replicas = 0;
+  l.tp_overlap = default_tp_overlap;
   auto r = top.child("serving");
   if (!r) return fail(ctx.errors.combined());
   if (auto p =

@@ -132,10 +132,12 @@ struct ServingLayout {
   double kv_fraction = 0.9;  ///< of memory left after weights and buffers
   /// Fraction of the TP all-reduce time that hides behind the GEMMs around it (TensorRT-LLM's
   /// fused GEMM + all-reduce, gemm_allreduce_plugin; userbuffers): 0 = none, 1 = all of it up to
-  /// the GEMM time. 0.5 is fitted on one MLPerf case (VC0154, Llama 3.1 405B H200 Server, whose
-  /// config has the fusion) and tested on the others (tests/validation/
-  /// inference_validation_test.cpp); a build without gemm_allreduce_plugin hides nothing (0).
-  double tp_overlap = 0.5;
+  /// the GEMM time. The fused build's fraction is fitted on one MLPerf case (VC0154, Llama 3.1
+  /// 405B H200 Server, whose config has the fusion) and tested on the others (tests/validation/
+  /// inference_validation_test.cpp): catalog/calibration/serving.yaml, which every layout takes
+  /// unless it sets its own (execution::ServingStepCalibration::apply; 0 until applied); a build
+  /// without gemm_allreduce_plugin hides nothing (0).
+  double tp_overlap = 0.0;
   /// NVFP4 activation quantisation fused into the RMSNorm before a GEMM (TensorRT-LLM
   /// `norm_quant_fusion`; the norm writes the FP4 values and block scales the GEMM reads). The
   /// GEMMs fed by a norm -- the QKV projection (MLA: its down projection) and the MLP's or shared
@@ -234,6 +236,9 @@ base::Result<std::vector<int64_t>> parse_graph_batches(std::string_view text);
 ///     runtime: pytorch          # pytorch | trt-engine (ServingRuntime)
 ///     stream_interval: 1        # iterations between streamed responses (server, interactive)
 /// `replicas` 0 means "as many as the GPUs hold" (the caller fills it in).
-base::Result<ServingLayout> parse_serving_yaml(std::string_view text, const std::string& file);
+/// A file without `tp_overlap` takes `default_tp_overlap` (the catalog's fitted overlap:
+/// execution::ServingStepCalibration).
+base::Result<ServingLayout> parse_serving_yaml(std::string_view text, const std::string& file,
+                                               double default_tp_overlap = 0.0);
 
 }  // namespace clustertwin::workload

@@ -1,0 +1,98 @@
+#include "clustertwin/execution/serving_calibration.h"
+
+#include <gtest/gtest.h>
+
+#include <vector>
+
+#include "clustertwin/workload/catalog_test_support.h"
+
+namespace clustertwin::execution {
+namespace {
+
+base::Result<ServingStepCalibration> from_text(const std::string& text) {
+  auto cat = hardware::Catalog::load_files(
+      std::vector<hardware::CatalogFile>{{"calibration/serving.yaml", text}});
+  if (!cat) return base::fail(cat.error());
+  return serving_step_calibration(*cat);
+}
+
+// The shipped constants come from catalog/calibration/serving.yaml with their sources, and a
+// setup or layout takes them only when applied (the step model has no compiled-in fit).
+TEST(ServingStepCalibration, ReadsTheCatalogsFittedConstantsWithSources) {
+  auto sc = serving_step_calibration(workload::test_support::catalog());
+  ASSERT_TRUE(sc) << sc.error().to_string();
+  EXPECT_DOUBLE_EQ(sc->tp_overlap, 0.5);
+  EXPECT_DOUBLE_EQ(sc->stream_host_per_response.base(), 30e-6);
+  EXPECT_DOUBLE_EQ(sc->eager_host_per_layer.base(), 1.11e-3);
+  EXPECT_EQ(sc->path, "catalog/calibration/serving.yaml");
+  for (const char* s : {"VC0154", "S0099", "TensorRT-LLM blog 3"}) {
+    EXPECT_NE(sc->sources.find(s), std::string::npos) << s << " in " << sc->sources;
+  }
+  ServingSetup s;
+  EXPECT_EQ(s.layout.tp_overlap, 0.0);
+  EXPECT_EQ(s.calibration.stream_host_per_response_s, 0.0);
+  EXPECT_EQ(s.calibration.eager_host_per_layer_s, 0.0);
+  s.calibration.gpu_factor = 1.25;  // a profile's: applying the catalog's leaves it
+  sc->apply(s);
+  EXPECT_DOUBLE_EQ(s.layout.tp_overlap, 0.5);
+  EXPECT_DOUBLE_EQ(s.calibration.stream_host_per_response_s, 30e-6);
+  EXPECT_DOUBLE_EQ(s.calibration.eager_host_per_layer_s, 1.11e-3);
+  EXPECT_DOUBLE_EQ(s.calibration.gpu_factor, 1.25);
+  StepSetup st;
+  EXPECT_EQ(st.tp_overlap, 0.0);
+  sc->apply(st);
+  EXPECT_DOUBLE_EQ(st.tp_overlap, 0.5);
+  EXPECT_DOUBLE_EQ(st.calibration.eager_host_per_layer_s, 1.11e-3);
+}
+
+// Bad files: errors name the file and line and what was expected; nothing is defaulted.
+TEST(ServingStepCalibration, BadFilesFailWithFileAndLine) {
+  const std::string head = "sources:\n  f: a fit\nserving_calibration:\n";
+  const std::string overlap = "  tp_overlap: {value: 0.4, source: f}\n";
+  const std::string stream = "  stream_host_per_response: {value: 25 us, source: f}\n";
+  const std::string eager = "  eager_host_per_layer: {value: 1 ms, source: f}\n";
+  auto ok = from_text(head + overlap + stream + eager);
+  ASSERT_TRUE(ok) << ok.error().to_string();
+  EXPECT_DOUBLE_EQ(ok->tp_overlap, 0.4);
+  EXPECT_DOUBLE_EQ(ok->stream_host_per_response.base(), 25e-6);
+  EXPECT_DOUBLE_EQ(ok->eager_host_per_layer.base(), 1e-3);
+
+  auto no_unit =
+      from_text(head + overlap + "  stream_host_per_response: {value: 25, source: f}\n" + eager);
+  ASSERT_FALSE(no_unit);
+  EXPECT_NE(no_unit.error().to_string().find("catalog/calibration/serving.yaml:5"),
+            std::string::npos)
+      << no_unit.error().to_string();
+
+  auto beyond = from_text(head + "  tp_overlap: {value: 1.5, source: f}\n" + stream + eager);
+  ASSERT_FALSE(beyond);
+  EXPECT_NE(beyond.error().to_string().find("catalog/calibration/serving.yaml:4"),
+            std::string::npos)
+      << beyond.error().to_string();
+
+  auto slow =
+      from_text(head + overlap + stream + "  eager_host_per_layer: {value: 1.11 s, source: f}\n");
+  ASSERT_FALSE(slow);
+  EXPECT_NE(slow.error().to_string().find("eager_host_per_layer: expected at most 100 ms"),
+            std::string::npos)
+      << slow.error().to_string();
+  EXPECT_NE(slow.error().to_string().find("serving.yaml:6"), std::string::npos)
+      << slow.error().to_string();
+
+  auto missing = from_text(head + overlap + stream);
+  ASSERT_FALSE(missing);
+  EXPECT_NE(missing.error().to_string().find("eager_host_per_layer"), std::string::npos)
+      << missing.error().to_string();
+
+  auto unsourced = from_text(head + overlap + stream + "  eager_host_per_layer: {value: 1 ms}\n");
+  ASSERT_FALSE(unsourced);
+
+  auto none = hardware::Catalog::load_files(std::vector<hardware::CatalogFile>{});
+  ASSERT_TRUE(none) << none.error().to_string();
+  auto absent = serving_step_calibration(*none);
+  ASSERT_FALSE(absent);
+  EXPECT_NE(absent.error().to_string().find("calibration/serving.yaml"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace clustertwin::execution
