@@ -10,6 +10,7 @@
 #include <limits>
 #include <memory>
 #include <numeric>
+#include <optional>
 #include <queue>
 #include <span>
 
@@ -302,6 +303,9 @@ class Sim {
 
   /// The run stopped at the engine's event limit instead of finishing (a bound on run time).
   [[nodiscard]] bool hit_event_limit() const { return sim_.event_limit_reached(); }
+  /// The run stopped because an iteration or KV transfer would have ended past the limit of
+  /// simulated time (ticks_within_clock): when, in seconds; 0 when it did not.
+  [[nodiscard]] double clock_overrun_s() const { return clock_overrun_s_; }
   [[nodiscard]] int64_t events() const { return sim_.events_run(); }
 
  private:
@@ -347,6 +351,19 @@ class Sim {
   }
 
   double now_s() const { return engine::to_seconds(sim_.now()).base(); }
+
+  /// `dt_s` seconds from now in ticks (at least one), or nullopt after stopping the run when
+  /// that moment is past base::kMaxSimSeconds: an iteration of absurd length (a calibration
+  /// profile's GEMM efficiency of 1e-300 made one of ~1e298 s, which aborted in
+  /// engine::to_ticks) ends the run, and finish() refuses it with the time (clock_overrun_s).
+  std::optional<Tick> ticks_within_clock(double dt_s) {
+    const double end = now_s() + dt_s;
+    if (std::isfinite(end) && end <= base::kMaxSimSeconds)
+      return std::max<Tick>(1, engine::to_ticks(base::seconds(dt_s)));
+    stopped_ = true;
+    if (clock_overrun_s_ == 0) clock_overrun_s_ = std::isfinite(end) ? end : HUGE_VAL;
+    return std::nullopt;
+  }
 
   void kick(int inst) {
     Instance& in = instances_[static_cast<size_t>(inst)];
@@ -602,10 +619,11 @@ class Sim {
       }
       duration = t - g.started;
     }
-    const Tick dt = std::max<Tick>(1, engine::to_ticks(base::seconds(duration)));
+    const auto dt = ticks_within_clock(duration);
+    if (!dt) return;
     record(in, inst_idx, group_idx, g);
     sim_.schedule_in(
-        dt, [this, inst_idx, group_idx](Simulator&) { end_iteration(inst_idx, group_idx); });
+        *dt, [this, inst_idx, group_idx](Simulator&) { end_iteration(inst_idx, group_idx); });
   }
 
   // TensorRT-LLM's attention-DP balance (PyExecutor._balance_adp_requests; blog 10), on the
@@ -984,22 +1002,23 @@ class Sim {
     const double start = std::max(now_s(), link_free);
     link_free = start + dt;
     instances_[static_cast<size_t>(dst)].in_flight++;  // reserve its place now
-    sim_.schedule_in(std::max<Tick>(1, engine::to_ticks(base::seconds(link_free - now_s()))),
-                     [this, inst_idx, rank_id, id, dst](Simulator&) {
-                       if (stopped_) return;
-                       Instance& s = instances_[static_cast<size_t>(inst_idx)];
-                       Rank& r = s.ranks[static_cast<size_t>(rank_id)];
-                       Seq& moved = seqs_[static_cast<size_t>(id)];
-                       kv_used(s, r) -= moved.kv_base;
-                       s.in_flight--;
-                       moved.needs_prefill = false;
-                       moved.state = State::kWaiting;
-                       moved.instance = dst;
-                       Instance& d2 = instances_[static_cast<size_t>(dst)];
-                       d2.queue.push_back(id);
-                       kick(dst);
-                       kick(inst_idx);
-                     });
+    const auto transfer = ticks_within_clock(link_free - now_s());
+    if (!transfer) return;
+    sim_.schedule_in(*transfer, [this, inst_idx, rank_id, id, dst](Simulator&) {
+      if (stopped_) return;
+      Instance& s = instances_[static_cast<size_t>(inst_idx)];
+      Rank& r = s.ranks[static_cast<size_t>(rank_id)];
+      Seq& moved = seqs_[static_cast<size_t>(id)];
+      kv_used(s, r) -= moved.kv_base;
+      s.in_flight--;
+      moved.needs_prefill = false;
+      moved.state = State::kWaiting;
+      moved.instance = dst;
+      Instance& d2 = instances_[static_cast<size_t>(dst)];
+      d2.queue.push_back(id);
+      kick(dst);
+      kick(inst_idx);
+    });
   }
 
   ServingResult finish(size_t n) {
@@ -1146,6 +1165,7 @@ class Sim {
   int64_t multi_token_ = 0, firsts_ = 0;  // samples of more than one token; with a first token
   int64_t next_bound_check_ = std::numeric_limits<int64_t>::max();  // drain_bound_met
   bool stopped_ = false;
+  double clock_overrun_s_ = 0;  // ticks_within_clock
 };
 
 // Identical shares of the deployment simulated once each (serving_sim.h, "symmetry").
@@ -1479,6 +1499,14 @@ class ServingRun {
       return base::fail(
           "the serving simulation stopped after " + std::to_string(sim.events()) +
           " events, the limit of one run (base::kMaxEvents): simulate fewer requests");
+    }
+    if (sim.clock_overrun_s() > 0) {
+      return base::fail(
+          fmt("a serving iteration would end at %.3g s of simulated time, ",
+              sim.clock_overrun_s()) +
+          fmt("more than the limit of %.0f s (100 years): a kernel time is absurd; check the "
+              "GPU's rates and the calibration profile's efficiencies",
+              base::kMaxSimSeconds));
     }
     r.rate_qps = s.scenario == ServingScenario::kOffline ? r.requests_per_s : s.rate_qps;
     r.memory = p->mem;

@@ -1,5 +1,7 @@
 #include "clustertwin/execution/training.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cstdio>
 #include <iterator>
@@ -7,6 +9,7 @@
 #include <numeric>
 
 #include "clustertwin/base/check.h"
+#include "clustertwin/base/number.h"
 #include "clustertwin/models/ops.h"
 
 namespace clustertwin::execution {
@@ -577,6 +580,23 @@ base::Result<Prepared> prepare(const TrainingSetup& s, bool explain) {
       l.pp > 1 ? comm(c, CommOp::kSendRecv, act, 2, stage_stride, static_cast<int>(p.gpus / l.pp))
                : 0.0;
   p.p2p.assign(static_cast<size_t>(std::max(0, chunks - 1)), send);
+  // The step on the engine's integer-nanosecond clock: it ends before the sum of its tasks and
+  // transfers (every micro-batch's forward and backward of every chunk, each boundary crossed
+  // twice), so a sum within base::kMaxSimSeconds keeps every tick in range. Past it, a kernel
+  // time is absurd (a calibration profile's efficiency of 1e-300 made a 1e299 s step, which
+  // aborted in engine::to_ticks); refused here, for the event model and the estimate alike.
+  double per_micro_batch = 0;
+  for (const auto& k : p.chunks) per_micro_batch += k.fwd + k.bwd;
+  for (double x : p.p2p) per_micro_batch += 2 * x;
+  const double bound = static_cast<double>(l.micro_batches()) * per_micro_batch;
+  if (!(bound <= base::kMaxSimSeconds)) {
+    return base::fail(fmt::format(
+        "the training step would take up to {:.3g} s ({} x {:.3g} s of forward, backward and "
+        "pipeline sends per micro-batch), more than the limit of simulated time ({:.0f} s, 100 "
+        "years): a kernel time is absurd; check the GPU's rates and the calibration profile's "
+        "efficiencies",
+        bound, l.micro_batches(), per_micro_batch, base::kMaxSimSeconds));
+  }
   return p;
 }
 

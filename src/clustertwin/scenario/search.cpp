@@ -164,10 +164,14 @@ base::Result<SearchRun> run_search(const Environment& env, const TrainingRequest
     }
   }
   if (rows.empty()) {
-    // Every leader was refused by the event model (or by the closed form's full estimate).
-    return base::fail(fmt::format("none of the {} best layouts of {} on {} GPUs could be timed",
+    // Every leader was refused by the event model (or by the closed form's full estimate): the
+    // first one's reason says why (a step beyond the simulation clock, ...).
+    auto first = execution::simulate_training_step(
+        search::setup_for(setup, *space, res.best.front().layout));
+    return base::fail(fmt::format("none of the {} best layouts of {} on {} GPUs could be timed{}",
                                   std::min<int64_t>(std::max(s.confirm, 1), std::ssize(res.best)),
-                                  model.name, gpus));
+                                  model.name, gpus,
+                                  first ? std::string() : "; the first: " + first.error().message));
   }
   if (static_cast<int>(rows.size()) > s.top) rows.resize(static_cast<size_t>(s.top));
   SearchRun out;
