@@ -209,3 +209,14 @@ ct_cli_test(NAME hard.serve_iteration_beyond_the_clock RC 2
             ARGS serve --cluster hgx-h100*1 --model llama3.1-8b --tp 8 --isl 128 --osl 16
                  --scenario offline --calibration ${HOSTILE}/profile-efficiency-tiny.yaml
             STDERR "a serving iteration would end at 3.92e+295 s of simulated time, more than the limit of 3155760000 s (100 years)")
+# A serving layout file and the flags take the same bounds (base/number.h): max_batch up to
+# kMaxBatch (a file refused past 2^20 while --max-batch took 2^30), tp/pp/ep and replicas up to
+# kMaxGpus, max_tokens up to kMaxTokensPerStep.
+ct_cli_test(NAME hard.serving_layout_max_batch_as_the_flag
+            ARGS serve --cluster hgx-h100*1 --model llama3.1-8b --isl 128 --osl 16 --scenario offline
+                 --serving ${HOSTILE}/serving-max-batch-2-21.yaml --json -
+            STDOUT "\"max_batch\": 2097152,")
+ct_cli_test(NAME hard.serving_layout_max_batch_beyond_the_limit RC 2
+            ARGS serve --cluster hgx-h100*1 --model llama3.1-8b --isl 128 --osl 16 --scenario offline
+                 --serving ${HOSTILE}/serving-max-batch-beyond-limit.yaml
+            STDERR "serving-max-batch-beyond-limit.yaml:5: serving.instance.max_batch: expected an integer in [1, 1073741824], got 1073741825")

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdio>
 
+#include "clustertwin/base/number.h"
 #include "clustertwin/config/reader.h"
 #include "clustertwin/workload/memory.h"
 
@@ -358,12 +359,15 @@ namespace {
 std::optional<InstanceLayout> read_instance(config::Reader& r) {
   using Need = config::Reader::Need;
   InstanceLayout l;
-  l.tp = static_cast<int>(r.integer("tp", Need::kOptional, 1, 4096).value_or(1));
-  l.pp = static_cast<int>(r.integer("pp", Need::kOptional, 1, 4096).value_or(1));
-  l.ep = static_cast<int>(r.integer("ep", Need::kOptional, 1, 4096).value_or(1));
+  // The bounds of `serve`'s flags for the same fields (scenario/serving.cpp's field table): the
+  // named limits of base/number.h, so a layout file and the flags accept the same values.
+  l.tp = static_cast<int>(r.integer("tp", Need::kOptional, 1, base::kMaxGpus).value_or(1));
+  l.pp = static_cast<int>(r.integer("pp", Need::kOptional, 1, base::kMaxGpus).value_or(1));
+  l.ep = static_cast<int>(r.integer("ep", Need::kOptional, 1, base::kMaxGpus).value_or(1));
   l.dp_attention = r.boolean("dp_attention", Need::kOptional).value_or(false);
-  l.max_batch = r.integer("max_batch", Need::kOptional, 1, 1 << 20).value_or(256);
-  l.max_tokens = r.integer("max_tokens", Need::kOptional, 1, 1 << 24).value_or(8192);
+  l.max_batch = r.integer("max_batch", Need::kOptional, 1, base::kMaxBatch).value_or(256);
+  l.max_tokens =
+      r.integer("max_tokens", Need::kOptional, 1, base::kMaxTokensPerStep).value_or(8192);
   l.chunked_prefill = r.boolean("chunked_prefill", Need::kOptional).value_or(true);
   l.chunk_unit = static_cast<int>(r.integer("chunk_unit", Need::kOptional, 1, 1 << 16).value_or(1));
   l.pp_chunk_overlap = r.boolean("pp_chunk_overlap", Need::kOptional).value_or(false);
@@ -410,12 +414,13 @@ base::Result<ServingLayout> parse_serving_yaml(std::string_view text, const std:
     l.kv_bytes = *k == "fp8" ? 1.0 : 2.0;
   }
   if (auto i = r->child("instance")) l.instance = read_instance(*i).value_or(InstanceLayout{});
-  l.replicas = static_cast<int>(r->integer("replicas", Need::kOptional, 1, 1 << 20).value_or(0));
+  l.replicas =
+      static_cast<int>(r->integer("replicas", Need::kOptional, 1, base::kMaxGpus).value_or(0));
   if (auto p = r->child("prefill", Need::kOptional)) {
     l.disaggregated = true;
     l.prefill = read_instance(*p).value_or(InstanceLayout{});
-    l.prefill_replicas =
-        static_cast<int>(r->integer("prefill_replicas", Need::kRequired, 1, 1 << 20).value_or(1));
+    l.prefill_replicas = static_cast<int>(
+        r->integer("prefill_replicas", Need::kRequired, 1, base::kMaxGpus).value_or(1));
   }
   if (auto m = r->child("mtp", Need::kOptional)) {
     l.mtp = static_cast<int>(m->integer("draft_tokens", Need::kRequired, 0, 8).value_or(0));
