@@ -37,11 +37,14 @@ Verb add_export(CLI::App& app, const Context& ctx) {
   cmd->add_option("target", r.target, "slurm or kueue")->required();
   cmd->add_option("--cluster", r.cluster, "catalog name, cluster file or SYSTEM*COUNT")
       ->capture_default_str();
-  cmd->add_option("--tree-file", r.tree_file,
-                  "a switch tree CSV (host,level1,...,leaf) instead of --cluster");
+  auto* tree = cmd->add_option("--tree-file", r.tree_file,
+                               "a switch tree CSV (host,level1,...,leaf) instead of --cluster");
+  // A catalog cluster's nodes have their system's GPUs, and a tree file names its hosts: each
+  // flag applies to one kind of cluster only, and given for the other it is refused, not ignored.
   cmd->add_option("--gpus-per-node", r.gpus_per_node, "GPUs per host of a --tree-file cluster")
       ->check(flags::positive(r.gpus_per_node, base::kMaxGpus))
-      ->capture_default_str();
+      ->capture_default_str()
+      ->needs(tree);
   cmd->add_option("--format", r.format,
                   "slurm: block, tree or yaml (default: block on NVL72 clusters, tree otherwise)");
   cmd->add_option(
@@ -49,7 +52,10 @@ Verb add_export(CLI::App& app, const Context& ctx) {
          "nodes per block kept spare: BlockSizes and the Kueue slice size plan blocks - spares")
       ->capture_default_str()
       ->check(flags::non_negative(r.spares, base::kMaxGpus));
-  cmd->add_option("--node-prefix", r.node_prefix, "host name prefix")->capture_default_str();
+  cmd->add_option("--node-prefix", r.node_prefix,
+                  "host name prefix (not with --tree-file, whose hosts are named in the file)")
+      ->capture_default_str()
+      ->excludes(tree);
   cmd->add_option("--out", o->out, "write to FILE ('-' for stdout)")->capture_default_str();
   return {cmd, [&ctx, o] { return run_export(ctx, *o); }};
 }

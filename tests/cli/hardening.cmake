@@ -220,3 +220,16 @@ ct_cli_test(NAME hard.serving_layout_max_batch_beyond_the_limit RC 2
             ARGS serve --cluster hgx-h100*1 --model llama3.1-8b --isl 128 --osl 16 --scenario offline
                  --serving ${HOSTILE}/serving-max-batch-beyond-limit.yaml
             STDERR "serving-max-batch-beyond-limit.yaml:5: serving.instance.max_batch: expected an integer in [1, 1073741824], got 1073741825")
+# export: --gpus-per-node applies to a --tree-file cluster, --node-prefix to a catalog one (a tree
+# file names its hosts); each was ignored for the other. An empty prefix was accepted (host names
+# of digits alone, the same for every exported cluster). An empty argument does not survive
+# ct_cli_test's list, hence sh.
+ct_cli_test(NAME hard.export_gpus_per_node_without_tree_file RC 2
+            ARGS export slurm --cluster gb300-nvl72*1 --gpus-per-node 4
+            STDERR "--gpus-per-node requires --tree-file")
+ct_cli_test(NAME hard.export_node_prefix_with_tree_file RC 2
+            ARGS export slurm --tree-file ${CMAKE_CURRENT_SOURCE_DIR}/scheduler/data/lingjun_topo.csv --node-prefix gpu
+            STDERR "--tree-file excludes --node-prefix")
+add_test(NAME hard.export_empty_node_prefix
+         COMMAND sh -c "out=$($<TARGET_FILE:clustertwin> export slurm --cluster gb300-nvl72*1 --node-prefix '' 2>&1); rc=$?; echo \"$out\"; test $rc -eq 2 && echo \"$out\" | grep -qF \"error: --node-prefix: '' is not a valid host name: it is empty\"")
+set_tests_properties(hard.export_empty_node_prefix PROPERTIES LABELS cli)

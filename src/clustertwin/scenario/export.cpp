@@ -18,7 +18,9 @@ base::Result<std::string> run_export(const Environment& env, const ExportRequest
     return base::fail("export: expected slurm or kueue, got '" + r.target + "'");
   }
   const bool kueue = r.target == "kueue";
-  if (!r.node_prefix.empty()) {
+  // An empty prefix is refused too: host names of digits alone (0000, 0001, ...) are the same
+  // for every exported cluster.
+  if (r.tree_file.empty()) {
     if (auto st = check_host_name(r.node_prefix, "{node_prefix}", kueue); !st) {
       return base::fail(st.error());
     }
