@@ -14,6 +14,7 @@
 #include "clustertwin/search/training_search.h"
 
 namespace clustertwin::scenario {
+
 namespace {
 
 using S = SearchSettings;
@@ -151,9 +152,28 @@ base::Result<SearchRun> run_search(const Environment& env, const TrainingRequest
     execution::TrainingResult result;
   };
   std::vector<Row> rows;
+  int confirmed = s.confirm;
+  int64_t capped_passes = 0;  // the passes of the first leader left out, when the budget cut
   if (s.confirm > 0) {
-    std::vector<search::TrainingCandidate> leaders(
-        res.best.begin(), res.best.begin() + std::min<ptrdiff_t>(s.confirm, std::ssize(res.best)));
+    // The event model's cost is its micro-batch passes (micro-batches x pp x vpp, held and run
+    // one by one): the leaders confirmed hold at most s.confirm_passes in all, so a huge global
+    // batch (3e7 sequences on 8 GPUs: 10 steps of 3.75M passes, 118 s and 3.2 GB in a release
+    // build) costs one step (6 s, 0.6 GB), not ten. The best by the closed form is always
+    // confirmed.
+    const ptrdiff_t n = std::min<ptrdiff_t>(s.confirm, std::ssize(res.best));
+    int64_t passes = 0;
+    ptrdiff_t k = 0;
+    for (; k < n; ++k) {
+      const auto& l = res.best[static_cast<size_t>(k)].layout;
+      const int64_t p = l.micro_batches() * l.pp * l.vpp;
+      if (k > 0 && passes + p > s.confirm_passes) {
+        capped_passes = p;
+        break;
+      }
+      passes += p;
+    }
+    if (k < n) confirmed = static_cast<int>(k);
+    std::vector<search::TrainingCandidate> leaders(res.best.begin(), res.best.begin() + k);
     for (auto& x : search::confirm_with_event_model(setup, leaders, *space)) {
       rows.push_back({x.analytical.layout, x.analytical.step_time_s, std::move(x.simulated)});
     }
@@ -185,7 +205,7 @@ base::Result<SearchRun> run_search(const Environment& env, const TrainingRequest
        {"candidates", res.enumerated},
        {"valid", res.valid},
        {"feasible", res.fitting},
-       {"confirmed_with_event_model", s.confirm}};
+       {"confirmed_with_event_model", confirmed}};
   if (fitted) {
     j["compute_scale"] = report::round_sig(*job.compute_scale);
     j["calibration_profile"] = job.calibration_path;
@@ -229,7 +249,13 @@ base::Result<SearchRun> run_search(const Environment& env, const TrainingRequest
     out.text += fmt::format(
         "\n  step s: the event-driven step of the {} best by the closed form, ranked by it; "
         "`clustertwin train` with a layout gives its trace and breakdown\n",
-        s.confirm);
+        confirmed);
+    if (confirmed < s.confirm && capped_passes > 0) {
+      out.text += fmt::format(
+          "  (of the {} asked: with the next one's {} micro-batch passes the confirmations "
+          "would run more than {}, the event model's bound for one search)\n",
+          s.confirm, capped_passes, s.confirm_passes);
+    }
   } else {
     out.text +=
         "\n  (closed-form estimates; run `clustertwin train` with the chosen layout for the "

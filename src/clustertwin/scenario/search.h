@@ -20,6 +20,10 @@ struct SearchSettings {
   int confirm = 10;  ///< the K best by the closed form run through the event model (0: none)
   int top = 10;      ///< layouts shown
   int threads = 0;   ///< worker threads (0: all cores)
+  /// Micro-batch passes (micro-batches x pp x vpp) the event model may run to confirm the
+  /// leaders, in all: 2^22, the bound of one training step (docs/limits.md); the best by the
+  /// closed form is always confirmed. A bound on work, not a field of the table.
+  int64_t confirm_passes = int64_t{1} << 22;
 };
 
 /// The search's fields, in the order `--help` shows them.
