@@ -233,3 +233,12 @@ ct_cli_test(NAME hard.export_node_prefix_with_tree_file RC 2
 add_test(NAME hard.export_empty_node_prefix
          COMMAND sh -c "out=$($<TARGET_FILE:clustertwin> export slurm --cluster gb300-nvl72*1 --node-prefix '' 2>&1); rc=$?; echo \"$out\"; test $rc -eq 2 && echo \"$out\" | grep -qF \"error: --node-prefix: '' is not a valid host name: it is empty\"")
 set_tests_properties(hard.export_empty_node_prefix PROPERTIES LABELS cli)
+# The scenario-file probe (hostile values at every key of every workload block): `pue: 0` was
+# taken for "not given" (the facility model's PUE, 1.31, printed with exit 0; 0.5 was refused),
+# and a dataset beside fixed lengths was ignored, even a name that is no dataset.
+ct_cli_test(NAME hard.power_pue_zero RC 2
+            ARGS --quiet power --cluster hgx-h100*2 --model llama3.1-8b --tp 8 --comm analytical --pue 0
+            STDERR "--pue: expected a number in [1, 5], got 0")
+ct_cli_test(NAME hard.serve_dataset_beside_fixed_lengths RC 2
+            ARGS serve --cluster hgx-h200*1 --model llama3.1-8b --tp 1 --isl 128 --osl 16 --dataset nope
+            STDERR "--dataset 'nope' and --isl/--osl both give the request lengths: give one")

@@ -7,6 +7,7 @@
 #include <optional>
 #include <string>
 
+#include "clustertwin/base/number.h"
 #include "clustertwin/base/result.h"
 #include "clustertwin/power/cooling.h"
 #include "clustertwin/power/gpu_power.h"
@@ -25,6 +26,11 @@ base::Result<power::GpuSettings> gpu_settings(const std::string& cap,
 /// (`supported`), else none.
 base::Result<std::optional<power::SmoothingRequest>> smoothing_request(const std::string& spec,
                                                                        bool off, bool supported);
+/// The range of a PUE field (`--pue`): facility / IT power, at least 1, at most 5 (the power
+/// layer's own check, power/cooling.cpp). A field's range is checked on the values given, so
+/// its default 0 (the facility model) stays the default, and `--pue 0`, which was taken for it,
+/// is refused.
+inline constexpr base::RealRange kPueRange{.min = 1, .max = 5};
 /// PUE, supply temperature, delta-T and coolant (0, -1000, 0 and "" = the facility defaults).
 power::CoolingSettings cooling_settings(double pue, double supply_temp, double delta_t,
                                         const std::string& coolant);

@@ -330,7 +330,8 @@ FieldTable<R> make_serving_fields() {
         .flag = "pue",
         .name = "PUE",
         .member = &R::pue,
-        .help = "with {power}: use this PUE instead of the facility model (>= 1)"},
+        .help = "with {power}: use this PUE instead of the facility model",
+        .reals = kPueRange},
       F{.key = "supply_temp",
         .flag = "supply-temp",
         .name = "supply temperature",
@@ -560,6 +561,12 @@ base::Result<std::unique_ptr<ServingJob>> prepare_serving(const Environment& ctx
   base::Result<workload::Dataset> dataset = base::fail("");
   if (o.isl > 0 || o.osl > 0) {
     if (o.isl <= 0 || o.osl <= 0) return base::fail("{isl} and {osl} go together (both > 0)");
+    // Both name the request lengths: a dataset beside fixed lengths was ignored, even a name
+    // that is no dataset.
+    if (!o.dataset.empty()) {
+      return base::fail("{dataset} '" + o.dataset +
+                        "' and {isl}/{osl} both give the request lengths: give one");
+    }
     dataset = workload::fixed_dataset(o.isl, o.osl);
   } else if (!o.dataset.empty()) {
     dataset = workload::find_dataset(job->catalog, o.dataset);
