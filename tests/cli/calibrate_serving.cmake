@@ -5,19 +5,12 @@
 # must reproduce a measured mean TPOT. docs/models/calibration.md.
 #   -DBIN=<clustertwin> -DDATA=<tests/validation/data/calibration> -DWORKDIR=<dir>
 set(profile ${WORKDIR}/calibrate_serving_profile.yaml)
-function(run out_var)
-  execute_process(COMMAND ${BIN} ${ARGN} WORKING_DIRECTORY ${WORKDIR}
-                  OUTPUT_VARIABLE out ERROR_VARIABLE err RESULT_VARIABLE rc TIMEOUT 900)
-  if(NOT rc EQUAL 0)
-    message(FATAL_ERROR "${ARGN} failed (${rc}):\n${out}\n${err}")
-  endif()
-  set(${out_var} "${out}" PARENT_SCOPE)
-endfunction()
+include(${CMAKE_CURRENT_LIST_DIR}/run_verb.cmake)
 
 file(REMOVE ${profile} ${WORKDIR}/calibrate_serving.html ${WORKDIR}/calibrate_serving.json)
-run(summary calibrate --cluster hgx-h100*1 ${DATA}/serving_roundtrip_setup.yaml
-    ${DATA}/serving_roundtrip_vllm.jsonl --out ${profile}
-    --report ${WORKDIR}/calibrate_serving.html --json ${WORKDIR}/calibrate_serving.json)
+ct_run(summary 0 calibrate --cluster hgx-h100*1 ${DATA}/serving_roundtrip_setup.yaml
+       ${DATA}/serving_roundtrip_vllm.jsonl --out ${profile}
+       --report ${WORKDIR}/calibrate_serving.html --json ${WORKDIR}/calibrate_serving.json)
 message(STATUS "${summary}")
 file(READ ${WORKDIR}/calibrate_serving.json json)
 string(JSON factor GET "${json}" serving gpu_factor)
@@ -43,16 +36,16 @@ foreach(want "Serving results on h100" "serving.gpu_factor" "serving.host_s"
   endif()
 endforeach()
 file(READ ${profile} first)
-run(again calibrate --cluster hgx-h100*1 ${DATA}/serving_roundtrip_setup.yaml
-    ${DATA}/serving_roundtrip_vllm.jsonl --out ${profile})
+ct_run(again 0 calibrate --cluster hgx-h100*1 ${DATA}/serving_roundtrip_setup.yaml
+       ${DATA}/serving_roundtrip_vllm.jsonl --out ${profile})
 file(READ ${profile} second)
 if(NOT first STREQUAL second)
   message(FATAL_ERROR "the profile differs when rerun")
 endif()
 # serve with the fitted profile: the 8 req/s run's mean TPOT, measured 10.20 ms.
-run(served serve --cluster hgx-h100*1 --gpus 1 --model llama3.1-8b --tp 1 --isl 1024 --osl 256
-    --precision fp8 --requests 300 --scenario server --rate 8 --ttft-limit "10 s"
-    --tpot-limit "1 s" --calibration ${profile} --json -)
+ct_run(served 0 serve --cluster hgx-h100*1 --gpus 1 --model llama3.1-8b --tp 1 --isl 1024 --osl 256
+       --precision fp8 --requests 300 --scenario server --rate 8 --ttft-limit "10 s"
+       --tpot-limit "1 s" --calibration ${profile} --json -)
 string(JSON tpot GET "${served}" inference tpot_s mean)
 string(JSON notes GET "${served}" inference notes)
 string(FIND "${notes}" "fitted to measured serving results" pos)
@@ -82,7 +75,7 @@ workload:
     tpot_limit: 1 s
     calibration: calibrate_serving_profile.yaml
 ")
-run(scenario run ${WORKDIR}/calibrate_serving_scenario.yaml --no-report --json -)
+ct_run(scenario 0 run ${WORKDIR}/calibrate_serving_scenario.yaml --no-report --json -)
 string(JSON scenario_tpot GET "${scenario}" inference tpot_s mean)
 if(NOT scenario_tpot EQUAL tpot)
   message(FATAL_ERROR "the scenario's TPOT p50 ${scenario_tpot} s differs from serve's ${tpot} s")

@@ -6,18 +6,11 @@
 #   -DBIN=<clustertwin> -DFIT=<csv> -DWORKDIR=<dir>
 set(profile ${WORKDIR}/calibrate_steps_profile.yaml)
 set(cluster hgx-h100*128)
-function(run out_var)
-  execute_process(COMMAND ${BIN} ${ARGN} WORKING_DIRECTORY ${WORKDIR}
-                  OUTPUT_VARIABLE out ERROR_VARIABLE err RESULT_VARIABLE rc TIMEOUT 900)
-  if(NOT rc EQUAL 0)
-    message(FATAL_ERROR "${ARGN} failed (${rc}):\n${out}\n${err}")
-  endif()
-  set(${out_var} "${out}" PARENT_SCOPE)
-endfunction()
+include(${CMAKE_CURRENT_LIST_DIR}/run_verb.cmake)
 
 file(REMOVE ${profile} ${WORKDIR}/calibrate_steps.html ${WORKDIR}/calibrate_steps.json)
-run(summary calibrate --cluster ${cluster} --stack megatron-bridge ${FIT} --out ${profile}
-    --report ${WORKDIR}/calibrate_steps.html --json ${WORKDIR}/calibrate_steps.json)
+ct_run(summary 0 calibrate --cluster ${cluster} --stack megatron-bridge ${FIT} --out ${profile}
+       --report ${WORKDIR}/calibrate_steps.html --json ${WORKDIR}/calibrate_steps.json)
 message(STATUS "${summary}")
 # The report: measured vs predicted per run, the parameter, what is not fitted.
 file(READ ${WORKDIR}/calibrate_steps.html page)
@@ -35,7 +28,7 @@ if(NOT json_measured EQUAL 14.03 OR json_scale LESS 0.25 OR json_scale GREATER 4
   message(FATAL_ERROR "--json: compute_scale ${json_scale}, measured ${json_measured}")
 endif()
 file(READ ${profile} first)
-run(again calibrate --cluster ${cluster} --stack megatron-bridge ${FIT} --out ${profile})
+ct_run(again 0 calibrate --cluster ${cluster} --stack megatron-bridge ${FIT} --out ${profile})
 file(READ ${profile} second)
 if(NOT first STREQUAL second)
   message(FATAL_ERROR "the profile differs when rerun")
@@ -46,8 +39,8 @@ if(pos EQUAL -1)
 endif()
 
 # The fitted run: train with the profile gives the measured 14.03 s within 1%.
-run(fitted train --cluster ${cluster} --gpus 1024 --model llama3.1-405b --tp 8 --pp 8 --cp 2
-    --vpp 8 --global-batch 512 --seq-len 8192 --precision fp8 --calibration ${profile} --json -)
+ct_run(fitted 0 train --cluster ${cluster} --gpus 1024 --model llama3.1-405b --tp 8 --pp 8 --cp 2
+       --vpp 8 --global-batch 512 --seq-len 8192 --precision fp8 --calibration ${profile} --json -)
 string(JSON fitted_step GET "${fitted}" training step_time_s)
 string(JSON notes GET "${fitted}" training notes)
 string(FIND "${notes}" "compute-time scale" pos)
@@ -59,8 +52,8 @@ if(fitted_step LESS 13.89 OR fitted_step GREATER 14.17)
 endif()
 
 # The held-out run: Llama 3 70B on 64 GPUs, measured 10.23 s (1602 tokens/s/GPU).
-run(held train --cluster ${cluster} --gpus 64 --model llama3.1-70b --tp 4 --pp 8 --vpp 5
-    --global-batch 128 --seq-len 8192 --precision fp8 --calibration ${profile} --json -)
+ct_run(held 0 train --cluster ${cluster} --gpus 64 --model llama3.1-70b --tp 4 --pp 8 --vpp 5
+       --global-batch 128 --seq-len 8192 --precision fp8 --calibration ${profile} --json -)
 string(JSON held_step GET "${held}" training step_time_s)
 message(STATUS "fitted run ${fitted_step} s (measured 14.03); held-out ${held_step} s (measured 10.23)")
 if(held_step LESS HELD_MIN OR held_step GREATER HELD_MAX)

@@ -2,15 +2,10 @@
 # `calibrate` on the DGX H100 Llama 3.1 405B step) shortens the best layout's step by what it
 # says; without a training: mapping the flag is refused (tests/cli/calibrate.cmake).
 #   -DBIN=<clustertwin> -DPROFILE=<profile.yaml> -DWORKDIR=<dir>
+include(${CMAKE_CURRENT_LIST_DIR}/run_verb.cmake)
 function(best_step out_var)
-  execute_process(COMMAND ${BIN} search --cluster hgx-h100*8 --gpus 64 --model llama3.1-70b
-                          --global-batch 128 --seq-len 8192 --precision fp8 --top 1 --threads 1
-                          --json - ${ARGN}
-                  WORKING_DIRECTORY ${WORKDIR} OUTPUT_VARIABLE out ERROR_VARIABLE err
-                  RESULT_VARIABLE rc TIMEOUT 600)
-  if(NOT rc EQUAL 0)
-    message(FATAL_ERROR "search ${ARGN} failed (${rc}):\n${err}")
-  endif()
+  ct_run(out 0 search --cluster hgx-h100*8 --gpus 64 --model llama3.1-70b --global-batch 128
+         --seq-len 8192 --precision fp8 --top 1 --threads 1 --json - ${ARGN})
   string(JSON step GET "${out}" search best 0 step_time_s)
   set(${out_var} ${step} PARENT_SCOPE)
 endfunction()

@@ -3,19 +3,12 @@
 # the profile, and the scenario (profile path relative to the scenario file) gives the same
 # step as the flag.
 #   -DBIN=<clustertwin> -DPROFILE=<profile.yaml> -DSCENARIO=<scenario.yaml> -DWORKDIR=<dir>
-function(train_json out_var)
-  execute_process(COMMAND ${BIN} ${ARGN} WORKING_DIRECTORY ${WORKDIR}
-                  OUTPUT_VARIABLE out ERROR_VARIABLE err RESULT_VARIABLE rc TIMEOUT 600)
-  if(NOT rc EQUAL 0)
-    message(FATAL_ERROR "${ARGN} failed (${rc}):\n${err}")
-  endif()
-  set(${out_var} "${out}" PARENT_SCOPE)
-endfunction()
+include(${CMAKE_CURRENT_LIST_DIR}/run_verb.cmake)
 
 set(args train --cluster hgx-h100*2 --model llama3.1-8b --tp 8 --json -)
-train_json(plain ${args})
-train_json(fitted ${args} --calibration ${PROFILE})
-train_json(scenario run ${SCENARIO} --json - --no-report)
+ct_run(plain 0 ${args})
+ct_run(fitted 0 ${args} --calibration ${PROFILE})
+ct_run(scenario 0 run ${SCENARIO} --json - --no-report)
 
 string(JSON plain_step GET "${plain}" training step_time_s)
 string(JSON plain_dp GET "${plain}" training breakdown_s dp_comm_exposed)
