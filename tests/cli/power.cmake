@@ -16,7 +16,7 @@ ct_cli_test(NAME power.floor_out_of_range RC 2 ARGS power ${POWER_JOB} --smoothi
             STDERR "expected 0 (off) or a fraction of TDP in 0.2-0.9")
 ct_cli_test(NAME power.unknown_smoothing_key RC 2 ARGS power ${POWER_JOB} --smoothing flor=0.8
             STDERR "unknown key 'flor' (did you mean 'floor'")
-ct_cli_test(NAME power.pue_below_one RC 2 ARGS power ${POWER_JOB} --pue 0.95 STDERR "at least 1")
+ct_cli_test(NAME power.pue_below_one RC 2 ARGS power ${POWER_JOB} --pue 0.95 STDERR "--pue: expected a number in [1, 5], got 0.95")
 ct_cli_test(NAME power.supply_temperature_out_of_range RC 2 ARGS power ${POWER_JOB} --supply-temp 60
             STDERR "--supply-temp 60 C is outside the pg25 supply range 15-45 C")
 ct_cli_test(NAME power.clock_out_of_range RC 2 ARGS power ${POWER_JOB} --clock-lock 3GHz
@@ -51,7 +51,7 @@ ct_cli_test(NAME power.serve_given_pue_and_coolant RC 0
             ARGS ${SERVE_POWER_JOB} --power --pue 1.3 --coolant water --supply-temp 30
             STDOUT "1.300 (given)")
 ct_cli_test(NAME power.serve_pue_below_one RC 2 ARGS ${SERVE_POWER_JOB} --power --pue 0.9
-            STDERR "a PUE is facility / IT power, so at least 1")
+            STDERR "--pue: expected a number in [1, 5], got 0.9")
 ct_cli_test(NAME power.serve_supply_temp_out_of_range RC 2 ARGS ${SERVE_POWER_JOB} --power --supply-temp 90
             STDERR "outside the pg25 supply range 15-45 C")
 ct_cli_test(NAME power.serve_clock_lock_below_range RC 2 ARGS ${SERVE_POWER_JOB} --power --clock-lock 100MHz
