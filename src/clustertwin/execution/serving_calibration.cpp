@@ -1,6 +1,7 @@
 #include "clustertwin/execution/serving_calibration.h"
 
 #include "clustertwin/config/reader.h"
+#include "clustertwin/hardware/catalog_document.h"
 
 namespace clustertwin::execution {
 
@@ -27,44 +28,38 @@ void ServingStepCalibration::apply(StepSetup& s) const {
 
 base::Result<ServingStepCalibration> serving_step_calibration(const hardware::Catalog& catalog) {
   using Need = config::Reader::Need;
-  for (const auto& f : catalog.other_files()) {
-    if (f.path != kPath) continue;
-    auto doc = config::parse_document(f.text, "catalog/" + f.path);
-    if (!doc) return base::fail(doc.error());
-    config::ReadContext ctx{.file = doc->file};
-    config::Reader top(doc->root, ctx);
-    top.read_sources();
-    ServingStepCalibration out;
-    out.path = doc->file;
-    // A host time per response or per layer above this is not the serving loop the step model
-    // describes (an iteration of milliseconds); the bound catches a unit slip (1.11 s for ms).
-    constexpr double kMaxHost = 0.1;
-    auto host_time = [&](config::Reader& c, const char* key, base::Seconds& into) {
-      if (auto e = c.cited_figure_entry(key, out.sources, Need::kRequired)) {
-        into = e->quantity<base::Seconds>("value", Need::kRequired, true).value_or(base::Seconds{});
-        if (into.base() > kMaxHost) {
-          e->error(std::string(key) + ": expected at most 100 ms, got " +
-                       std::to_string(into.base()) + " s",
-                   "value");
+  ServingStepCalibration out;
+  auto read = hardware::read_catalog_document(
+      catalog, kPath, "the serving step model's fitted constants", [&](config::Reader& top) {
+        out.path = top.context().file;
+        // A host time per response or per layer above this is not the serving loop the step
+        // model describes (an iteration of milliseconds); the bound catches a unit slip (1.11 s
+        // for ms).
+        constexpr double kMaxHost = 0.1;
+        auto host_time = [&](config::Reader& c, const char* key, base::Seconds& into) {
+          if (auto e = c.cited_figure_entry(key, out.sources, Need::kRequired)) {
+            into = e->quantity<base::Seconds>("value", Need::kRequired, true)
+                       .value_or(base::Seconds{});
+            if (into.base() > kMaxHost) {
+              e->error(std::string(key) + ": expected at most 100 ms, got " +
+                           std::to_string(into.base()) + " s",
+                       "value");
+            }
+            e->finish();
+          }
+        };
+        if (auto c = top.child("serving_calibration")) {
+          if (auto e = c->cited_figure_entry("tp_overlap", out.sources, Need::kRequired)) {
+            out.tp_overlap = e->number("value", Need::kRequired, 0.0, 1.0).value_or(0.0);
+            e->finish();
+          }
+          host_time(*c, "stream_host_per_response", out.stream_host_per_response);
+          host_time(*c, "eager_host_per_layer", out.eager_host_per_layer);
+          c->finish();
         }
-        e->finish();
-      }
-    };
-    if (auto c = top.child("serving_calibration")) {
-      if (auto e = c->cited_figure_entry("tp_overlap", out.sources, Need::kRequired)) {
-        out.tp_overlap = e->number("value", Need::kRequired, 0.0, 1.0).value_or(0.0);
-        e->finish();
-      }
-      host_time(*c, "stream_host_per_response", out.stream_host_per_response);
-      host_time(*c, "eager_host_per_layer", out.eager_host_per_layer);
-      c->finish();
-    }
-    top.finish();
-    if (!ctx.errors.empty()) return base::fail(ctx.errors.combined());
-    return out;
-  }
-  return base::fail(std::string("the catalog has no ") + kPath +
-                    " (the serving step model's fitted constants)");
+      });
+  if (!read) return base::fail(read.error());
+  return out;
 }
 
 }  // namespace clustertwin::execution
