@@ -148,11 +148,21 @@ ct_cli_test(NAME hard.profile_latency_term_beyond_a_second RC 2
 ct_cli_test(NAME hard.power_far_stop RC 2
             ARGS --quiet power --cluster hgx-h100*2 --model llama3.1-8b --tp 8 --comm analytical
                  --stop=2147483648
-            STDERR "--duration / --resolution: expected at most 50 million samples, got a 2.14748e+09 s window at 0.01 s (--stop 2.14748e+09 s)")
+            STDERR "--duration / --resolution: expected at most 2000000 samples for this job, got 2.14748e+11: a 2.14748e+09 s window at 0.01 s (--stop 2.14748e+09 s)")
 ct_cli_test(NAME hard.power_tiny_resolution RC 2
             ARGS --quiet power --cluster hgx-h100*2 --model llama3.1-8b --tp 8 --comm analytical
                  --resolution 1e-300
-            STDERR "--duration / --resolution: expected at most 50 million samples, got a 95 s window at 1e-300 s")
+            STDERR "--duration / --resolution: expected at most 2000000 samples for this job, got 9.5e+301: a 95 s window at 1e-300 s")
+# A 100,000 s window at the default 10 ms ran 45 s and 825 MB (release; the ASan build timed out):
+# a window holds at most 2e6 samples and 3.2e7 samples x (stages + rack classes), and the refusal
+# names the resolution that fits; at that resolution it runs in about 2 s.
+ct_cli_test(NAME hard.power_window_beyond_sample_bound RC 2
+            ARGS --quiet power --tp 8 --pp 16 --comm analytical --duration 100000
+            STDERR "--duration / --resolution: expected at most 1000000 samples for this job, got 1e+07: a 100000 s window at 0.01 s (--stop 99980 s); a window holds at most 2e+06 samples and 3.2e+07 samples x (pipeline stages + rack classes), here 16 + 16; use --resolution 0.1 s or coarser, or a shorter window")
+ct_cli_test(NAME hard.power_resolution_above_ten_seconds RC 2
+            ARGS --quiet power --cluster hgx-h100*2 --model llama3.1-8b --tp 8 --comm analytical
+                 --resolution 11
+            STDERR "--resolution")
 # A price or grid intensity of 1e308 printed an inf cost and carbon: bounded at 1e6 per kWh.
 ct_cli_test(NAME hard.power_price_beyond_any_grid RC 2
             ARGS --quiet power --cluster hgx-h100*2 --model llama3.1-8b --tp 8 --comm analytical

@@ -76,9 +76,6 @@ SystemBreakdown SystemPowerModel::components(double gpu_sum_W, bool hosts_active
   }
   b.switch_trays_W = sys_->switch_trays * sys_->switch_tray_power.base();
   b.misc_W = p_->rack_misc.base() / p_->systems_per_rack;
-  b.dc_W = b.gpus_W + b.cpus_W + b.nics_W + b.board_W + b.fans_W + b.switch_trays_W + b.misc_W;
-  b.ac_W = psu_input_W(b.dc_W);
-  b.psu_loss_W = b.ac_W - b.dc_W;
   return b;
 }
 

@@ -78,6 +78,8 @@ class SystemPowerModel {
   const SystemPowerParams* p_;
   double tgp_ = 0, cpu_tdp_ = 0, nic_W_ = 0, board_W_ = 0, nameplate_heat_ = 0;
   double non_gpu_scale_ = 1.0;
+  /// The components before the rated envelope's scale (dc_W, ac_W and psu_loss_W left 0: at()
+  /// sums them after scaling, and the PSU curve is read once per call).
   SystemBreakdown components(double gpu_sum_W, bool hosts_active) const;
 };
 

@@ -75,6 +75,16 @@ double PeriodicTimeline::energy_J(double t) const {
   return k * cum_.back() + cum_[seg] + segments_[seg].power_W * (r - segments_[seg].t0_s);
 }
 
+double PeriodicTimeline::energy_J(double t, size_t& hint) const {
+  if (segments_.empty() || t <= 0) return 0;
+  const double T = period_s();
+  const double k = std::floor(t / T);
+  double r = t - k * T;
+  if (r >= T) r = T;
+  hint = holding(r, hint);
+  return k * cum_.back() + cum_[hint] + segments_[hint].power_W * (r - segments_[hint].t0_s);
+}
+
 double PeriodicTimeline::average_W() const {
   return segments_.empty() ? 0 : cum_.back() / period_s();
 }
@@ -90,6 +100,16 @@ size_t PeriodicTimeline::holding(double r) const {
   const auto it = std::upper_bound(segments_.begin(), segments_.end(), r,
                                    [](double x, const Segment& s) { return x < s.t1_s; });
   return std::min(static_cast<size_t>(it - segments_.begin()), segments_.size() - 1);
+}
+
+size_t PeriodicTimeline::holding(double r, size_t hint) const {
+  // upper_bound's answer is the i with r < t1[i] and t1[i-1] <= r (segments are contiguous, each
+  // of positive length), so a hint that passes this test is that answer.
+  const size_t n = segments_.size();
+  for (size_t i = hint; i < n && i <= hint + 1; ++i) {
+    if (r < segments_[i].t1_s && (i == 0 || segments_[i - 1].t1_s <= r)) return i;
+  }
+  return holding(r);
 }
 
 std::vector<WallInterval> job_schedule(JobWindow& w, double step_time_s) {

@@ -35,6 +35,10 @@ class PeriodicTimeline {
   [[nodiscard]] double period_s() const { return segments_.empty() ? 0 : segments_.back().t1_s; }
   /// Energy over [0, t) for any t >= 0 (periodic extension).
   [[nodiscard]] double energy_J(double t) const;
+  /// energy_J(t), the same value, with `hint` the segment the previous call on it ended in: a
+  /// time that moves forward by less than a segment is found in O(1) instead of by bisection
+  /// (the window sampler's bins).
+  [[nodiscard]] double energy_J(double t, size_t& hint) const;
   /// Energy over [a, b).
   [[nodiscard]] double energy_J(double a, double b) const { return energy_J(b) - energy_J(a); }
   [[nodiscard]] double energy_per_period_J() const { return cum_.empty() ? 0 : cum_.back(); }
@@ -49,6 +53,8 @@ class PeriodicTimeline {
  private:
   /// Index of the segment holding time r in [0, period].
   [[nodiscard]] size_t holding(double r) const;
+  /// holding(r), tried first at `hint` and the segment after it.
+  [[nodiscard]] size_t holding(double r, size_t hint) const;
   std::vector<Segment> segments_;
   std::vector<double> cum_;  // energy at each boundary, size n+1
   double peak_W_ = 0, min_W_ = 0;

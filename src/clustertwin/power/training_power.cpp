@@ -261,6 +261,10 @@ WindowSamples sample_window(TrainingPowerResult& R, std::span<const WallInterval
     for (auto* v : {&w.rack_s, &w.cluster_s, &w.grid_s}) v->resize(n);
   }
   std::vector<double> stage_W(pp), floored(pp);
+  // Each stage's timeline position at the start and end of the last training piece: the bins
+  // move forward, so the segments are found without bisection (PeriodicTimeline::energy_J).
+  std::vector<size_t> hint0(pp, 0), hint1(pp, 0);
+  const bool floors = smoothing && smoothing->floor_W() > 0;
   double train_gpu_J = 0;
   size_t j = 0;
   for (size_t b = 0; b < n; ++b) {
@@ -280,11 +284,13 @@ WindowSamples sample_window(TrainingPowerResult& R, std::span<const WallInterval
           case Activity::kIdle:
             en = st.lv.idle_W * (x1 - x0);
             break;
-          case Activity::kCompute:
-            en = R.stage_timelines[s].energy_J(iv.tau0_s + (x0 - iv.t0_s),
-                                               iv.tau0_s + (x1 - iv.t0_s));
+          case Activity::kCompute: {
+            const auto& tl = R.stage_timelines[s];
+            en = tl.energy_J(iv.tau0_s + (x1 - iv.t0_s), hint1[s]) -
+                 tl.energy_J(iv.tau0_s + (x0 - iv.t0_s), hint0[s]);
             train_gpu_J += en * gpus_per_stage;
             break;
+          }
           default:
             en = st.lv.wait_W * (x1 - x0);
             break;
@@ -293,6 +299,9 @@ WindowSamples sample_window(TrainingPowerResult& R, std::span<const WallInterval
       }
     }
     w.gpu[b] = stage_W[0];
+    if (active && floors) {
+      for (size_t s = 0; s < pp; ++s) floored[s] = smoothing->floored_W(stage_W[s]);
+    }
     double cluster = R.fabric.ac_W, cluster_s = R.fabric.ac_W;
     for (size_t ci = 0; ci < classes.size(); ++ci) {
       const auto& c = classes[ci];
@@ -302,12 +311,12 @@ WindowSamples sample_window(TrainingPowerResult& R, std::span<const WallInterval
       if (ci == R.worst_class) w.rack[b] = raw.ac_W;
       if (!smoothing) continue;
       double sum_f = sum;
-      if (active && c.job_gpus() > 0 && smoothing->floor_W() > 0) {
-        for (size_t s = 0; s < pp; ++s) floored[s] = smoothing->floored_W(stage_W[s]);
+      if (active && c.job_gpus() > 0 && floors) {
         sum_f = class_gpu_sum(c, floored, st.lv.idle_W);
         smoothing->add_floor_burn(c.count * (sum_f - sum) * len);
       }
-      const auto load = class_power(c, sm, sum_f, active);
+      // Above the floor the load is the raw power: the system model is not asked twice.
+      const auto load = sum_f == sum ? raw : class_power(c, sm, sum_f, active);
       const double g_dc = smoothing->step(ci, load.dc_W, len);
       const double g_ac = c.systems * sm.psu_input_W(g_dc / c.systems);
       cluster_s += c.count * g_ac;
@@ -324,6 +333,35 @@ WindowSamples sample_window(TrainingPowerResult& R, std::span<const WallInterval
   return w;
 }
 
+// The window's samples against kMaxWindowSamples and kMaxWindowStageSamples; the refusal names
+// the resolution that fits (1, 2 or 5 x 10^k s).
+base::Status check_window_samples(const JobWindow& w, int64_t stages, size_t classes) {
+  const double n = std::ceil(w.duration_s / w.resolution_s - 1e-9);
+  const double units = static_cast<double>(stages) + static_cast<double>(classes);
+  const double most = std::floor(std::min(kMaxWindowSamples, kMaxWindowStageSamples / units));
+  if (n <= most) return {};
+  std::string fix = "a shorter window ({duration}, {stop})";
+  const double need = w.duration_s / most;
+  for (double decade = std::pow(10.0, std::floor(std::log10(need)) - 1); decade <= 10;
+       decade *= 10) {
+    const double nice[] = {1 * decade, 2 * decade, 5 * decade};
+    const auto* it = std::find_if(std::begin(nice), std::end(nice), [&](double r) {
+      return r <= 10 && std::ceil(w.duration_s / r - 1e-9) <= most;
+    });
+    if (it != std::end(nice)) {
+      fix = fmt::format("{{resolution}} {:g} s or coarser, or a shorter window", *it);
+      break;
+    }
+  }
+  return base::fail(
+      fmt::format("{{duration}} / {{resolution}}: expected at most {:.0f} samples for this job, "
+                  "got {:g}: a {:g} s window at {:g} s ({{stop}} {:g} s); a window holds at most "
+                  "{:g} samples and {:g} samples x (pipeline stages + rack classes), here {} + "
+                  "{}; use {}",
+                  most, n, w.duration_s, w.resolution_s, w.stop_s, kMaxWindowSamples,
+                  kMaxWindowStageSamples, stages, classes, fix));
+}
+
 // The waveforms over the job window, with and without smoothing (smoothing.h), and what
 // smoothing did to the grid: its peak, its extra energy, its swing while training.
 base::Status window_waveforms(TrainingPowerResult& R, const StepState& st, const PowerSetup& ps,
@@ -332,12 +370,7 @@ base::Status window_waveforms(TrainingPowerResult& R, const StepState& st, const
   // The window as sampled: with no duration given it ends 20 s after the stop, so a far stop
   // (or a tiny resolution) is counted here, in doubles, before anything is allocated.
   const auto sched = job_schedule(R.window, R.training.step_time_s);
-  if (!(std::ceil(R.window.duration_s / dt - 1e-9) <= 5e7)) {
-    return base::fail(
-        fmt::format("{{duration}} / {{resolution}}: expected at most 50 million samples, got a "
-                    "{:g} s window at {:g} s ({{stop}} {:g} s)",
-                    R.window.duration_s, dt, R.window.stop_s));
-  }
+  if (auto s = check_window_samples(R.window, l.pp, st.racks.classes.size()); !s) return s;
   std::optional<RackSmoothing> smoothing;
   if (ps.smoothing) {
     smoothing.emplace(*ps.smoothing, ps.gpu->tgp.base());

@@ -44,6 +44,17 @@
 
 namespace clustertwin::power {
 
+/// The named limits on the job window's waveforms (docs/limits.md), counted before anything is
+/// allocated. Every sample is computed (the bins fall at a different phase of each step, and the
+/// racks' PSU curves and the smoothing controller are not linear, so one step's period does not
+/// give the window's figures exactly): a sample costs each pipeline stage's timeline and each
+/// rack class's system model, and holds seven doubles and a point of each spectrum's FFT. At
+/// these bounds a window runs in about 2 s (release): 10^6 samples of PP16 on 4,608 GB300 (16
+/// stages, 16 rack classes) took 1.6 s; the 5e7 samples allowed before were ~40 s at 10^7.
+inline constexpr double kMaxWindowSamples = 2e6;
+/// Samples x (pipeline stages + rack classes).
+inline constexpr double kMaxWindowStageSamples = 3.2e7;
+
 struct TrainingPowerOptions {
   GpuSettings gpu;
   std::string node_policy;  ///< a DPS node policy of the system ("GB300-Med"); "" = none

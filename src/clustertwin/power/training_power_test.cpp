@@ -258,6 +258,30 @@ TEST(TrainingPower, BadInputIsAnError) {
   EXPECT_DOUBLE_EQ(*p->storage_per_gpu_J, 1000);
 }
 
+// The window's samples are bounded by what a sample costs (kMaxWindowStageSamples over stages
+// and rack classes) and in all; the refusal names the resolution that fits. 100,000 s at 10 ms
+// ran 45 s and 825 MB (release) before the bound.
+TEST(TrainingPower, AWindowBeyondItsSampleBoundIsRefusedWithTheResolutionThatFits) {
+  const auto& j = gb300_job();
+  TrainingPowerOptions o;
+  o.window.duration_s = 100000;
+  auto r = analyze_training_power(j.input(llama8b_layout()), o);
+  ASSERT_FALSE(r);
+  EXPECT_NE(r.error().message.find("got 1e+07: a 100000 s window at 0.01 s"), std::string::npos)
+      << r.error().message;
+  EXPECT_NE(r.error().message.find("use {resolution} 0.05 s or coarser"), std::string::npos)
+      << r.error().message;
+  o.window.duration_s = 1e6;
+  o.window.resolution_s = 10;
+  EXPECT_TRUE(analyze_training_power(j.input(llama8b_layout()), o));
+  o.window.duration_s = 3e7;
+  auto far = analyze_training_power(j.input(llama8b_layout()), o);
+  ASSERT_FALSE(far);
+  EXPECT_NE(far.error().message.find("use a shorter window ({duration}, {stop})"),
+            std::string::npos)
+      << far.error().message;
+}
+
 TEST(TrainingPower, HopperHasNoSmoothing) {
   static const Job j("hgx-h100*8", "llama3.1-8b");
   TrainingPowerOptions o;

@@ -84,6 +84,29 @@ TEST(Timeline, PropertyEnergyIsTheIntegralOfPower) {
   }
 }
 
+// The window sampler's hinted lookup gives the bisection's value bit for bit, whatever the hint
+// (a stale one, one past the end) and however far the time moves (property, seeded).
+TEST(Timeline, HintedEnergyIsTheBisectionsExactly) {
+  for (uint64_t seed = 1; seed <= 20; ++seed) {
+    std::mt19937_64 rng(seed);
+    std::vector<Segment> segs;
+    double t = 0;
+    for (int i = 0; i < 40; ++i) {
+      const double d = uniform(rng, 1e-4, 0.05);
+      segs.push_back({t, t + d, uniform(rng, 50, 1400), Activity::kCompute});
+      t += d;
+    }
+    PeriodicTimeline tl(segs);
+    size_t hint = 0, wild = 1000;
+    for (double x = 0; x < 5 * tl.period_s(); x += uniform(rng, 0, 0.02)) {
+      EXPECT_EQ(tl.energy_J(x, hint), tl.energy_J(x)) << "seed " << seed << " t " << x;
+      EXPECT_EQ(tl.energy_J(x, wild), tl.energy_J(x)) << "seed " << seed << " t " << x;
+      wild = static_cast<size_t>(uniform(rng, 0, 60));
+    }
+    EXPECT_EQ(tl.energy_J(tl.period_s(), hint), tl.energy_J(tl.period_s()));
+  }
+}
+
 TEST(Timeline, JobScheduleCoversTheWindowWithCheckpoints) {
   JobWindow w{.duration_s = 100,
               .resolution_s = 0.01,

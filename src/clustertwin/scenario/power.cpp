@@ -92,8 +92,9 @@ FieldTable<S> make_power_fields() {
         .flag = "resolution",
         .name = "waveform step",
         .member = &S::resolution,
-        .help = "waveform step, s",
-        .reals = {.min = 0, .max = base::kMaxSimSeconds, .min_exclusive = true},
+        .help = "waveform step, s (a window holds at most 2e6 samples, fewer with many pipeline "
+                "stages: docs/limits.md)",
+        .reals = {.min = 0, .max = 10, .min_exclusive = true},
         .show_default = true},
       F{.key = "start",
         .flag = "start",
@@ -190,9 +191,6 @@ base::Result<PowerRun> run_power(const Environment& env, const TrainingRequest& 
     return base::fail(
         "{duration}, {start}, {init}, {stop}, {checkpoint_every} and {checkpoint_time} must be >= "
         "0 s");
-  }
-  if (po.duration > 0 && po.duration / po.resolution > 5e7) {
-    return base::fail("{duration} / {resolution}: more than 50 million samples");
   }
   opt.feedback = !po.no_feedback;
 
