@@ -18,14 +18,14 @@ struct CalibrateOptions {
   scenario::CalibrateRequest r;
   std::string report, json;
   bool list = false;
-  std::string builtin;  ///< "compute" / "collectives" / "at-scale" / "training": regenerate one
+  std::string builtin;  ///< "compute" / "collectives" / "at-scale" / "training" / "serving"
   std::vector<std::string> only;  ///< --builtin collectives: just these files
   std::string reference;          ///< where the built-in calibration's measurements are
   std::string out_dir = ".";
 };
 
-/// `--builtin compute|collectives|at-scale|training`: every file is fitted and read back before any
-/// is written.
+/// `--builtin compute|collectives|at-scale|training|serving`: every file is fitted and read back
+/// before any is written.
 int run_builtin(const Context& ctx, const CalibrateOptions& o) {
   if (!o.r.files.empty() || !o.r.profile_path.empty()) {
     return bad_input("--builtin " + o.builtin +
@@ -125,7 +125,9 @@ Verb add_calibrate(CLI::App& app, const Context& ctx) {
                   "catalog/collectives/at-scale.yaml and moe-a2a.yaml from the recipe "
                   "catalog/calibration/at-scale.yaml; 'training' fits the step model's "
                   "constants of catalog/calibration/training.yaml on the training validation "
-                  "cases catalog/calibration/training-cases.yaml (no --reference)");
+                  "cases catalog/calibration/training-cases.yaml (no --reference); 'serving' fits "
+                  "the serving step model's constants of catalog/calibration/serving.yaml on "
+                  "the cases catalog/calibration/serving-cases.yaml (no --reference)");
   cmd->add_option("--only", o->only,
                   "--builtin collectives: fit only these files of the recipe (e.g. h100)");
   cmd->add_option("--reference", o->reference,

@@ -94,6 +94,19 @@ endif()
 ct_cli_test(NAME bad.calibrate_builtin_training_with_reference RC 2
             ARGS calibrate --builtin training --reference ${CMAKE_CURRENT_SOURCE_DIR}
             STDERR "--builtin training: takes no --reference")
+# The serving step constants: a few dozen replays of two MLPerf server runs and one step-model
+# iteration (release build: see docs/models/calibration.md); under ASan far longer.
+if(NOT CT_SANITIZE)
+add_test(NAME cli.calibrate_builtin_serving_reproduces_the_catalog
+         COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/cli/calibrate_builtin_serving.sh
+                 $<TARGET_FILE:clustertwin> ${PROJECT_SOURCE_DIR}
+                 ${CMAKE_CURRENT_BINARY_DIR}/calibrate-builtin-serving)
+set_tests_properties(cli.calibrate_builtin_serving_reproduces_the_catalog PROPERTIES LABELS cli
+                     TIMEOUT 1800)
+endif()
+ct_cli_test(NAME bad.calibrate_builtin_serving_with_reference RC 2
+            ARGS calibrate --builtin serving --reference ${CMAKE_CURRENT_SOURCE_DIR}
+            STDERR "--builtin serving: takes no --reference")
 ct_cli_test(NAME bad.calibrate_builtin_at_scale_without_cases RC 2
             ARGS calibrate --builtin at-scale --reference ${CMAKE_CURRENT_SOURCE_DIR}
             STDERR "at_scale.csv: cannot read file")

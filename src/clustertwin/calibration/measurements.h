@@ -27,6 +27,7 @@ enum class Format {
   kServingSetup,    ///< a scenario file's `workload.inference`: the layout serving results ran
   kAtScaleCases,    ///< the built-in at-scale cases (tests/validation/data/collective/*.csv)
   kTrainingCases,   ///< the training validation cases (catalog/calibration/training-cases.yaml)
+  kServingCases,    ///< the built-in serving cases (catalog/calibration/serving-cases.yaml)
 };
 const char* format_name(Format f);
 

@@ -39,6 +39,8 @@ const char* format_name(Format f) {
       return "at-scale-cases";
     case Format::kTrainingCases:
       return "training-cases";
+    case Format::kServingCases:
+      return "serving-cases";
     case Format::kServingSetup:
       return "serving-setup";
     case Format::kAicSystem:
@@ -1234,6 +1236,7 @@ base::Status parse_text(std::string_view path, std::string_view text, Measuremen
       break;
     case Format::kAtScaleCases:  // never detected: the built-in recipes read their own cases
     case Format::kTrainingCases:
+    case Format::kServingCases:
       break;
   }
   if (!errors.empty()) return fail(errors.combined());

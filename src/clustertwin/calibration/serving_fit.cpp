@@ -7,6 +7,7 @@
 #include <map>
 #include <sstream>
 
+#include "clustertwin/calibration/kernel_fit.h"
 #include "clustertwin/calibration/profile_text.h"
 #include "clustertwin/config/reader.h"
 
@@ -155,6 +156,12 @@ base::Result<ServingFit> fit_serving(std::string gpu, std::span<const ServingRes
   // derivative-free simplex stage (Nelder-Mead, fitter.h) walks it first.
   options.diff_step = std::max(options.diff_step, kServingDiffStep);
   options.simplex_iterations = std::max(options.simplex_iterations, kServingSimplexIterations);
+  // That valley has more than one basin (the simulator's steps make local minima along it),
+  // and which one the local stages reach depends on small changes to the model's other
+  // constants, so a Latin hypercube over the whole box first (global stage, fitter.h) picks
+  // the starts.
+  options.global_samples = std::max(options.global_samples, kServingGlobalSamples);
+  options.global_span = std::max(options.global_span, kServingGlobalSpan);
   // The fitter asks for the same point more than once (its grid, objective and Jacobian base
   // points, the simplex's vertices; 573 distinct of 1,470 on the round trip): every simulation
   // is deterministic, so a point's predictions are kept by its exact values.
@@ -347,6 +354,76 @@ base::Result<std::optional<ServingCalibration>> serving_calibration_of(const std
                 "; this cluster's GPU is " + std::string(gpu));
   }
   return sc;
+}
+
+base::Result<ServingConstantFit> fit_serving_constant(const Parameter& param, double resolution,
+                                                      double measured,
+                                                      const ServingConstantPredictor& predict) {
+  if (!(resolution > 0) || !(param.lower < param.upper) || !(measured > 0)) {
+    return fail(param.name + ": expected lower < upper, a positive resolution and measurement");
+  }
+  const auto points =
+      static_cast<int64_t>(std::llround((param.upper - param.lower) / resolution)) + 1;
+  if (points < 2 || points > 1'000'000) {
+    return fail(param.name + ": expected 2 to 1,000,000 grid points between the bounds, got " +
+                std::to_string(points));
+  }
+  // Grid values are whole multiples of the resolution (printed as such), never accumulated.
+  auto value_at = [&](int64_t k) {
+    return std::round((param.lower + static_cast<double>(k) * resolution) / resolution) *
+           resolution;
+  };
+  ServingConstantFit out{.name = param.name, .measured = measured};
+  std::map<int64_t, double> predicted;  // by grid index
+  auto residual = [&](int64_t k) -> base::Result<double> {
+    auto it = predicted.find(k);
+    if (it == predicted.end()) {
+      auto p = predict(value_at(k));
+      if (!p) return fail(p.error());
+      if (!(*p > 0)) {
+        return fail(param.name + " " + format_g(value_at(k), 6) +
+                    ": the replay predicted nothing (" + format_g(*p, 6) + ")");
+      }
+      it = predicted.emplace(k, *p).first;
+      out.probes.emplace_back(value_at(k), *p);
+    }
+    return std::log(it->second / measured);
+  };
+  int64_t lo = 0, hi = points - 1;
+  auto r_lo = residual(lo);
+  if (!r_lo) return fail(r_lo.error());
+  auto r_hi = residual(hi);
+  if (!r_hi) return fail(r_hi.error());
+  if ((*r_lo > 0) == (*r_hi > 0) && *r_lo != 0 && *r_hi != 0) {
+    return fail(param.name + ": the measurement " + format_g(measured, 6) +
+                " lies outside what the bounds predict (" + format_g(predicted[lo], 6) + " at " +
+                format_g(value_at(lo), 6) + ", " + format_g(predicted[hi], 6) + " at " +
+                format_g(value_at(hi), 6) + ")");
+  }
+  double rl = *r_lo;
+  while (hi - lo > 1 && rl != 0) {
+    const int64_t mid = lo + (hi - lo) / 2;
+    auto r = residual(mid);
+    if (!r) return fail(r.error());
+    if (*r == 0) {
+      lo = hi = mid;
+      rl = 0;
+    } else if ((*r > 0) == (rl > 0)) {
+      lo = mid;
+      rl = *r;
+    } else {
+      hi = mid;
+    }
+  }
+  auto r_hi_end = residual(hi);
+  if (!r_hi_end) return fail(r_hi_end.error());
+  const bool take_lo = std::abs(rl) <= std::abs(*r_hi_end);
+  const int64_t k = take_lo ? lo : hi, other = take_lo ? hi : lo;
+  out.value = value_at(k);
+  out.predicted = predicted[k];
+  out.other = value_at(other);
+  out.other_predicted = predicted[other];
+  return out;
 }
 
 }  // namespace clustertwin::calibration

@@ -91,6 +91,13 @@ inline constexpr double kMaxServingHost = 1.0;
 /// the simplex stage the solver stayed at the grid's start, f 1.54 and h 0.12 ms, 4.8% rms).
 inline constexpr double kServingDiffStep = 0.02;
 inline constexpr int kServingSimplexIterations = 30;
+/// The fit's global stage (fitter.h): 16 Latin-hypercube starts within 100x of the start, which
+/// spans the factor's bounds and the host time from 1 us to 10 ms. Measured on the round trip
+/// (docs/models/calibration.md): after the serving constants' refit (0.45, 29 us, 1.10 ms) the
+/// simplex and solver alone ended at f 1.52, h 0.16 ms (4.6% rms) on data the model made at f
+/// 1.25, h 2 ms; with the hypercube f 1.217, h 2.148 ms (0.42%), for 1.5x the CPU.
+inline constexpr int kServingGlobalSamples = 16;
+inline constexpr double kServingGlobalSpan = 100;
 
 /// The observations of the results (above); an error names a result that gives none.
 base::Result<std::vector<ServingObservation>> serving_observations(
@@ -138,5 +145,29 @@ base::Result<std::optional<ServingCalibration>> serving_calibration_of(const std
                                                                        std::string_view gpu,
                                                                        const std::string& where,
                                                                        bool compute_given);
+
+/// One of the serving step model's catalog constants (catalog/calibration/serving.yaml) fitted
+/// to one measurement on a grid: `param` names it and bounds it (Parameter::lower and upper, in
+/// the constant's unit), `resolution` is the grid step. The prediction of a replay moves in steps
+/// (the rate search's probes, an iteration boundary crossing an arrival), where a solver's
+/// derivative is zero almost everywhere, so the fit brackets the measurement on the grid: both
+/// bounds first (the measurement must lie between their predictions, else an error says where
+/// it lies), then bisection on the sign of log(predicted / measured), ending at the two
+/// neighbouring grid values around the crossing; the nearer one is the value (the lower on a
+/// tie). About 2 + log2(grid points) replays; deterministic.
+struct ServingConstantFit {
+  std::string name;
+  double value = 0;      ///< on the grid, in the constant's unit
+  double measured = 0;   ///< as given
+  double predicted = 0;  ///< at `value`
+  /// The neighbour on the other side of the crossing and its prediction (the grid's resolution
+  /// of the measurement: what one grid step moves the prediction by).
+  double other = 0, other_predicted = 0;
+  std::vector<std::pair<double, double>> probes;  ///< (value, predicted), in evaluation order
+};
+using ServingConstantPredictor = std::function<base::Result<double>(double value)>;
+base::Result<ServingConstantFit> fit_serving_constant(const Parameter& param, double resolution,
+                                                      double measured,
+                                                      const ServingConstantPredictor& predict);
 
 }  // namespace clustertwin::calibration

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <random>
 
 namespace clustertwin::calibration {
@@ -140,6 +141,51 @@ TEST(ServingFit, ProfileReadsBackAndRefusesBadValues) {
   auto none = read_serving_calibration({"p.yaml", "collectives:\n  gpus: [h100]\n"});
   ASSERT_TRUE(none.has_value());
   EXPECT_FALSE(none->has_value());
+}
+
+// A catalog constant on its grid: a replay whose prediction moves in steps (a rate search's)
+// and falls as the constant grows is bracketed to the grid value nearest the measurement, in
+// about log2(grid points) replays; a measurement the bounds cannot reach is an error that says
+// where it lies.
+TEST(ServingConstantFit, BracketsTheMeasurementOnTheGrid) {
+  // Throughput 1000 / (1 + h / 30 us), quantised to 2% steps as a rate search's probes are.
+  int calls = 0;
+  auto predict = [&](double h_us) -> base::Result<double> {
+    ++calls;
+    const double exact = 1000.0 / (1.0 + h_us / 30.0);
+    return std::pow(1.02, std::floor(std::log(exact) / std::log(1.02)));
+  };
+  const Parameter p{.name = "stream_host_per_response", .start = 1, .lower = 1, .upper = 200};
+  auto fit = fit_serving_constant(p, 1.0, 500.0, predict);
+  ASSERT_TRUE(fit) << fit.error().to_string();
+  EXPECT_NEAR(fit->value, 30.0, 1.0);
+  EXPECT_LE(std::abs(std::log(fit->predicted / 500.0)),
+            std::abs(std::log(fit->other_predicted / 500.0)));
+  EXPECT_EQ(std::abs(fit->other - fit->value), 1.0);
+  EXPECT_LE(calls, 12);
+  EXPECT_EQ(static_cast<size_t>(calls), fit->probes.size());
+  // Deterministic: the same replays give the same value.
+  auto again = fit_serving_constant(p, 1.0, 500.0, predict);
+  ASSERT_TRUE(again);
+  EXPECT_EQ(again->value, fit->value);
+  // Rising with the constant (an overlap that hides more communication) works alike.
+  auto rising = [](double x) -> base::Result<double> { return 100.0 * (1.0 + x); };
+  const Parameter o{.name = "tp_overlap", .start = 0.05, .lower = 0.05, .upper = 1.0};
+  auto ov = fit_serving_constant(o, 0.05, 148.0, rising);
+  ASSERT_TRUE(ov) << ov.error().to_string();
+  EXPECT_NEAR(ov->value, 0.5, 1e-12);  // 150 at 0.5, 145 at 0.45
+  // Out of reach: 1,000 at 1 us is the most the bounds give.
+  auto beyond = fit_serving_constant(p, 1.0, 2000.0, predict);
+  ASSERT_FALSE(beyond);
+  EXPECT_NE(beyond.error().to_string().find("lies outside what the bounds predict"),
+            std::string::npos)
+      << beyond.error().to_string();
+  // A replay's error stops the fit with its message.
+  auto failing = fit_serving_constant(
+      p, 1.0, 500.0, [](double) -> base::Result<double> { return base::fail("no layout"); });
+  ASSERT_FALSE(failing);
+  EXPECT_NE(failing.error().to_string().find("no layout"), std::string::npos);
+  EXPECT_FALSE(fit_serving_constant(p, 0.0, 500.0, predict));
 }
 
 }  // namespace

@@ -21,9 +21,14 @@ base::Result<ServingStepCalibration> from_text(const std::string& text) {
 TEST(ServingStepCalibration, ReadsTheCatalogsFittedConstantsWithSources) {
   auto sc = serving_step_calibration(workload::test_support::catalog());
   ASSERT_TRUE(sc) << sc.error().to_string();
-  EXPECT_DOUBLE_EQ(sc->tp_overlap, 0.5);
-  EXPECT_DOUBLE_EQ(sc->stream_host_per_response.base(), 30e-6);
-  EXPECT_DOUBLE_EQ(sc->eager_host_per_layer.base(), 1.11e-3);
+  // The values are `calibrate --builtin serving`'s fit, pinned byte for byte by
+  // cli.calibrate_builtin_serving_reproduces_the_catalog; here: within the fit's bounds.
+  EXPECT_GT(sc->tp_overlap, 0.0);
+  EXPECT_LE(sc->tp_overlap, 1.0);
+  EXPECT_GT(sc->stream_host_per_response.base(), 1e-6);
+  EXPECT_LT(sc->stream_host_per_response.base(), 200e-6);
+  EXPECT_GT(sc->eager_host_per_layer.base(), 1e-5);
+  EXPECT_LT(sc->eager_host_per_layer.base(), 1e-2);
   EXPECT_EQ(sc->path, "catalog/calibration/serving.yaml");
   for (const char* s : {"VC0154", "S0099", "TensorRT-LLM blog 3"}) {
     EXPECT_NE(sc->sources.find(s), std::string::npos) << s << " in " << sc->sources;
@@ -34,15 +39,15 @@ TEST(ServingStepCalibration, ReadsTheCatalogsFittedConstantsWithSources) {
   EXPECT_EQ(s.calibration.eager_host_per_layer_s, 0.0);
   s.calibration.gpu_factor = 1.25;  // a profile's: applying the catalog's leaves it
   sc->apply(s);
-  EXPECT_DOUBLE_EQ(s.layout.tp_overlap, 0.5);
-  EXPECT_DOUBLE_EQ(s.calibration.stream_host_per_response_s, 30e-6);
-  EXPECT_DOUBLE_EQ(s.calibration.eager_host_per_layer_s, 1.11e-3);
+  EXPECT_DOUBLE_EQ(s.layout.tp_overlap, sc->tp_overlap);
+  EXPECT_DOUBLE_EQ(s.calibration.stream_host_per_response_s, sc->stream_host_per_response.base());
+  EXPECT_DOUBLE_EQ(s.calibration.eager_host_per_layer_s, sc->eager_host_per_layer.base());
   EXPECT_DOUBLE_EQ(s.calibration.gpu_factor, 1.25);
   StepSetup st;
   EXPECT_EQ(st.tp_overlap, 0.0);
   sc->apply(st);
-  EXPECT_DOUBLE_EQ(st.tp_overlap, 0.5);
-  EXPECT_DOUBLE_EQ(st.calibration.eager_host_per_layer_s, 1.11e-3);
+  EXPECT_DOUBLE_EQ(st.tp_overlap, sc->tp_overlap);
+  EXPECT_DOUBLE_EQ(st.calibration.eager_host_per_layer_s, sc->eager_host_per_layer.base());
 }
 
 // Bad files: errors name the file and line and what was expected; nothing is defaulted.

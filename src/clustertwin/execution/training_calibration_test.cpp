@@ -33,7 +33,8 @@ TEST(TrainingCalibration, ReadsTheCatalogsFittedConstantsWithSources) {
   EXPECT_LT(tc->fp8_overhead, 1.0);
   EXPECT_GT(tc->host_per_expert_gemm.base(), 1e-6);
   EXPECT_LT(tc->host_per_expert_gemm.base(), 1e-3);
-  EXPECT_DOUBLE_EQ(tc->eager_host_per_layer.base(), 1.11e-3);  // serving.yaml's
+  EXPECT_GT(tc->eager_host_per_layer.base(), 1e-5);  // serving.yaml's
+  EXPECT_LT(tc->eager_host_per_layer.base(), 1e-2);
   EXPECT_EQ(tc->path, "catalog/calibration/training.yaml");
   EXPECT_NE(tc->sources.find("least squares over the training validation cases"), std::string::npos)
       << tc->sources;
@@ -45,7 +46,7 @@ TEST(TrainingCalibration, ReadsTheCatalogsFittedConstantsWithSources) {
   tc->apply(s);
   EXPECT_DOUBLE_EQ(s.fp8_overhead, tc->fp8_overhead);
   EXPECT_DOUBLE_EQ(s.host_per_expert_gemm.base(), tc->host_per_expert_gemm.base());
-  EXPECT_DOUBLE_EQ(s.eager_host_per_layer.base(), 1.11e-3);
+  EXPECT_DOUBLE_EQ(s.eager_host_per_layer.base(), tc->eager_host_per_layer.base());
 }
 
 // Bad files: errors name the file and line and what was expected; nothing is defaulted.

@@ -11,6 +11,7 @@
 #include "clustertwin/base/file.h"
 #include "clustertwin/calibration/builtin_at_scale.h"
 #include "clustertwin/calibration/builtin_collectives.h"
+#include "clustertwin/calibration/builtin_serving.h"
 #include "clustertwin/calibration/builtin_training.h"
 #include "clustertwin/calibration/collective_fit.h"
 #include "clustertwin/calibration/kernel_fit.h"
@@ -332,17 +333,18 @@ base::Result<std::vector<calibration::GeneratedFile>> builtin_calibration(
     const Environment& env, const std::string& what, const std::string& reference,
     const std::vector<std::string>& only, std::ostream& out, std::ostream* log,
     std::string* report) {
-  if (what != "compute" && what != "collectives" && what != "at-scale" && what != "training") {
+  if (what != "compute" && what != "collectives" && what != "at-scale" && what != "training" &&
+      what != "serving") {
     return base::fail(
-        "{builtin}: expected 'compute', 'collectives', 'at-scale' or 'training', got '" + what +
-        "'");
+        "{builtin}: expected 'compute', 'collectives', 'at-scale', 'training' or 'serving', got '" +
+        what + "'");
   }
-  if (what == "training" && !reference.empty()) {
-    return base::fail(
-        "{builtin} training: takes no {reference} (its cases are the catalog's "
-        "calibration/training-cases.yaml)");
+  if ((what == "training" || what == "serving") && !reference.empty()) {
+    return base::fail("{builtin} " + what +
+                      ": takes no {reference} (its cases are the catalog's calibration/" + what +
+                      "-cases.yaml)");
   }
-  if (reference.empty() && what != "training") {
+  if (reference.empty() && what != "training" && what != "serving") {
     return base::fail("{builtin} " + what + ": give {reference} DIR (" +
                       (what == "at-scale" ? "the folder holding at_scale.csv and moe_a2a.csv"
                                           : "the folder holding measured/") +
@@ -366,6 +368,20 @@ base::Result<std::vector<calibration::GeneratedFile>> builtin_calibration(
           "Built-in compute calibration (catalog/compute/, recipe "
           "catalog/calibration/compute.yaml)",
           built->inputs, {.cluster = "built-in compute", .stack = "recipe"}, sections);
+    }
+    return std::move(built->files);
+  }
+  if (what == "serving") {
+    if (log) *log << "calibrate: fitting the serving step model's catalog constants\n";
+    auto built = calibration::builtin_serving(*cat);
+    if (!built) return base::fail(built.error());
+    for (const auto& l : built->summary) out << l << "\n";
+    if (report) {
+      *report = calibration::report_page(
+          "Built-in serving constants (catalog/calibration/serving.yaml, cases "
+          "catalog/calibration/serving-cases.yaml)",
+          built->inputs, {.cluster = "built-in serving", .stack = "recipe"},
+          calibration::builtin_serving_html_section(*built));
     }
     return std::move(built->files);
   }
