@@ -207,18 +207,24 @@ ct_cli_test(NAME hard.calibrate_loadgen_latency_huge RC 2
             ARGS calibrate --cluster hgx-h100*1 ${CAL_DATA_DIR}/serving_roundtrip_setup.yaml
                  ${HOSTILE_CAL}/loadgen-latency-huge.txt
             STDERR "loadgen-latency-huge.txt:18: Max latency (ns): expected 0 (none) or a measured time in [1, 8.64e+13] ns (1 ns to 1 day), got '99999999999999999999'")
-# A step beyond the engine's clock (a profile's GEMM efficiencies of 1e-300: 1e299 s) aborted in
-# engine::to_ticks; the training step's sum of tasks is checked first (execution/training.cpp).
-ct_cli_test(NAME hard.train_step_beyond_the_clock RC 2
+# A profile's GEMM efficiencies of 1e-300 (the reader took (0, 10]) made every GEMM 1e298 s and
+# aborted train and serve in engine::to_ticks; efficiencies are now read in [1e-5, 2], the range
+# calibrate fits (compute::kMinEfficiency, kMaxEfficiency), and refused at file:line.
+ct_cli_test(NAME hard.train_profile_efficiency_below_the_floor RC 2
             ARGS train --cluster hgx-h100*1 --model llama3.1-8b --tp 8
                  --calibration ${HOSTILE}/profile-efficiency-tiny.yaml
-            STDERR "the training step would take up to 1.86e+299 s (4 x 4.66e+298 s of forward, backward and pipeline sends per micro-batch), more than the limit of simulated time (3155760000 s, 100 years)")
-# The same profile on the serving simulator: an iteration of ~1e295 s aborted in
-# engine::to_ticks; the run now stops and is refused (execution/serving_sim.cpp).
-ct_cli_test(NAME hard.serve_iteration_beyond_the_clock RC 2
+            STDERR "profile-efficiency-tiny.yaml:28: compute.gemm.bf16.efficiency: row 'm=1 n=128': expected efficiencies in [1e-05, 2] (fractions of the roofline, as calibrate fits them), got '1e-300'")
+ct_cli_test(NAME hard.serve_profile_efficiency_below_the_floor RC 2
             ARGS serve --cluster hgx-h100*1 --model llama3.1-8b --tp 8 --isl 128 --osl 16
                  --scenario offline --calibration ${HOSTILE}/profile-efficiency-tiny.yaml
-            STDERR "a serving iteration would end at 3.92e+295 s of simulated time, more than the limit of 3155760000 s (100 years)")
+            STDERR "profile-efficiency-tiny.yaml:28: compute.gemm.bf16.efficiency: row 'm=1 n=128': expected efficiencies in [1e-05, 2]")
+# At the floor a step can still pass the engine's clock (2^22 micro-batches of 4.7e3 s): the
+# training step's sum of tasks is checked before the event model (execution/training.cpp).
+ct_cli_test(NAME hard.train_step_beyond_the_clock RC 2
+            ARGS train --cluster hgx-h100*1 --model llama3.1-8b --tp 8
+                 --calibration ${HOSTILE}/profile-efficiency-floor.yaml --global-batch 4194304
+                 --micro-batch 1
+            STDERR "the training step would take up to 1.96e+10 s (4194304 x 4.66e+03 s of forward, backward and pipeline sends per micro-batch), more than the limit of simulated time (3155760000 s, 100 years)")
 # A serving layout file and the flags take the same bounds (base/number.h): max_batch up to
 # kMaxBatch (a file refused past 2^20 while --max-batch took 2^30), tp/pp/ep and replicas up to
 # kMaxGpus, max_tokens up to kMaxTokensPerStep.

@@ -151,9 +151,9 @@ std::optional<KernelTable> read_table(Reader& t, const FamilySpec& spec, bool ge
     }
     for (auto c : cells) {
       auto v = parse_number(c);
-      if (!v || *v <= 0 || *v > 10) {
-        t.error("row '" + expected_label + "': expected efficiencies in (0, 10], got '" +
-                    std::string(c) + "'",
+      if (!v || !(*v >= kMinEfficiency && *v <= kMaxEfficiency)) {
+        t.error("row '" + expected_label + "': expected efficiencies in [1e-05, 2] (fractions of " +
+                    "the roofline, as calibrate fits them), got '" + std::string(c) + "'",
                 "efficiency");
         return std::nullopt;
       }

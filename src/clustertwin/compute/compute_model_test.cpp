@@ -278,6 +278,24 @@ TEST(ComputeModel, MalformedCalibrationsAreFileLineErrors) {
   ASSERT_FALSE(unknown_source);
   EXPECT_NE(unknown_source.error().message.find("unknown source 's'"), std::string::npos);
 
+  // Efficiencies are read in [kMinEfficiency, kMaxEfficiency], the range calibrate fits: a
+  // 1e-300 made every GEMM 1e298 s and aborted the engine's clock.
+  auto at_bounds = ComputeModel::parse(
+      good_head + "        - \"m=1 n=32 | 1e-5 2\"\n        - \"m=16 n=32 | 0.3 0.4\"\n" + sources,
+      "compute/x.yaml", nullptr);
+  ASSERT_TRUE(at_bounds) << at_bounds.error().to_string();
+  for (const char* cell : {"1e-300", "9.9e-6", "2.01", "10", "0", "-0.5", "nan"}) {
+    auto out = ComputeModel::parse(good_head + "        - \"m=1 n=32 | 0.1 " + cell +
+                                       "\"\n        - \"m=16 n=32 | 0.3 0.4\"\n" + sources,
+                                   "compute/x.yaml", nullptr);
+    ASSERT_FALSE(out) << cell;
+    EXPECT_NE(out.error().to_string().find("compute/x.yaml:18: compute.gemm.bf16.efficiency: row "
+                                           "'m=1 n=32': expected efficiencies in [1e-05, 2]"),
+              std::string::npos)
+        << out.error().to_string();
+    EXPECT_NE(out.error().message.find(std::string("got '") + cell + "'"), std::string::npos);
+  }
+
   auto wrong_name = ComputeModel::parse(
       good_head + "        - \"m=1 n=32 | 0.1 0.2\"\n        - \"m=16 n=32 | 0.3 0.4\"\n" + sources,
       "compute/y.yaml", nullptr);

@@ -11,6 +11,16 @@
 
 namespace clustertwin::compute {
 
+/// The range of a grid point's efficiency (time at the roofline / measured time, less the launch
+/// overhead): what `clustertwin calibrate` writes (calibration/kernel_fit.cpp clamps a fitted
+/// point to it) and what a profile is read with. The floor is a kernel 10^5 times slower than its
+/// roofline (the slowest shipped point is 4.6e-5, a B300 decode attention of one token); above 1
+/// are grid points whose measured kernel beat the roofline with L2-resident operands (up to 2.0
+/// in the shipped tables), which shape the interpolation between points while at() caps the
+/// result at 1.
+inline constexpr double kMinEfficiency = 1e-5;
+inline constexpr double kMaxEfficiency = 2.0;
+
 class EfficiencyGrid {
  public:
   static constexpr size_t kMaxAxes = 3;

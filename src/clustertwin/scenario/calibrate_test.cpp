@@ -235,7 +235,7 @@ TEST(CalibrateKernels, ABadComputeMappingInAProfileIsAnErrorAtItsLine) {
   // The first row of the GEMM grid: the reader names the list's key, one line above it.
   EXPECT_NE(bad.error().to_string().find(rt.profile + ":" + std::to_string(line - 1) +
                                          ": compute.gemm.bf16.efficiency: row 'm=1 n=32': "
-                                         "expected efficiencies in (0, 10]"),
+                                         "expected efficiencies in [1e-05, 2]"),
             std::string::npos)
       << bad.error().to_string();
 }
