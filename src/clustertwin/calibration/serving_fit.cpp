@@ -7,8 +7,10 @@
 #include <map>
 #include <sstream>
 
+#include "clustertwin/base/text.h"
 #include "clustertwin/calibration/kernel_fit.h"
 #include "clustertwin/calibration/profile_text.h"
+#include "clustertwin/collective/sweep.h"
 #include "clustertwin/config/reader.h"
 
 namespace clustertwin::calibration {
@@ -304,8 +306,16 @@ nlohmann::json serving_fit_json(const ServingFit& fit, std::span<const ServingRe
           {"measurements", obs}};
 }
 
+void ServingCalibration::apply(execution::ServingStepCalibration& c) const {
+  if (tp_overlap) c.tp_overlap = *tp_overlap;
+  if (stream_host_per_response_s)
+    c.stream_host_per_response = base::seconds(*stream_host_per_response_s);
+  if (eager_host_per_layer_s) c.eager_host_per_layer = base::seconds(*eager_host_per_layer_s);
+}
+
 base::Result<std::optional<ServingCalibration>> read_serving_calibration(
     const hardware::CatalogFile& file) {
+  using Need = config::Reader::Need;
   auto doc = config::parse_document(file.text, file.path);
   if (!doc) return fail(doc.error());
   config::ReadContext ctx{.file = doc->file};
@@ -316,41 +326,93 @@ base::Result<std::optional<ServingCalibration>> read_serving_calibration(
   ServingCalibration out;
   out.path = file.path;
   out.gpu = t->string("gpu").value_or("");
-  out.gpu_factor =
-      t->number("gpu_factor", config::Reader::Need::kRequired, kMinGpuFactor, kMaxGpuFactor)
-          .value_or(1.0);
-  out.host_s =
-      t->number("host_s", config::Reader::Need::kRequired, 0.0, kMaxServingHost).value_or(0.0);
+  // A fit of serving results gives the factor and the host time together.
+  const bool factor = t->has("gpu_factor"), host = t->has("host_s");
+  if (factor != host) {
+    t->error(std::string("expected gpu_factor and host_s together (a fit of serving results), "
+                         "got only ") +
+                 (factor ? "gpu_factor" : "host_s"),
+             factor ? "gpu_factor" : "host_s");
+  }
+  out.fitted = factor && host;
+  out.gpu_factor = t->number("gpu_factor", Need::kOptional, kMinGpuFactor, kMaxGpuFactor)
+                       .value_or(out.gpu_factor);
+  out.host_s = t->number("host_s", Need::kOptional, 0.0, kMaxServingHost).value_or(out.host_s);
+  out.tp_overlap = t->number("tp_overlap", Need::kOptional, 0.0, 1.0);
+  out.stream_host_per_response_s =
+      t->number("stream_host_per_response_s", Need::kOptional, 0.0, kMaxServingConstantHost);
+  out.eager_host_per_layer_s =
+      t->number("eager_host_per_layer_s", Need::kOptional, 0.0, kMaxServingConstantHost);
+  if (!factor && !host && !t->has("tp_overlap") && !t->has("stream_host_per_response_s") &&
+      !t->has("eager_host_per_layer_s")) {
+    t->error(
+        "expected gpu_factor and host_s (a fit of serving results) or at least one of "
+        "tp_overlap, stream_host_per_response_s, eager_host_per_layer_s (the serving step "
+        "model's constants), got none",
+        "");
+  }
   t->allow("fit");  // the record of the fit, for people
   t->finish();
   if (!ctx.errors.empty()) return fail(ctx.errors.combined());
   return std::optional<ServingCalibration>{out};
 }
 
-base::Result<std::optional<ServingCalibration>> serving_calibration_of(const std::string& path,
-                                                                       std::string_view gpu,
-                                                                       const std::string& where,
-                                                                       bool compute_given) {
-  std::ifstream in(path, std::ios::binary);
+base::Result<std::optional<ServingCalibration>> builtin_serving_calibration(
+    const hardware::Catalog& catalog, const std::string& name) {
+  if (name == "defaults") return std::optional<ServingCalibration>{};  // no profile: the starts
+  for (const auto& f : catalog.other_files()) {
+    if (!collective::is_line_file(f) || f.path != "collectives/" + name + ".yaml") continue;
+    auto prof = collective::load_profile(catalog, name);
+    if (!prof) return fail(prof.error());
+    auto sc = execution::serving_step_calibration(catalog);
+    if (!sc) return fail(sc.error());
+    ServingCalibration out;
+    out.gpu = base::join(prof->gpus);
+    out.tp_overlap = sc->tp_overlap;
+    out.stream_host_per_response_s = sc->stream_host_per_response.base();
+    out.eager_host_per_layer_s = sc->eager_host_per_layer.base();
+    out.path = sc->path;
+    return std::optional<ServingCalibration>{out};
+  }
+  return std::optional<ServingCalibration>{};
+}
+
+base::Result<std::optional<ServingCalibration>> serving_calibration_of(
+    const hardware::Catalog& catalog, const std::string& name_or_path, std::string_view gpu,
+    const std::string& where, bool compute_given) {
+  auto b = builtin_serving_calibration(catalog, name_or_path);
+  if (!b) return fail(b.error());
+  if (*b) {
+    auto prof = collective::load_profile(catalog, name_or_path);
+    if (!prof) return fail(prof.error());
+    if (std::find(prof->gpus.begin(), prof->gpus.end(), gpu) == prof->gpus.end()) {
+      return fail(where + " " + name_or_path + " is for GPUs " + base::join(prof->gpus) +
+                  "; this cluster's GPU is " + std::string(gpu));
+    }
+    (*b)->gpu = std::string(gpu);
+    return b;
+  }
+  std::ifstream in(name_or_path, std::ios::binary);
   if (!in) {
-    return fail(where + ": cannot read '" + path +
-                "' (serving takes a profile written by `clustertwin calibrate` from serving "
-                "results or kernel tables; the built-in profiles hold collective lines, which "
-                "serving does not read)");
+    return fail(where + ": cannot read '" + name_or_path +
+                "' (serving takes the name of a built-in profile, which `clustertwin calibrate` "
+                "lists, or a "
+                "profile file written by `clustertwin calibrate` from serving results or kernel "
+                "tables, or one with a serving: mapping of the step model's constants)");
   }
   std::ostringstream text;
   text << in.rdbuf();
-  auto sc = read_serving_calibration({path, text.str()});
+  auto sc = read_serving_calibration({name_or_path, text.str()});
   if (!sc) return fail(sc.error());
   if (!*sc) {
     if (compute_given) return std::optional<ServingCalibration>{};
-    return fail(where + ": " + path +
+    return fail(where + ": " + name_or_path +
                 " has no serving: or compute: mapping (it was fitted from collective or "
                 "training measurements, which the serving step model does not read; calibrate "
                 "serving results or kernel tables to make one)");
   }
   if ((*sc)->gpu != gpu) {
-    return fail(where + ": " + path + " fitted the serving model on " + (*sc)->gpu +
+    return fail(where + ": " + name_or_path + " fitted the serving model on " + (*sc)->gpu +
                 "; this cluster's GPU is " + std::string(gpu));
   }
   return sc;

@@ -40,6 +40,7 @@
 #include "clustertwin/calibration/collective_fit.h"
 #include "clustertwin/calibration/fitter.h"
 #include "clustertwin/calibration/measurements.h"
+#include "clustertwin/execution/serving_calibration.h"
 #include "clustertwin/hardware/catalog.h"
 
 namespace clustertwin::calibration {
@@ -123,28 +124,52 @@ std::string serving_only_profile_yaml(const ServingFit& fit, std::span<const Inp
 /// The fit for `--json` (stable keys with units).
 nlohmann::json serving_fit_json(const ServingFit& fit, std::span<const ServingResult> results);
 
-/// What a profile's `serving:` mapping sets.
+/// What a profile's `serving:` mapping sets: the kernel-time factor and host time per iteration
+/// of a fit of serving results (`gpu_factor` and `host_s`, together), and the serving step
+/// model's catalog constants of the profile's software stack (`tp_overlap`,
+/// `stream_host_per_response_s`, `eager_host_per_layer_s`, each optional: given, it replaces
+/// catalog/calibration/serving.yaml's figure; a layout's own `tp_overlap` still wins).
 struct ServingCalibration {
   std::string gpu;
+  bool fitted = false;  ///< gpu_factor and host_s given
   double gpu_factor = 1;
   double host_s = 0;
+  std::optional<double> tp_overlap;
+  std::optional<double> stream_host_per_response_s;
+  std::optional<double> eager_host_per_layer_s;
   std::string path;  ///< the profile, for notes and messages
+
+  /// The catalog's constants with the ones this profile gives in their place.
+  void apply(execution::ServingStepCalibration& c) const;
 };
 
+/// Bounds of the step constants a `serving:` mapping may carry (those of serving.yaml: a host
+/// time above 100 ms per response or per layer is a unit slip, not a serving loop).
+inline constexpr double kMaxServingConstantHost = 0.1;
+
 /// Reads the `serving:` mapping of a profile's text (nullopt when it has none). Errors name the
-/// file and line (a factor outside [kMinGpuFactor, kMaxGpuFactor], a missing gpu).
+/// file and line (a factor outside [kMinGpuFactor, kMaxGpuFactor], gpu_factor without host_s or
+/// the reverse, a constant out of its bounds, a mapping that sets nothing, a missing gpu).
 base::Result<std::optional<ServingCalibration>> read_serving_calibration(
     const hardware::CatalogFile& file);
 
-/// The `serving:` mapping of the profile given as `--calibration FILE` (`where` names the flag
-/// or the scenario's file:line): refused when the file cannot be read, or was fitted on another
-/// GPU than `gpu`. A profile without one is refused unless `compute_given` (the profile's
-/// `compute:` mapping, which serving also runs, was found: nullopt then); a built-in name or a
-/// profile of collective lines or training steps alone is refused (serving reads neither).
-base::Result<std::optional<ServingCalibration>> serving_calibration_of(const std::string& path,
-                                                                       std::string_view gpu,
-                                                                       const std::string& where,
-                                                                       bool compute_given);
+/// The serving constants of a built-in profile (catalog/collectives/<name>.yaml): the profiles
+/// are fitted with the catalog's software stack, so they carry catalog/calibration/serving.yaml's
+/// three constants (ServingCalibration::path names that file; not `fitted`). nullopt when `name`
+/// is no built-in profile.
+base::Result<std::optional<ServingCalibration>> builtin_serving_calibration(
+    const hardware::Catalog& catalog, const std::string& name);
+
+/// The `serving:` mapping of the profile given as `--calibration NAME|FILE` (`where` names the
+/// flag or the scenario's file:line): a built-in profile's name gives its serving constants
+/// (builtin_serving_calibration: the catalog's, so the output stays as without it); a file is
+/// refused when it cannot be read, or was fitted on another GPU than `gpu`. A file without a
+/// `serving:` mapping is refused unless `compute_given` (the profile's `compute:` mapping, which
+/// serving also runs, was found: nullopt then); a profile of collective lines or training steps
+/// alone is refused (serving reads neither).
+base::Result<std::optional<ServingCalibration>> serving_calibration_of(
+    const hardware::Catalog& catalog, const std::string& name_or_path, std::string_view gpu,
+    const std::string& where, bool compute_given);
 
 /// One of the serving step model's catalog constants (catalog/calibration/serving.yaml) fitted
 /// to one measurement on a grid: `param` names it and bounds it (Parameter::lower and upper, in

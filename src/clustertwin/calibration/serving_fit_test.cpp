@@ -143,6 +143,67 @@ TEST(ServingFit, ProfileReadsBackAndRefusesBadValues) {
   EXPECT_FALSE(none->has_value());
 }
 
+// A profile's serving: mapping may carry the step model's catalog constants of its software
+// stack (each optional, in place of catalog/calibration/serving.yaml's), with or without a fit
+// of serving results; each bad value is refused at its line, and a mapping that sets nothing is
+// refused. A built-in profile carries the catalog's three, and is for its own GPUs only.
+TEST(ServingFit, AProfileCarriesTheServingConstants) {
+  auto p = read_serving_calibration(
+      {"p.yaml", "serving:\n  gpu: h100\n  tp_overlap: 0.3\n  eager_host_per_layer_s: 0.002\n"});
+  ASSERT_TRUE(p.has_value()) << p.error().to_string();
+  ASSERT_TRUE(p->has_value());
+  EXPECT_FALSE((*p)->fitted);
+  EXPECT_EQ((*p)->tp_overlap, 0.3);
+  EXPECT_FALSE((*p)->stream_host_per_response_s.has_value());
+  execution::ServingStepCalibration c{.tp_overlap = 0.45,
+                                      .stream_host_per_response = base::seconds(29e-6),
+                                      .eager_host_per_layer = base::seconds(1.1e-3)};
+  (*p)->apply(c);
+  EXPECT_EQ(c.tp_overlap, 0.3);
+  EXPECT_EQ(c.stream_host_per_response.base(), 29e-6);  // not given: the catalog's
+  EXPECT_EQ(c.eager_host_per_layer.base(), 0.002);
+  auto bad = read_serving_calibration({"p.yaml",
+                                       "serving:\n  gpu: h100\n  gpu_factor: 1.2\n"
+                                       "  tp_overlap: 1.5\n  stream_host_per_response_s: 0.5\n"});
+  ASSERT_FALSE(bad.has_value());
+  const std::string m = bad.error().to_string();
+  EXPECT_NE(m.find("p.yaml:3"), std::string::npos) << m;  // gpu_factor without host_s
+  EXPECT_NE(m.find("host_s"), std::string::npos) << m;
+  EXPECT_NE(m.find("p.yaml:4"), std::string::npos) << m;  // overlap above 1
+  EXPECT_NE(m.find("p.yaml:5"), std::string::npos) << m;  // 0.5 s per response: a unit slip
+  auto empty = read_serving_calibration({"p.yaml", "serving:\n  gpu: h100\n"});
+  ASSERT_FALSE(empty.has_value());
+  EXPECT_NE(empty.error().to_string().find("got none"), std::string::npos)
+      << empty.error().to_string();
+
+  auto cat = hardware::Catalog::load_embedded();
+  ASSERT_TRUE(cat);
+  auto catalog = execution::serving_step_calibration(*cat);
+  ASSERT_TRUE(catalog);
+  auto h100 = builtin_serving_calibration(*cat, "h100");
+  ASSERT_TRUE(h100.has_value()) << h100.error().to_string();
+  ASSERT_TRUE(h100->has_value());
+  EXPECT_FALSE((*h100)->fitted);
+  EXPECT_EQ((*h100)->tp_overlap, catalog->tp_overlap);
+  EXPECT_EQ((*h100)->stream_host_per_response_s, catalog->stream_host_per_response.base());
+  EXPECT_EQ((*h100)->eager_host_per_layer_s, catalog->eager_host_per_layer.base());
+  EXPECT_EQ((*h100)->path, "catalog/calibration/serving.yaml");
+  for (const char* none : {"h900", "defaults", "at-scale"}) {
+    auto n = builtin_serving_calibration(*cat, none);
+    ASSERT_TRUE(n.has_value()) << none;
+    EXPECT_FALSE(n->has_value()) << none;
+  }
+  auto h800 = serving_calibration_of(*cat, "h100", "h800", "--calibration", false);
+  ASSERT_TRUE(h800.has_value()) << h800.error().to_string();
+  EXPECT_EQ((*h800)->gpu, "h800");
+  auto b200 = serving_calibration_of(*cat, "h100", "b200", "--calibration", false);
+  ASSERT_FALSE(b200.has_value());
+  EXPECT_NE(b200.error().to_string().find(
+                "--calibration h100 is for GPUs h100, h800; this cluster's GPU is b200"),
+            std::string::npos)
+      << b200.error().to_string();
+}
+
 // A catalog constant on its grid: a replay whose prediction moves in steps (a rate search's)
 // and falls as the constant grows is bracketed to the grid value nearest the measurement, in
 // about log2(grid points) replays; a measurement the bounds cannot reach is an error that says

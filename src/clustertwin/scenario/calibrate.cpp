@@ -3,6 +3,8 @@
 
 #include "clustertwin/scenario/calibrate.h"
 
+#include <fmt/format.h>
+
 #include <cmath>
 #include <filesystem>
 #include <optional>
@@ -36,7 +38,19 @@ base::Result<std::vector<ProfileInfo>> builtin_profiles(const Environment& env) 
     if (name == "defaults") continue;
     auto prof = collective::load_profile(*cat, name);
     if (!prof) return base::fail(prof.error());
-    out.push_back({.name = name, .gpus = prof->gpus, .measured_on = prof->measured_device});
+    auto sc = calibration::builtin_serving_calibration(*cat, name);
+    if (!sc) return base::fail(sc.error());
+    std::string serving;
+    if (*sc) {
+      serving = fmt::format(
+          "tp_overlap {:.4g}, stream_host_per_response {:.4g} us, eager_host_per_layer {:.4g} ms",
+          (*sc)->tp_overlap.value_or(0), 1e6 * (*sc)->stream_host_per_response_s.value_or(0),
+          1e3 * (*sc)->eager_host_per_layer_s.value_or(0));
+    }
+    out.push_back({.name = name,
+                   .gpus = prof->gpus,
+                   .measured_on = prof->measured_device,
+                   .serving = serving});
   }
   return out;
 }
@@ -304,6 +318,7 @@ std::string profile_list_text(const std::vector<ProfileInfo>& profiles) {
     o += "  " + p.name + "  GPUs: " + gpus;
     if (!p.measured_on.empty()) o += "  measured on: " + p.measured_on;
     o += "\n";
+    if (!p.serving.empty()) o += "      serving: " + p.serving + "\n";
   }
   return o;
 }

@@ -28,6 +28,9 @@ struct ProfileInfo {
   std::string name;
   std::vector<std::string> gpus;
   std::string measured_on;  ///< the device the lines were measured on, when the file says
+  /// The serving step constants it carries (calibration::builtin_serving_calibration: the
+  /// catalog's, catalog/calibration/serving.yaml), as text: "tp_overlap 0.45, ...".
+  std::string serving;
 };
 /// The catalog's calibration profiles, by name.
 base::Result<std::vector<ProfileInfo>> builtin_profiles(const Environment& env);

@@ -39,6 +39,10 @@ TEST(CalibrateWords, TheProfileListNamesTheFieldThatPicksOne) {
   EXPECT_EQ(text,
             "Built-in calibration profiles (catalog/collectives/; pick one with {calibration} "
             "NAME):\n  h100  GPUs: h100, h800  measured on: DGX H100\n  b200  GPUs: \n");
+  // A profile's serving step constants go on a line of their own under it.
+  EXPECT_EQ(profile_list_text({{.name = "h200", .gpus = {"h200"}, .serving = "tp_overlap 0.45"}}),
+            "Built-in calibration profiles (catalog/collectives/; pick one with {calibration} "
+            "NAME):\n  h200  GPUs: h200\n      serving: tp_overlap 0.45\n");
 }
 
 // Kernel tables through `--calibration` (issue 16): the H100 BF16 GEMM table a user would

@@ -9,6 +9,7 @@
 #include <mutex>
 #include <sstream>
 
+#include "clustertwin/base/text.h"
 #include "clustertwin/base/units_parse.h"
 #include "clustertwin/calibration/kernel_fit.h"
 #include "clustertwin/calibration/serving_fit.h"
@@ -314,11 +315,15 @@ FieldTable<R> make_serving_fields() {
         .flag = "calibration",
         .name = "calibration profile",
         .member = &R::calibration,
-        .help = "a calibration profile fitted to measured serving results (`clustertwin "
-                "calibrate` of LoadGen summaries or benchmark_serving JSON with their setup) or "
-                "kernel tables: its serving: mapping sets the step model's kernel-time factor "
-                "and host time per iteration, its compute: mapping lays kernel tables over the "
-                "catalog's; a profile for another GPU, or one with neither mapping, is refused"},
+        .help = "a calibration profile: a built-in one's name (`clustertwin calibrate --list`; "
+                "it carries the catalog's serving step constants), or a file fitted to measured "
+                "serving results (`clustertwin calibrate` of LoadGen summaries or "
+                "benchmark_serving JSON with their setup) or kernel tables: its serving: mapping "
+                "sets the step model's kernel-time factor and host time per iteration, and "
+                "tp_overlap, stream_host_per_response_s or eager_host_per_layer_s where it gives "
+                "them (in place of catalog/calibration/serving.yaml's), its compute: mapping "
+                "lays kernel tables over the catalog's; a profile for another GPU, or one with "
+                "neither mapping, is refused"},
   };
   const FieldTable<R> power_rows = {
       F{.key = "clock_lock",
@@ -606,6 +611,38 @@ base::Result<std::unique_ptr<ServingJob>> prepare_serving(const Environment& ctx
   auto sc_cal = execution::serving_step_calibration(job->catalog);
   if (!sc_cal) return base::fail(sc_cal.error());
   job->serving_calibration = std::move(*sc_cal);
+  // A profile's serving: mapping (calibration/serving_fit.h): the step model's constants of its
+  // software stack in place of the catalog's, and the kernel-time factor and host time per
+  // iteration fitted to measured serving results. A built-in profile carries the catalog's.
+  std::optional<calibration::ServingCalibration> profile;
+  if (!o.calibration.empty()) {
+    auto c = calibration::serving_calibration_of(job->catalog, o.calibration, gpu.name,
+                                                 o.calibration_where, compute_profile);
+    if (!c) return base::fail(c.error());
+    profile = std::move(*c);
+  }
+  if (profile) {
+    const execution::ServingStepCalibration catalog_constants = job->serving_calibration;
+    profile->apply(job->serving_calibration);
+    const auto& p = job->serving_calibration;
+    std::vector<std::string> moved;
+    if (p.tp_overlap != catalog_constants.tp_overlap)
+      moved.push_back(fmt::format("tp_overlap {:.4g}", p.tp_overlap));
+    if (p.stream_host_per_response.base() != catalog_constants.stream_host_per_response.base()) {
+      moved.push_back(fmt::format("stream_host_per_response {:.4g} us",
+                                  1e6 * p.stream_host_per_response.base()));
+    }
+    if (p.eager_host_per_layer.base() != catalog_constants.eager_host_per_layer.base()) {
+      moved.push_back(
+          fmt::format("eager_host_per_layer {:.4g} ms", 1e3 * p.eager_host_per_layer.base()));
+    }
+    if (!moved.empty()) {
+      job->notes.push_back(
+          fmt::format("serving step constants {} (calibration profile {}) in "
+                      "place of the catalog's ({})",
+                      base::join(moved), profile->path, catalog_constants.path));
+    }
+  }
 
   execution::ServingSetup& s = job->setup;
   job->serving_calibration.apply(s);
@@ -631,20 +668,13 @@ base::Result<std::unique_ptr<ServingJob>> prepare_serving(const Environment& ctx
     if (!lim) return base::fail(lim.error());
     s.limits = *lim;
   }
-  // A profile's serving: mapping (calibration/serving_fit.h): the step model's kernel-time
-  // factor and host time per iteration fitted to measured serving results.
-  if (!o.calibration.empty()) {
-    auto c = calibration::serving_calibration_of(o.calibration, gpu.name, o.calibration_where,
-                                                 compute_profile);
-    if (!c) return base::fail(c.error());
-    if (*c) {
-      s.calibration.gpu_factor = (*c)->gpu_factor;
-      s.calibration.host_s = (*c)->host_s;
-      job->notes.push_back(fmt::format(
-          "kernel-time factor {:.4g} and host time per iteration {:.4g} ms fitted to measured "
-          "serving results (calibration profile {})",
-          (*c)->gpu_factor, 1e3 * (*c)->host_s, (*c)->path));
-    }
+  if (profile && profile->fitted) {
+    s.calibration.gpu_factor = profile->gpu_factor;
+    s.calibration.host_s = profile->host_s;
+    job->notes.push_back(fmt::format(
+        "kernel-time factor {:.4g} and host time per iteration {:.4g} ms fitted to measured "
+        "serving results (calibration profile {})",
+        profile->gpu_factor, 1e3 * profile->host_s, profile->path));
   }
   return job;
 }
