@@ -232,6 +232,7 @@ class Sim {
       ttft_stop_ = p99_violations(static_cast<int64_t>(seqs_.size()));
       tpot_stop_ = p99_violations(multi_token);
     }
+    dispatched_.assign(instances_.size(), 0);
     ttft_.reserve(reqs.size());
     tpot_.reserve(reqs.size());
     e2e_.reserve(reqs.size());
@@ -242,6 +243,7 @@ class Sim {
       for (size_t i = 0; i < seqs_.size(); ++i) {
         const int inst = entry[static_cast<size_t>(next)];
         next = (next + 1) % static_cast<int>(entry.size());
+        dispatched_[static_cast<size_t>(inst)]++;
         enqueue(static_cast<int32_t>(i), inst, false);
       }
       sim_.schedule_at(0, [this](Simulator&) {
@@ -330,11 +332,26 @@ class Sim {
     return best;
   }
 
+  /// The instance a server / interactive arrival goes to (workload::ServingDispatch): the least
+  /// loaded one, or the next in turn. With round robin each of n simulated instances sees every
+  /// n-th arrival (an Erlang-n stream at its share of the rate); where more than
+  /// kDispatchInstances are reduced to n, each real instance's stream is smoother than that.
+  int dispatch_target() {
+    if (s_.layout.dispatch == workload::ServingDispatch::kRoundRobin) {
+      if (entry_.empty()) entry_ = entry_instances();
+      const int inst = entry_[next_entry_];
+      next_entry_ = (next_entry_ + 1) % entry_.size();
+      return inst;
+    }
+    return least_loaded(s_.layout.disaggregated);
+  }
+
   void schedule_arrival(size_t i) {
     if (i >= seqs_.size()) return;
     sim_.schedule_at(engine::to_ticks(base::seconds(seqs_[i].arrival)), [this, i](Simulator&) {
       if (stopped_) return;
-      const int inst = least_loaded(s_.layout.disaggregated);
+      const int inst = dispatch_target();
+      dispatched_[static_cast<size_t>(inst)]++;
       enqueue(static_cast<int32_t>(i), inst, true);
       schedule_arrival(i + 1);
     });
@@ -1027,6 +1044,7 @@ class Sim {
     out.requests = static_cast<int64_t>(n) * symmetry_;
     out.symmetry = symmetry_;
     out.simulated_instances = static_cast<int>(instances_.size());
+    out.dispatched = dispatched_;
     out.duration_s = last_done_;
     out.iterations = iterations_;
     out.preemptions = preemptions_;
@@ -1138,6 +1156,9 @@ class Sim {
   int64_t max_out_ = 0;
   double response_s_ = 0;  // front-end host time per streamed response (0: not streaming)
   double stream_interval_ = 1;
+  std::vector<int> entry_;  // round-robin dispatch: the instances arrivals enter, in turn
+  size_t next_entry_ = 0;
+  std::vector<int64_t> dispatched_;  // requests the harness handed each simulated instance
   Simulator sim_;
   std::vector<Instance> instances_;
   std::vector<Seq> seqs_;

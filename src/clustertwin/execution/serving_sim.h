@@ -41,9 +41,11 @@
 /// Symmetry: offline, identical instances receive identical shares of the load (round robin),
 /// so one instance is simulated with 1/replicas of the requests and the deployment's throughput
 /// is replicas x its own; a disaggregated deployment is reduced by the gcd of its pool sizes.
-/// Server / interactive arrivals go to the least loaded instance (the harness's load balancing),
-/// which couples the instances: a queue that one instance would build is absorbed by another, so
-/// up to kDispatchInstances instances are simulated side by side (more only by a divisor that
+/// Server / interactive arrivals go to the least loaded instance (the harness's load balancing)
+/// or, with workload::ServingDispatch::kRoundRobin, to each instance in turn; either couples the
+/// instances (least loaded: a queue one instance would build is absorbed by another; round
+/// robin: each instance sees every n-th arrival, a smoother stream than its own Poisson share),
+/// so up to kDispatchInstances instances are simulated side by side (more only by a divisor that
 /// keeps the pools' proportions).
 ///
 /// Run length (docs/models/inference.md, "run length"): a run says whether it reached a steady
@@ -126,6 +128,9 @@ struct ServingResult {
   int64_t requests = 0;             ///< the deployment's request count
   int64_t simulated_requests = 0;   ///< what the representative instances ran
   int simulated_instances = 0;
+  /// Requests the harness handed each simulated instance (server / interactive arrivals by
+  /// ServingLayout::dispatch; offline: the round-robin deal); disaggregated: the prefill pool.
+  std::vector<int64_t> dispatched;
   int symmetry = 1;  ///< deployment = symmetry x simulated
   double rate_qps = 0;
   bool meets_limits = true;    ///< true when no limits were given

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "clustertwin/execution/serving_calibration.h"
 #include "clustertwin/models/model_catalog.h"
 
@@ -525,6 +527,33 @@ TEST(ServingSim, StreamingFrontEndQueuesResponses) {
   auto capped = estimate_serving(s, lm);
   ASSERT_TRUE(capped);
   EXPECT_LE(capped->tokens_per_s_per_gpu * 8, 8 / 420e-6 * 1.0001);
+}
+
+// Server / interactive dispatch (workload::ServingDispatch): the least-loaded harness sends
+// each arrival to the instance with the fewest requests in flight, so the shares follow the
+// instances' load; round robin (NVIDIA's harness for Interactive) deals them in turn, whatever
+// the load: 2,000 arrivals over 8 instances are 250 each.
+TEST(ServingSim, RoundRobinDispatchDealsArrivalsInTurn) {
+  Fixture f = llama2_h200(2000);
+  bind(f);
+  auto& s = f.setup;
+  s.scenario = workload::ServingScenario::kInteractive;
+  s.limits = s.dataset.limits(s.scenario);
+  s.rate_qps = 60;
+  auto least = simulate_serving(s);
+  ASSERT_TRUE(least) << least.error().to_string();
+  ASSERT_EQ(least->dispatched.size(), 8u);
+  int64_t total = 0;
+  for (int64_t n : least->dispatched) total += n;
+  EXPECT_EQ(total, 2000);
+  const auto [lo, hi] = std::minmax_element(least->dispatched.begin(), least->dispatched.end());
+  EXPECT_GT(*hi - *lo, 0) << "least loaded follows the load, not the turn";
+  s.layout.dispatch = workload::ServingDispatch::kRoundRobin;
+  auto rr = simulate_serving(s);
+  ASSERT_TRUE(rr) << rr.error().to_string();
+  ASSERT_EQ(rr->dispatched.size(), 8u);
+  for (int64_t n : rr->dispatched) EXPECT_EQ(n, 250);
+  EXPECT_NE(rr->ttft_s.p99, least->ttft_s.p99);
 }
 
 TEST(ServingSim, RateSearchReportsBestEffortWhenNothingMeetsTheLimits) {

@@ -48,6 +48,9 @@ Json layout_json(const workload::ServingLayout& l) {
             {"mtp_draft_tokens", l.mtp}};
   if (l.mtp > 0) j["mtp_acceptance"] = r6(l.mtp_acceptance);
   if (!l.norm_quant_fusion) j["norm_quant_fusion"] = false;
+  if (l.dispatch != workload::ServingDispatch::kLeastLoaded) {
+    j["dispatch"] = workload::dispatch_name(l.dispatch);
+  }
   if (l.disaggregated) {
     j["prefill_instance"] = instance_json(l.prefill);
     j["prefill_replicas"] = l.prefill_replicas;

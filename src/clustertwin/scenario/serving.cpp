@@ -263,6 +263,15 @@ FieldTable<R> make_serving_fields() {
                 "host time in the instance's front end",
         .ints = {.min = 1, .max = 100000},
         .show_default = true},
+      F{.key = "dispatch",
+        .flag = "dispatch",
+        .name = "dispatch",
+        .member = &R::dispatch,
+        .help = "server/interactive: how arrivals reach the instances: least-loaded (the fewest "
+                "requests in flight; NVIDIA's harness for Server) or round-robin (each in turn; "
+                "its Interactive runs)",
+        .choices = {"least-loaded", "round-robin"},
+        .show_default = true},
       F{.key = "tp_overlap",
         .flag = "tp-overlap",
         .name = "TP overlap",
@@ -420,6 +429,11 @@ workload::ServingRuntime runtime_of(const ServingRequest& o) {
                                    : workload::ServingRuntime::kPytorch;
 }
 
+workload::ServingDispatch dispatch_of(const ServingRequest& o) {
+  return o.dispatch == "round-robin" ? workload::ServingDispatch::kRoundRobin
+                                     : workload::ServingDispatch::kLeastLoaded;
+}
+
 bool layout_flags_given(const ServingRequest& o) {
   return o.tp > 0 || o.pp > 0 || o.ep > 0 || o.dp_attention || o.max_batch > 0 ||
          o.max_tokens > 0 || o.disaggregated || o.replicas > 0 || o.redundant_experts > 0 ||
@@ -490,6 +504,7 @@ base::Result<workload::ServingLayout> explicit_layout(
     l.adp_balance = o.adp_assign == "balanced";
     l.runtime = runtime_of(o);
     l.stream_interval = o.stream_interval;
+    l.dispatch = dispatch_of(o);
   }
   if (l.replicas <= 0) {
     const int64_t rest = gpus - (l.disaggregated ? l.prefill_replicas * l.prefill.gpus() : 0);
@@ -663,6 +678,7 @@ base::Result<std::unique_ptr<ServingJob>> prepare_serving(const Environment& ctx
   s.layout.adp_balance = o.adp_assign == "balanced";
   s.layout.runtime = runtime_of(o);
   s.layout.stream_interval = o.stream_interval;
+  s.layout.dispatch = dispatch_of(o);
   if (*sc != workload::ServingScenario::kOffline) {
     auto lim = limits_of(o, *dataset, *sc);
     if (!lim) return base::fail(lim.error());

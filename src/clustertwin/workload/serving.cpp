@@ -172,6 +172,10 @@ const char* runtime_name(ServingRuntime r) {
   return r == ServingRuntime::kPytorch ? "pytorch" : "trt-engine";
 }
 
+const char* dispatch_name(ServingDispatch d) {
+  return d == ServingDispatch::kLeastLoaded ? "least-loaded" : "round-robin";
+}
+
 int64_t ServingLayout::gpus() const {
   int64_t g = static_cast<int64_t>(replicas) * instance.gpus();
   if (disaggregated) g += static_cast<int64_t>(prefill_replicas) * prefill.gpus();
@@ -440,6 +444,10 @@ base::Result<ServingLayout> parse_serving_yaml(std::string_view text, const std:
   }
   l.stream_interval = static_cast<int>(
       r->integer("stream_interval", Need::kOptional, 1, 100000).value_or(l.stream_interval));
+  if (auto d = r->choice("dispatch", {"least-loaded", "round-robin"}, Need::kOptional)) {
+    l.dispatch =
+        *d == "least-loaded" ? ServingDispatch::kLeastLoaded : ServingDispatch::kRoundRobin;
+  }
   r->finish();
   top.finish();
   if (!ctx.errors.empty()) return fail(ctx.errors.combined());

@@ -118,6 +118,19 @@ const char* kv_policy_name(KvPolicy p);
 enum class ServingRuntime { kPytorch, kTrtEngine };
 const char* runtime_name(ServingRuntime r);
 
+/// How the serving harness hands server / interactive queries to the instances of a deployment
+/// (offline queries are always dealt round robin, LoadGen's one query at t = 0):
+///   kLeastLoaded: to the instance with the fewest requests in flight (NVIDIA's MLPerf v5.1 LLM
+///     harness for the Server scenario, `traffic_distribution_policy: load_balancing`, which
+///     picks the core with the fewest pending samples; setups §1.3);
+///   kRoundRobin: to each instance in turn, whatever its load (the same harness for Offline and
+///     for every other scenario, Interactive included: closed/NVIDIA/code/llmlib/config.py
+///     HarnessConfig.__post_init__ `case _: "round_robin"`, factory.py `_create_scheduler`).
+/// Disaggregated deployments dispatch to the prefill pool this way; a prompt's KV cache still
+/// goes to the least loaded decode instance.
+enum class ServingDispatch { kLeastLoaded, kRoundRobin };
+const char* dispatch_name(ServingDispatch d);
+
 struct ServingLayout {
   compute::DType weights = compute::DType::kNvfp4;
   double kv_bytes = 1.0;    ///< per KV element: 1 FP8, 2 bf16
@@ -162,6 +175,10 @@ struct ServingLayout {
   /// (execution::ServingSetup, StepCalibration::stream_host_per_response_s). NVIDIA's v5.1
   /// DeepSeek-R1 configs leave it at 1; its v6.0 GB300 Server config sets 100 (setups §1.6).
   int stream_interval = 1;
+  /// Server / interactive: how arrivals are handed to the instances (ServingDispatch). Default
+  /// kLeastLoaded, what NVIDIA's harness does for Server; its Interactive runs deal round robin
+  /// (docs/models/inference.md, validation: not yet the default there, see the probe).
+  ServingDispatch dispatch = ServingDispatch::kLeastLoaded;
 
   [[nodiscard]] int64_t gpus() const;
   /// "TP8 EP8 ADP x9" or "ctx TP4 x14 + gen TP8 x2".
@@ -235,6 +252,7 @@ base::Result<std::vector<int64_t>> parse_graph_batches(std::string_view text);
 ///     adp_balance: true         # attention-DP: least-loaded rank (false: fill rank 0 first)
 ///     runtime: pytorch          # pytorch | trt-engine (ServingRuntime)
 ///     stream_interval: 1        # iterations between streamed responses (server, interactive)
+///     dispatch: least-loaded    # least-loaded | round-robin (server, interactive arrivals)
 /// `replicas` 0 means "as many as the GPUs hold" (the caller fills it in).
 /// A file without `tp_overlap` takes `default_tp_overlap` (the catalog's fitted overlap:
 /// execution::ServingStepCalibration).

@@ -252,6 +252,16 @@ TEST(ServingFile, ReadsALayoutAndRejectsUnknownKeys) {
   EXPECT_FALSE(parse_graph_batches("128,,256"));
   EXPECT_FALSE(parse_graph_batches("0"));
   EXPECT_EQ(parse_graph_batches(" 1, 2,4 ")->size(), 3U);
+  // Dispatch of server / interactive arrivals: least-loaded unless the file says otherwise.
+  EXPECT_EQ(l->dispatch, ServingDispatch::kLeastLoaded);
+  auto rr =
+      parse_serving_yaml("serving:\n  instance: {tp: 1}\n  dispatch: round-robin\n", "rr.yaml");
+  ASSERT_TRUE(rr) << rr.error().to_string();
+  EXPECT_EQ(rr->dispatch, ServingDispatch::kRoundRobin);
+  EXPECT_STREQ(dispatch_name(rr->dispatch), "round-robin");
+  auto rnd = parse_serving_yaml("serving:\n  instance: {tp: 1}\n  dispatch: random\n", "x.yaml");
+  ASSERT_FALSE(rnd);
+  EXPECT_NE(rnd.error().to_string().find("random"), std::string::npos) << rnd.error().to_string();
   const auto m = model("deepseek-r1");
   InstanceLayout tp8{.tp = 8, .ep = 8, .adp_timeout_iters = 9};
   ServingLayout l2{.instance = tp8, .replicas = 1};
