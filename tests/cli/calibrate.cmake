@@ -168,6 +168,13 @@ add_test(NAME cli.serve_profile_serving_constants
                  -DWORKDIR=${CMAKE_CURRENT_BINARY_DIR}
                  -P ${CMAKE_CURRENT_SOURCE_DIR}/cli/serving_profile_constants.cmake)
 set_tests_properties(cli.serve_profile_serving_constants PROPERTIES LABELS cli TIMEOUT 900)
+# The same mapping's eager issue time per layer runs in train and search (the training step's
+# eager issue takes serving.yaml's figure); another GPU's profile is refused.
+add_test(NAME cli.train_profile_eager_issue
+         COMMAND ${CMAKE_COMMAND} -DBIN=$<TARGET_FILE:clustertwin>
+                 -DWORKDIR=${CMAKE_CURRENT_BINARY_DIR}
+                 -P ${CMAKE_CURRENT_SOURCE_DIR}/cli/training_profile_eager.cmake)
+set_tests_properties(cli.train_profile_eager_issue PROPERTIES LABELS cli TIMEOUT 900)
 ct_cli_test(NAME bad.serve_calibration_builtin_other_gpu RC 2
             ARGS serve --cluster hgx-b200*1 --gpus 1 --model llama3.1-8b --tp 1 --isl 64 --osl 8 --scenario offline
                  --calibration h100

@@ -193,8 +193,9 @@ base::Result<GoodputRun> run_goodput(const Environment& env, const TrainingReque
   SpeedModel speed(lc->catalog, lc->topo);
   // The scheduler prices communication with closed forms (PlacementComm): of a profile it runs
   // the training model's compute-time scale and kernel tables, and refuses one of collective
-  // lines alone.
-  if (!t.calibration.empty() && !(*job)->compute_scale && (*job)->compute_note.empty()) {
+  // lines alone (a profile's eager issue time per layer, its serving: mapping, it runs too).
+  if (!t.calibration.empty() && !(*job)->compute_scale && (*job)->compute_note.empty() &&
+      (*job)->stack_note.empty()) {
     return base::fail(t.calibration_where + ": " + t.calibration +
                       " has no training: or compute: mapping (the compute-time scale and kernel "
                       "efficiencies `calibrate` fits to step times and kernel tables); goodput "
@@ -227,6 +228,7 @@ base::Result<GoodputRun> run_goodput(const Environment& env, const TrainingReque
         host.base(), (*job)->calibration_path);
   }
   if (!(*job)->compute_note.empty()) out.text += "  " + (*job)->compute_note + "\n";
+  if (!(*job)->stack_note.empty()) out.text += "  " + (*job)->stack_note + "\n";
   out.summary = fmt::format(
       "goodput   {} on {} GPUs over {:g} days: ETTR {:.1f}%, {} interruptions, checkpoint every "
       "{:.0f} s",

@@ -5,9 +5,13 @@
 
 #include <fmt/format.h>
 
+#include <fstream>
+#include <sstream>
+
 #include "clustertwin/base/number.h"
 #include "clustertwin/base/units_parse.h"
 #include "clustertwin/calibration/kernel_fit.h"
+#include "clustertwin/calibration/serving_fit.h"
 #include "clustertwin/calibration/step_fit.h"
 #include "clustertwin/collective/sweep.h"
 #include "clustertwin/execution/collective_comm.h"
@@ -437,6 +441,33 @@ void fill_setup(TrainingJob& job, const workload::TrainingLayout& l) {
   }
 }
 
+/// A profile's eager issue time per decoder layer: its `serving:` mapping's
+/// `eager_host_per_layer_s`, the software stack's figure (calibration/serving_fit.h). The
+/// training step's eager issue takes serving.yaml's `eager_host_per_layer` (the same PyTorch
+/// issuing kernels layer by layer), so it takes the profile's in its place. A built-in profile's
+/// name carries serving.yaml's own figure, so only a file can change it.
+base::Status read_eager_issue(TrainingJob& job, const R& o) {
+  std::ifstream in(o.calibration, std::ios::binary);
+  if (!in) return {};  // a built-in name, or a file the profile readers refuse by name
+  std::ostringstream text;
+  text << in.rdbuf();
+  auto sc = calibration::read_serving_calibration({o.calibration, text.str()});
+  if (!sc) return base::fail(sc.error());
+  if (!*sc || !(*sc)->eager_host_per_layer_s) return {};
+  const std::string& gpu = job.cluster->system().gpu;
+  if ((*sc)->gpu != gpu) {
+    return base::fail(o.calibration_where + ": " + o.calibration + " fitted the serving model on " +
+                      (*sc)->gpu + "; this cluster's GPU is " + gpu);
+  }
+  auto& eager = job.training_calibration.eager_host_per_layer;
+  job.stack_note = fmt::format(
+      "eager issue per decoder layer {:.4g} ms (catalog {:.4g} ms) from the serving: mapping of "
+      "calibration profile {}",
+      1e3 * *(*sc)->eager_host_per_layer_s, 1e3 * eager.base(), o.calibration);
+  eager = base::seconds(*(*sc)->eager_host_per_layer_s);
+  return {};
+}
+
 /// A profile's compute-time scale (a `training:` mapping, calibration/step_fit.h), if any.
 base::Status read_compute_scale(TrainingJob& job, const R& o) {
   if (o.calibration.empty()) return {};
@@ -461,7 +492,7 @@ base::Status read_compute_scale(TrainingJob& job, const R& o) {
           fmt::format("host time per expert GEMM {:.4g} us", cal.host_per_expert_gemm.base() * 1e6);
     }
   }
-  return {};
+  return read_eager_issue(job, o);
 }
 
 /// The framework overhead: the request's, else the profile's compute-time scale - 1; and the
@@ -553,7 +584,8 @@ base::Result<std::unique_ptr<TrainingJob>> resolve_training(const Environment& e
   if (o.comm == "analytical") {
     // The closed forms read no collective lines: a profile with nothing else given with them
     // would change nothing, so it is refused rather than ignored.
-    if (!o.calibration.empty() && !job->compute_scale && job->compute_note.empty()) {
+    if (!o.calibration.empty() && !job->compute_scale && job->compute_note.empty() &&
+        job->stack_note.empty()) {
       return base::fail(o.calibration_where +
                         ": a calibration profile sets the collective model's lines, which the "
                         "analytical communication model does not use; use {comm} collective or "
@@ -624,7 +656,8 @@ base::Result<std::unique_ptr<TrainingJob>> resolve_training_search(const Environ
   l.global_batch = o.global_batch > 0 ? o.global_batch : std::max<int64_t>(1, job->gpus / 8);
   if (auto st = apply_settings(o, l); !st) return base::fail(st.error());
   if (auto st = read_compute_scale(*job, o); !st) return base::fail(st.error());
-  if (!o.calibration.empty() && !job->compute_scale && job->compute_note.empty()) {
+  if (!o.calibration.empty() && !job->compute_scale && job->compute_note.empty() &&
+      job->stack_note.empty()) {
     // Search prices communication with closed forms (AnalyticalComm): of a profile it runs the
     // training model's compute-time scale and kernel tables, and refuses one that holds only
     // collective lines.
@@ -654,6 +687,7 @@ base::Result<TrainingRun> run_training(const Environment& env, const TrainingReq
   if (!r) return base::fail(r.error());
   if (!job.compute_note.empty()) r->notes.push_back(job.compute_note);
   if (!job.calibration_note.empty()) r->notes.push_back(job.calibration_note);
+  if (!job.stack_note.empty()) r->notes.push_back(job.stack_note);
   report::TrainingContext c{.cluster = spec.name,
                             .model = job.model.name,
                             .gpu = gpu.name,

@@ -95,6 +95,9 @@ struct TrainingJob {
   /// The step model's constants the profile set over training.yaml's, for the notes ("" when
   /// none).
   std::string constants_note;
+  /// Non-empty when the profile's `serving:` mapping set the eager issue time per decoder layer
+  /// (its eager_host_per_layer_s over serving.yaml's): the note saying which.
+  std::string stack_note;
   uint32_t cuda_graphs = 0;  ///< execution::cuda_graph bits of the request's cuda_graphs
 };
 
