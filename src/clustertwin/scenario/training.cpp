@@ -276,8 +276,9 @@ FieldTable<R> make_training_fields() {
         .help = "a calibration profile (from `clustertwin calibrate --out`) or the name of a "
                 "built-in one (`clustertwin calibrate --list`), laid over the catalog's "
                 "collective lines ({comm} collective or flow); its training: mapping (a "
-                "compute-time scale and host time) and compute: mapping (kernel tables, laid "
-                "over the catalog's) wherever a training job runs"},
+                "compute-time scale and host time), compute: mapping (kernel tables, laid "
+                "over the catalog's) and its serving: mapping's eager_host_per_layer_s (the "
+                "eager issue per decoder layer) wherever a training job runs"},
       F{.key = "framework_overhead",
         .flag = "framework-overhead",
         .name = "framework overhead",
