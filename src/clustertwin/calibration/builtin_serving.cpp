@@ -36,14 +36,17 @@ struct Constant {
 };
 constexpr Constant kConstants[] = {{"tp_overlap", "", 1.0},
                                    {"stream_host_per_response", "us", 1e-6},
-                                   {"eager_host_per_layer", "ms", 1e-3}};
+                                   {"eager_host_per_layer", "ms", 1e-3},
+                                   {"engine_host_per_iteration", "ms", 1e-3}};
 
 struct Case {
   std::string id, source;
   const Constant* constant = nullptr;
   double lower = 0, upper = 0, resolution = 0;
   std::string cluster, model, precision = "fp4", kv = "fp8", runtime = "pytorch";
-  std::optional<workload::ServingScenario> scenario;  ///< a server run; else a decode iteration
+  std::optional<workload::ServingScenario> scenario;  ///< a server / interactive run; else a
+                                                      ///< decode iteration
+  bool norm_quant_fusion = true;  ///< ServingLayout::norm_quant_fusion (the submitter's build)
   int64_t gpus = 0;
   workload::InstanceLayout instance;
   // A decode iteration:
@@ -115,9 +118,12 @@ base::Result<std::vector<Case>> read_cases(const std::string& path, const std::s
             "decode_iteration");
       }
     } else {
-      c.scenario = r.choice("scenario", {"server"}).has_value()
-                       ? std::optional{workload::ServingScenario::kServer}
-                       : std::nullopt;
+      if (auto sc = r.choice("scenario", {"server", "interactive"})) {
+        c.scenario = *sc == "server" ? workload::ServingScenario::kServer
+                                     : workload::ServingScenario::kInteractive;
+      }
+      c.norm_quant_fusion =
+          r.boolean("norm_quant_fusion", Need::kOptional).value_or(c.norm_quant_fusion);
       c.gpus = r.integer("gpus", Need::kRequired, 1, 1 << 20).value_or(1);
       if (m) c.measured = m->number("tokens_per_s", Need::kRequired, 1e-9).value_or(0);
       const int64_t per = static_cast<int64_t>(c.instance.tp) * c.instance.pp;
@@ -192,6 +198,7 @@ base::Result<double> replay(const hardware::Catalog& cat, const Case& c,
   s.layout.instance = c.instance;
   s.layout.replicas = static_cast<int>(c.gpus / (c.instance.tp * c.instance.pp));
   s.layout.kv_bytes = kv_bytes;
+  s.layout.norm_quant_fusion = c.norm_quant_fusion;
   s.layout.runtime = c.runtime == "trt-engine" ? workload::ServingRuntime::kTrtEngine
                                                : workload::ServingRuntime::kPytorch;
   s.seed = kSeed;
@@ -269,6 +276,8 @@ base::Result<BuiltinServing> builtin_serving(const hardware::Catalog& catalog) {
         into.stream_host_per_response = base::seconds(base);
       if (std::string(k.name) == "eager_host_per_layer")
         into.eager_host_per_layer = base::seconds(base);
+      if (std::string(k.name) == "engine_host_per_iteration")
+        into.engine_host_per_iteration = base::seconds(base);
     };
     const Parameter p{
         .name = k.name, .start = c.lower, .lower = c.lower, .upper = c.upper, .source = path};
@@ -285,7 +294,7 @@ base::Result<BuiltinServing> builtin_serving(const hardware::Catalog& catalog) {
     char line[320];
     const char* what = c.scenario ? "tokens/s per GPU" : "eager / graph";
     std::snprintf(line, sizeof line,
-                  "%-24s %-8s on %s: %s predicted, %s measured (%s; %+.1f%%); the grid's "
+                  "%-25s %-8s on %s: %s predicted, %s measured (%s; %+.1f%%); the grid's "
                   "neighbour %s gives %s (%+.1f%%); %zu replays",
                   k.name, format_constant(fit->value, c.resolution, k.unit).c_str(), c.id.c_str(),
                   format_g(fit->predicted, 5).c_str(), format_g(measured, 5).c_str(), what,

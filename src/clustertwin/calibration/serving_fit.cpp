@@ -311,6 +311,8 @@ void ServingCalibration::apply(execution::ServingStepCalibration& c) const {
   if (stream_host_per_response_s)
     c.stream_host_per_response = base::seconds(*stream_host_per_response_s);
   if (eager_host_per_layer_s) c.eager_host_per_layer = base::seconds(*eager_host_per_layer_s);
+  if (engine_host_per_iteration_s)
+    c.engine_host_per_iteration = base::seconds(*engine_host_per_iteration_s);
 }
 
 base::Result<std::optional<ServingCalibration>> read_serving_calibration(
@@ -343,12 +345,14 @@ base::Result<std::optional<ServingCalibration>> read_serving_calibration(
       t->number("stream_host_per_response_s", Need::kOptional, 0.0, kMaxServingConstantHost);
   out.eager_host_per_layer_s =
       t->number("eager_host_per_layer_s", Need::kOptional, 0.0, kMaxServingConstantHost);
+  out.engine_host_per_iteration_s =
+      t->number("engine_host_per_iteration_s", Need::kOptional, 0.0, kMaxServingConstantHost);
   if (!factor && !host && !t->has("tp_overlap") && !t->has("stream_host_per_response_s") &&
-      !t->has("eager_host_per_layer_s")) {
+      !t->has("eager_host_per_layer_s") && !t->has("engine_host_per_iteration_s")) {
     t->error(
         "expected gpu_factor and host_s (a fit of serving results) or at least one of "
-        "tp_overlap, stream_host_per_response_s, eager_host_per_layer_s (the serving step "
-        "model's constants), got none",
+        "tp_overlap, stream_host_per_response_s, eager_host_per_layer_s, "
+        "engine_host_per_iteration_s (the serving step model's constants), got none",
         "");
   }
   t->allow("fit");  // the record of the fit, for people
@@ -371,6 +375,7 @@ base::Result<std::optional<ServingCalibration>> builtin_serving_calibration(
     out.tp_overlap = sc->tp_overlap;
     out.stream_host_per_response_s = sc->stream_host_per_response.base();
     out.eager_host_per_layer_s = sc->eager_host_per_layer.base();
+    out.engine_host_per_iteration_s = sc->engine_host_per_iteration.base();
     out.path = sc->path;
     return std::optional<ServingCalibration>{out};
   }

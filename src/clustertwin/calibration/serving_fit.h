@@ -127,8 +127,9 @@ nlohmann::json serving_fit_json(const ServingFit& fit, std::span<const ServingRe
 /// What a profile's `serving:` mapping sets: the kernel-time factor and host time per iteration
 /// of a fit of serving results (`gpu_factor` and `host_s`, together), and the serving step
 /// model's catalog constants of the profile's software stack (`tp_overlap`,
-/// `stream_host_per_response_s`, `eager_host_per_layer_s`, each optional: given, it replaces
-/// catalog/calibration/serving.yaml's figure; a layout's own `tp_overlap` still wins).
+/// `stream_host_per_response_s`, `eager_host_per_layer_s`, `engine_host_per_iteration_s`, each
+/// optional: given, it replaces catalog/calibration/serving.yaml's figure; a layout's own
+/// `tp_overlap` still wins).
 struct ServingCalibration {
   std::string gpu;
   bool fitted = false;  ///< gpu_factor and host_s given
@@ -137,6 +138,7 @@ struct ServingCalibration {
   std::optional<double> tp_overlap;
   std::optional<double> stream_host_per_response_s;
   std::optional<double> eager_host_per_layer_s;
+  std::optional<double> engine_host_per_iteration_s;
   std::string path;  ///< the profile, for notes and messages
 
   /// The catalog's constants with the ones this profile gives in their place.
@@ -144,7 +146,8 @@ struct ServingCalibration {
 };
 
 /// Bounds of the step constants a `serving:` mapping may carry (those of serving.yaml: a host
-/// time above 100 ms per response or per layer is a unit slip, not a serving loop).
+/// time above 100 ms per response, per layer or per iteration is a unit slip, not a serving
+/// loop).
 inline constexpr double kMaxServingConstantHost = 0.1;
 
 /// Reads the `serving:` mapping of a profile's text (nullopt when it has none). Errors name the
@@ -155,7 +158,7 @@ base::Result<std::optional<ServingCalibration>> read_serving_calibration(
 
 /// The serving constants of a built-in profile (catalog/collectives/<name>.yaml): the profiles
 /// are fitted with the catalog's software stack, so they carry catalog/calibration/serving.yaml's
-/// three constants (ServingCalibration::path names that file; not `fitted`). nullopt when `name`
+/// four constants (ServingCalibration::path names that file; not `fitted`). nullopt when `name`
 /// is no built-in profile.
 base::Result<std::optional<ServingCalibration>> builtin_serving_calibration(
     const hardware::Catalog& catalog, const std::string& name);

@@ -146,7 +146,7 @@ TEST(ServingFit, ProfileReadsBackAndRefusesBadValues) {
 // A profile's serving: mapping may carry the step model's catalog constants of its software
 // stack (each optional, in place of catalog/calibration/serving.yaml's), with or without a fit
 // of serving results; each bad value is refused at its line, and a mapping that sets nothing is
-// refused. A built-in profile carries the catalog's three, and is for its own GPUs only.
+// refused. A built-in profile carries the catalog's four, and is for its own GPUs only.
 TEST(ServingFit, AProfileCarriesTheServingConstants) {
   auto p = read_serving_calibration(
       {"p.yaml", "serving:\n  gpu: h100\n  tp_overlap: 0.3\n  eager_host_per_layer_s: 0.002\n"});
@@ -155,13 +155,31 @@ TEST(ServingFit, AProfileCarriesTheServingConstants) {
   EXPECT_FALSE((*p)->fitted);
   EXPECT_EQ((*p)->tp_overlap, 0.3);
   EXPECT_FALSE((*p)->stream_host_per_response_s.has_value());
+  EXPECT_FALSE((*p)->engine_host_per_iteration_s.has_value());
   execution::ServingStepCalibration c{.tp_overlap = 0.45,
                                       .stream_host_per_response = base::seconds(29e-6),
-                                      .eager_host_per_layer = base::seconds(1.1e-3)};
+                                      .eager_host_per_layer = base::seconds(1.1e-3),
+                                      .engine_host_per_iteration = base::seconds(4e-3)};
   (*p)->apply(c);
   EXPECT_EQ(c.tp_overlap, 0.3);
   EXPECT_EQ(c.stream_host_per_response.base(), 29e-6);  // not given: the catalog's
   EXPECT_EQ(c.eager_host_per_layer.base(), 0.002);
+  EXPECT_EQ(c.engine_host_per_iteration.base(), 4e-3);  // not given: the catalog's
+  // The C++ executor's host time per engine iteration of another host (a CPU, a TensorRT-LLM
+  // version) alone is a profile too, and replaces the catalog's; a unit slip is refused.
+  auto engine = read_serving_calibration(
+      {"e.yaml", "serving:\n  gpu: h200\n  engine_host_per_iteration_s: 0.0062\n"});
+  ASSERT_TRUE(engine.has_value()) << engine.error().to_string();
+  ASSERT_TRUE(engine->has_value());
+  EXPECT_EQ((*engine)->engine_host_per_iteration_s, 0.0062);
+  (*engine)->apply(c);
+  EXPECT_EQ(c.engine_host_per_iteration.base(), 0.0062);
+  EXPECT_EQ(c.tp_overlap, 0.3);  // not given: as before
+  auto slip = read_serving_calibration(
+      {"e.yaml", "serving:\n  gpu: h200\n  engine_host_per_iteration_s: 4\n"});
+  ASSERT_FALSE(slip.has_value());
+  EXPECT_NE(slip.error().to_string().find("e.yaml:3"), std::string::npos)
+      << slip.error().to_string();
   auto bad = read_serving_calibration({"p.yaml",
                                        "serving:\n  gpu: h100\n  gpu_factor: 1.2\n"
                                        "  tp_overlap: 1.5\n  stream_host_per_response_s: 0.5\n"});
@@ -187,6 +205,7 @@ TEST(ServingFit, AProfileCarriesTheServingConstants) {
   EXPECT_EQ((*h100)->tp_overlap, catalog->tp_overlap);
   EXPECT_EQ((*h100)->stream_host_per_response_s, catalog->stream_host_per_response.base());
   EXPECT_EQ((*h100)->eager_host_per_layer_s, catalog->eager_host_per_layer.base());
+  EXPECT_EQ((*h100)->engine_host_per_iteration_s, catalog->engine_host_per_iteration.base());
   EXPECT_EQ((*h100)->path, "catalog/calibration/serving.yaml");
   for (const char* none : {"h900", "defaults", "at-scale"}) {
     auto n = builtin_serving_calibration(*cat, none);

@@ -12,6 +12,7 @@ constexpr const char* kPath = "calibration/serving.yaml";
 void ServingStepCalibration::apply(StepCalibration& c) const {
   c.stream_host_per_response_s = stream_host_per_response.base();
   c.eager_host_per_layer_s = eager_host_per_layer.base();
+  c.engine_host_per_iteration_s = engine_host_per_iteration.base();
 }
 
 void ServingStepCalibration::apply(workload::ServingLayout& l) const { l.tp_overlap = tp_overlap; }
@@ -32,9 +33,9 @@ base::Result<ServingStepCalibration> serving_step_calibration(const hardware::Ca
   auto read = hardware::read_catalog_document(
       catalog, kPath, "the serving step model's fitted constants", [&](config::Reader& top) {
         out.path = top.context().file;
-        // A host time per response or per layer above this is not the serving loop the step
-        // model describes (an iteration of milliseconds); the bound catches a unit slip (1.11 s
-        // for ms).
+        // A host time per response, per layer or per iteration above this is not the serving
+        // loop the step model describes (an iteration of milliseconds); the bound catches a unit
+        // slip (1.11 s for ms).
         constexpr double kMaxHost = 0.1;
         auto host_time = [&](config::Reader& c, const char* key, base::Seconds& into) {
           if (auto e = c.cited_figure_entry(key, out.sources, Need::kRequired)) {
@@ -55,6 +56,7 @@ base::Result<ServingStepCalibration> serving_step_calibration(const hardware::Ca
           }
           host_time(*c, "stream_host_per_response", out.stream_host_per_response);
           host_time(*c, "eager_host_per_layer", out.eager_host_per_layer);
+          host_time(*c, "engine_host_per_iteration", out.engine_host_per_iteration);
           c->finish();
         }
       });

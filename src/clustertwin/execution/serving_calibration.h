@@ -4,7 +4,8 @@
 /// the TP all-reduce overlap of a build with GEMM + all-reduce fusion (the default of
 /// workload::ServingLayout::tp_overlap), the streaming front end's host time per response and
 /// the eager host time per decoder layer of the PyTorch runtime (StepCalibration; the training
-/// step's eager issue takes the same figure). docs/models/inference.md says what each is fitted
+/// step's eager issue takes the same figure) and the C++ executor's host time per iteration of a
+/// TensorRT engine. docs/models/inference.md says what each is fitted
 /// on; `clustertwin calibrate --builtin serving` refits them (docs/models/calibration.md).
 
 #include <string>
@@ -24,12 +25,16 @@ struct ServingStepCalibration {
   base::Seconds stream_host_per_response;
   /// StepCalibration::eager_host_per_layer_s (and TrainingSetup::eager_host_per_layer).
   base::Seconds eager_host_per_layer;
+  /// StepCalibration::engine_host_per_iteration_s: the TensorRT-LLM C++ executor's host time
+  /// between two iterations of a TensorRT engine.
+  base::Seconds engine_host_per_iteration;
   /// Where the figures come from: "catalog/calibration/serving.yaml" and each figure's source.
   std::string path;
   std::string sources;
 
-  /// Sets the step calibration's eager issue and front-end times to these (the kernel-time factor
-  /// and the host time per iteration stay as they are: a profile's, or neutral).
+  /// Sets the step calibration's eager issue, front-end and engine host times to these (the
+  /// kernel-time factor and the host time per iteration stay as they are: a profile's, or
+  /// neutral).
   void apply(StepCalibration& c) const;
   /// Sets the layout's TP overlap to this one (a layout that sets its own sets it afterwards).
   void apply(workload::ServingLayout& l) const;

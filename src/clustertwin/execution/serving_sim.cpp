@@ -337,7 +337,8 @@ class Sim {
   /// n-th arrival (an Erlang-n stream at its share of the rate); where more than
   /// kDispatchInstances are reduced to n, each real instance's stream is smoother than that.
   int dispatch_target() {
-    if (s_.layout.dispatch == workload::ServingDispatch::kRoundRobin) {
+    if (workload::resolve_dispatch(s_.layout.dispatch, s_.scenario) ==
+        workload::ServingDispatch::kRoundRobin) {
       if (entry_.empty()) entry_ = entry_instances();
       const int inst = entry_[next_entry_];
       next_entry_ = (next_entry_ + 1) % entry_.size();

@@ -41,8 +41,9 @@
 /// Symmetry: offline, identical instances receive identical shares of the load (round robin),
 /// so one instance is simulated with 1/replicas of the requests and the deployment's throughput
 /// is replicas x its own; a disaggregated deployment is reduced by the gcd of its pool sizes.
-/// Server / interactive arrivals go to the least loaded instance (the harness's load balancing)
-/// or, with workload::ServingDispatch::kRoundRobin, to each instance in turn; either couples the
+/// Server / interactive arrivals go to the least loaded instance (the harness's load balancing;
+/// the default for server) or to each instance in turn (workload::ServingDispatch::kRoundRobin;
+/// the default for interactive, as NVIDIA's harness deals them); either couples the
 /// instances (least loaded: a queue one instance would build is absorbed by another; round
 /// robin: each instance sees every n-th arrival, a smoother stream than its own Poisson share),
 /// so up to kDispatchInstances instances are simulated side by side (more only by a divisor that

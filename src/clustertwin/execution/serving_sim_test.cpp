@@ -205,8 +205,11 @@ TEST(StepModel, EagerIterationsWaitForTheHost) {
   // before that refit (1.11 ms, fitted with the Python-fitted collective lines, read 1.230).
   EXPECT_NEAR(e.total / g.total, 1.22, 0.012) << "graph " << g.total << " s, eager " << e.total;
   EXPECT_NEAR(e.host, e.total - g.total, 1e-12);
-  // The C++ engine's host time is not modelled: eager costs what the GPU does.
-  EXPECT_DOUBLE_EQ(engine->time(decode).total, g.total);
+  // The C++ engine issues no kernels from Python: eager costs what the GPU does, plus the
+  // executor's fixed time between iterations.
+  const double engine_host = fitted().engine_host_per_iteration.base();
+  EXPECT_NEAR(engine->time(decode).total, g.total + engine_host, 1e-12);
+  EXPECT_NEAR(engine->time(decode).host, engine_host, 1e-12);
   // A prompt on one rank makes the whole iteration eager (the ranks meet in every MoE layer).
   std::vector<RankBatch> mixed = decode;
   mixed[3].prefill_tokens = 1024;
@@ -224,7 +227,46 @@ TEST(StepModel, EagerIterationsWaitForTheHost) {
   const StepTime p = graph->time(prompts);
   EXPECT_TRUE(p.eager);
   EXPECT_EQ(p.host, 0.0);
-  EXPECT_DOUBLE_EQ(p.total, engine->time(prompts).total);
+  EXPECT_NEAR(p.total + engine_host, engine->time(prompts).total, 1e-12);
+}
+
+// The C++ executor's host time between iterations (StepCalibration::engine_host_per_iteration_s)
+// lengthens every iteration of a TensorRT engine by exactly that much, decode or prompt, and no
+// iteration of the PyTorch runtime (whose host time is the eager issue and the front end).
+TEST(StepModel, EngineHostTimeLengthensEveryEngineIterationOnly) {
+  const auto& gpu = **cat().gpu("b200");
+  auto cm = *compute::ComputeModel::for_gpu(gpu, cat());
+  auto l2 = *models::load_model(cat(), "llama2-70b");
+  StepSetup st{.model = &l2,
+               .instance = {.tp = 1, .max_batch = 768, .max_tokens = 768},
+               .weights = compute::DType::kNvfp4,
+               .compute = &cm,
+               .fabric = *serving_fabric(cat(), *hardware::resolve_cluster(cat(), "hgx-b200*1"))};
+  fitted().apply(st);
+  st.calibration.engine_host_per_iteration_s = 0;
+  st.runtime = workload::ServingRuntime::kTrtEngine;
+  auto bare = *StepModel::build(st);
+  st.calibration.engine_host_per_iteration_s = 4.5e-3;
+  auto engine = *StepModel::build(st);
+  st.runtime = workload::ServingRuntime::kPytorch;
+  auto torch = *StepModel::build(st);
+  st.calibration.engine_host_per_iteration_s = 0;
+  auto torch_bare = *StepModel::build(st);
+  const std::vector<RankBatch> decode{{.decode = 64, .decode_context = 64 * 900.0, .logits = 64}};
+  const std::vector<RankBatch> mixed{{.decode = 60,
+                                      .decode_context = 60 * 900.0,
+                                      .prefill_tokens = 700,
+                                      .prefill_seqs = 1,
+                                      .prefill_pairs = causal_pairs(700, 0),
+                                      .logits = 61}};
+  for (const auto* b : {&decode, &mixed}) {
+    const StepTime e = engine.time(*b), n = bare.time(*b);
+    EXPECT_NEAR(e.total - n.total, 4.5e-3, 1e-12);
+    EXPECT_NEAR(e.host - n.host, 4.5e-3, 1e-12);
+    EXPECT_DOUBLE_EQ(e.dense, n.dense);
+    EXPECT_DOUBLE_EQ(torch.time(*b).total, torch_bare.time(*b).total);
+  }
+  EXPECT_GT(engine.time(decode).total, torch.time(decode).total);
 }
 
 TEST(StepModel, WideExpertParallelMeetsInTheAllToAll) {
@@ -540,6 +582,11 @@ TEST(ServingSim, RoundRobinDispatchDealsArrivalsInTurn) {
   s.scenario = workload::ServingScenario::kInteractive;
   s.limits = s.dataset.limits(s.scenario);
   s.rate_qps = 60;
+  // The default (kAuto) is what NVIDIA's harness does for the scenario: round robin here.
+  EXPECT_EQ(s.layout.dispatch, workload::ServingDispatch::kAuto);
+  auto by_default = simulate_serving(s);
+  ASSERT_TRUE(by_default) << by_default.error().to_string();
+  s.layout.dispatch = workload::ServingDispatch::kLeastLoaded;
   auto least = simulate_serving(s);
   ASSERT_TRUE(least) << least.error().to_string();
   ASSERT_EQ(least->dispatched.size(), 8u);
@@ -554,6 +601,21 @@ TEST(ServingSim, RoundRobinDispatchDealsArrivalsInTurn) {
   ASSERT_EQ(rr->dispatched.size(), 8u);
   for (int64_t n : rr->dispatched) EXPECT_EQ(n, 250);
   EXPECT_NE(rr->ttft_s.p99, least->ttft_s.p99);
+  EXPECT_EQ(by_default->dispatched, rr->dispatched);
+  EXPECT_EQ(by_default->ttft_s.p99, rr->ttft_s.p99);
+  // Server: the default is least loaded, as the harness's load balancing.
+  EXPECT_EQ(workload::resolve_dispatch(workload::ServingDispatch::kAuto,
+                                       workload::ServingScenario::kServer),
+            workload::ServingDispatch::kLeastLoaded);
+  s.scenario = workload::ServingScenario::kServer;
+  s.limits = s.dataset.limits(s.scenario);
+  s.layout.dispatch = workload::ServingDispatch::kAuto;
+  auto server_default = simulate_serving(s);
+  ASSERT_TRUE(server_default) << server_default.error().to_string();
+  s.layout.dispatch = workload::ServingDispatch::kLeastLoaded;
+  auto server_least = simulate_serving(s);
+  ASSERT_TRUE(server_least) << server_least.error().to_string();
+  EXPECT_EQ(server_default->dispatched, server_least->dispatched);
 }
 
 TEST(ServingSim, RateSearchReportsBestEffortWhenNothingMeetsTheLimits) {

@@ -792,6 +792,10 @@ StepTime StepModel::kernel_time(std::span<const RankBatch> ranks) const {
     out.mtp = s_.mtp * (per_layer + f * lookup(seq_grid_, head_, max_decode));
   }
   out.host = s_.calibration.host_s;
+  // The C++ executor's time between two engine iterations (StepCalibration).
+  if (s_.runtime == workload::ServingRuntime::kTrtEngine) {
+    out.host += s_.calibration.engine_host_per_iteration_s;
+  }
   out.total = out.attention + out.dense + out.head + out.moe + out.comm + out.mtp + out.host;
   return out;
 }

@@ -127,6 +127,15 @@ struct StepCalibration {
   /// handles its responses first come first served (execution::ServingSetup); offline runs do
   /// not stream. Fitted on S0099: catalog/calibration/serving.yaml; 0 until applied.
   double stream_host_per_response_s = 0.0;
+  /// Host time of the TensorRT-LLM C++ executor between two iterations of a TensorRT engine
+  /// (workload::ServingRuntime::kTrtEngine; seconds): scheduling, KV-block bookkeeping, the
+  /// input buffers, TensorRT's shape inference for the iteration's token count, the decoder and
+  /// the streamed responses, while the GPU waits (the engines run without CUDA graphs and the
+  /// executor does not overlap the next iteration's host work with this one's kernels). Added to
+  /// every iteration of an engine, none of the PyTorch runtime (whose host time is the eager
+  /// issue and the front end above). Fitted on VC0020 / S0074 (NVIDIA DGX B200 Llama 2 70B
+  /// Interactive): catalog/calibration/serving.yaml; 0 until applied.
+  double engine_host_per_iteration_s = 0.0;
 };
 
 struct StepSetup {

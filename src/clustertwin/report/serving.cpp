@@ -32,7 +32,7 @@ Json instance_json(const workload::InstanceLayout& l) {
   return j;
 }
 
-Json layout_json(const workload::ServingLayout& l) {
+Json layout_json(const workload::ServingLayout& l, workload::ServingScenario scenario) {
   Json j = {{"summary", l.label()},
             {"precision", compute::dtype_name(l.weights)},
             {"kv_cache_bytes_per_element", l.kv_bytes},
@@ -48,8 +48,9 @@ Json layout_json(const workload::ServingLayout& l) {
             {"mtp_draft_tokens", l.mtp}};
   if (l.mtp > 0) j["mtp_acceptance"] = r6(l.mtp_acceptance);
   if (!l.norm_quant_fusion) j["norm_quant_fusion"] = false;
-  if (l.dispatch != workload::ServingDispatch::kLeastLoaded) {
-    j["dispatch"] = workload::dispatch_name(l.dispatch);
+  if (scenario != workload::ServingScenario::kOffline &&
+      workload::resolve_dispatch(l.dispatch, scenario) != workload::ServingDispatch::kLeastLoaded) {
+    j["dispatch"] = workload::dispatch_name(workload::resolve_dispatch(l.dispatch, scenario));
   }
   if (l.disaggregated) {
     j["prefill_instance"] = instance_json(l.prefill);
@@ -112,7 +113,7 @@ Json serving_json(const ServingReport& r) {
     j["ttft_limit_s"] = r6(r.limits->ttft.base());
     j["tpot_limit_s"] = r6(r.limits->tpot.base());
   }
-  j["layout"] = layout_json(r.layout);
+  j["layout"] = layout_json(r.layout, r.scenario);
   j["tokens_per_s"] = r6(x.tokens_per_s);
   j["tokens_per_s_per_gpu"] =
       r6(x.tokens_per_s / static_cast<double>(std::max<int64_t>(1, r.gpus)));

@@ -43,9 +43,11 @@ base::Result<std::vector<ProfileInfo>> builtin_profiles(const Environment& env) 
     std::string serving;
     if (*sc) {
       serving = fmt::format(
-          "tp_overlap {:.4g}, stream_host_per_response {:.4g} us, eager_host_per_layer {:.4g} ms",
+          "tp_overlap {:.4g}, stream_host_per_response {:.4g} us, eager_host_per_layer {:.4g} ms, "
+          "engine_host_per_iteration {:.4g} ms",
           (*sc)->tp_overlap.value_or(0), 1e6 * (*sc)->stream_host_per_response_s.value_or(0),
-          1e3 * (*sc)->eager_host_per_layer_s.value_or(0));
+          1e3 * (*sc)->eager_host_per_layer_s.value_or(0),
+          1e3 * (*sc)->engine_host_per_iteration_s.value_or(0));
     }
     out.push_back({.name = name,
                    .gpus = prof->gpus,

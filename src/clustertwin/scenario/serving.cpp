@@ -251,7 +251,8 @@ FieldTable<R> make_serving_fields() {
         .member = &R::runtime,
         .help = "host side of the runtime: pytorch (TensorRT-LLM's PyTorch flow, vLLM, SGLang: an "
                 "iteration that is not a CUDA graph waits for Python to issue its kernels) or "
-                "trt-engine (TensorRT engines under the C++ executor)",
+                "trt-engine (TensorRT engines under the C++ executor: every iteration pays its "
+                "host time between iterations, catalog/calibration/serving.yaml)",
         .choices = {"pytorch", "trt-engine"},
         .show_default = true},
       F{.key = "stream_interval",
@@ -268,9 +269,9 @@ FieldTable<R> make_serving_fields() {
         .name = "dispatch",
         .member = &R::dispatch,
         .help = "server/interactive: how arrivals reach the instances: least-loaded (the fewest "
-                "requests in flight; NVIDIA's harness for Server) or round-robin (each in turn; "
-                "its Interactive runs)",
-        .choices = {"least-loaded", "round-robin"},
+                "requests in flight; NVIDIA's harness for Server), round-robin (each in turn; "
+                "its Interactive runs) or auto (what that harness does for the scenario)",
+        .choices = {"auto", "least-loaded", "round-robin"},
         .show_default = true},
       F{.key = "tp_overlap",
         .flag = "tp-overlap",
@@ -329,8 +330,9 @@ FieldTable<R> make_serving_fields() {
                 "serving results (`clustertwin calibrate` of LoadGen summaries or "
                 "benchmark_serving JSON with their setup) or kernel tables: its serving: mapping "
                 "sets the step model's kernel-time factor and host time per iteration, and "
-                "tp_overlap, stream_host_per_response_s or eager_host_per_layer_s where it gives "
-                "them (in place of catalog/calibration/serving.yaml's), its compute: mapping "
+                "tp_overlap, stream_host_per_response_s, eager_host_per_layer_s or "
+                "engine_host_per_iteration_s where it gives them (in place of "
+                "catalog/calibration/serving.yaml's), its compute: mapping "
                 "lays kernel tables over the catalog's; a profile for another GPU, or one with "
                 "neither mapping, is refused"},
   };
@@ -430,8 +432,9 @@ workload::ServingRuntime runtime_of(const ServingRequest& o) {
 }
 
 workload::ServingDispatch dispatch_of(const ServingRequest& o) {
-  return o.dispatch == "round-robin" ? workload::ServingDispatch::kRoundRobin
-                                     : workload::ServingDispatch::kLeastLoaded;
+  if (o.dispatch == "round-robin") return workload::ServingDispatch::kRoundRobin;
+  if (o.dispatch == "least-loaded") return workload::ServingDispatch::kLeastLoaded;
+  return workload::ServingDispatch::kAuto;
 }
 
 bool layout_flags_given(const ServingRequest& o) {
@@ -650,6 +653,10 @@ base::Result<std::unique_ptr<ServingJob>> prepare_serving(const Environment& ctx
     if (p.eager_host_per_layer.base() != catalog_constants.eager_host_per_layer.base()) {
       moved.push_back(
           fmt::format("eager_host_per_layer {:.4g} ms", 1e3 * p.eager_host_per_layer.base()));
+    }
+    if (p.engine_host_per_iteration.base() != catalog_constants.engine_host_per_iteration.base()) {
+      moved.push_back(fmt::format("engine_host_per_iteration {:.4g} ms",
+                                  1e3 * p.engine_host_per_iteration.base()));
     }
     if (!moved.empty()) {
       job->notes.push_back(

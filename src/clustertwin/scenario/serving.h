@@ -47,9 +47,9 @@ struct ServingRequest {
   double mtp_acceptance = 0.7;
   std::string kv_policy = "preempt";
   std::string adp_assign = "balanced";
-  std::string runtime = "pytorch";        ///< host side of the runtime (workload::ServingRuntime)
-  int stream_interval = 1;                ///< iterations between streamed responses (ServingLayout)
-  std::string dispatch = "least-loaded";  ///< arrivals to instances (workload::ServingDispatch)
+  std::string runtime = "pytorch";  ///< host side of the runtime (workload::ServingRuntime)
+  int stream_interval = 1;          ///< iterations between streamed responses (ServingLayout)
+  std::string dispatch = "auto";    ///< arrivals to instances (workload::ServingDispatch)
   double tp_overlap = -1;
   bool no_norm_quant_fusion = false;  ///< NVFP4: norm-fed GEMMs quantise their own input
   double rate = 0;

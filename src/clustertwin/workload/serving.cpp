@@ -173,7 +173,21 @@ const char* runtime_name(ServingRuntime r) {
 }
 
 const char* dispatch_name(ServingDispatch d) {
-  return d == ServingDispatch::kLeastLoaded ? "least-loaded" : "round-robin";
+  switch (d) {
+    case ServingDispatch::kAuto:
+      return "auto";
+    case ServingDispatch::kLeastLoaded:
+      return "least-loaded";
+    case ServingDispatch::kRoundRobin:
+      return "round-robin";
+  }
+  return "auto";
+}
+
+ServingDispatch resolve_dispatch(ServingDispatch d, ServingScenario s) {
+  if (d != ServingDispatch::kAuto) return d;
+  return s == ServingScenario::kInteractive ? ServingDispatch::kRoundRobin
+                                            : ServingDispatch::kLeastLoaded;
 }
 
 int64_t ServingLayout::gpus() const {
@@ -444,9 +458,10 @@ base::Result<ServingLayout> parse_serving_yaml(std::string_view text, const std:
   }
   l.stream_interval = static_cast<int>(
       r->integer("stream_interval", Need::kOptional, 1, 100000).value_or(l.stream_interval));
-  if (auto d = r->choice("dispatch", {"least-loaded", "round-robin"}, Need::kOptional)) {
-    l.dispatch =
-        *d == "least-loaded" ? ServingDispatch::kLeastLoaded : ServingDispatch::kRoundRobin;
+  if (auto d = r->choice("dispatch", {"auto", "least-loaded", "round-robin"}, Need::kOptional)) {
+    l.dispatch = *d == "least-loaded"  ? ServingDispatch::kLeastLoaded
+                 : *d == "round-robin" ? ServingDispatch::kRoundRobin
+                                       : ServingDispatch::kAuto;
   }
   r->finish();
   top.finish();

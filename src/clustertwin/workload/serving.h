@@ -39,6 +39,7 @@
 #include "clustertwin/base/units.h"
 #include "clustertwin/compute/op.h"
 #include "clustertwin/models/model.h"
+#include "clustertwin/workload/serving_dataset.h"
 
 namespace clustertwin::workload {
 
@@ -113,8 +114,9 @@ const char* kv_policy_name(KvPolicy p);
 ///     captured size; an iteration with prompt tokens on any rank, or a larger decode batch, runs
 ///     eagerly, and its GPU waits whenever issuing the kernels takes longer than running them.
 ///   kTrtEngine: a TensorRT engine under the C++ executor (the MLPerf Llama 2 70B / Llama 3.1
-///     405B submissions, setups §2-3): one engine enqueue per iteration from C++; its host time is
-///     not modelled.
+///     405B submissions, setups §2-3): one engine enqueue per iteration from C++, no CUDA graphs
+///     (NVIDIA's configs: `use_graphs: False`), and a fixed host time between iterations
+///     (execution::StepCalibration::engine_host_per_iteration_s, catalog/calibration/serving.yaml).
 enum class ServingRuntime { kPytorch, kTrtEngine };
 const char* runtime_name(ServingRuntime r);
 
@@ -125,11 +127,16 @@ const char* runtime_name(ServingRuntime r);
 ///     picks the core with the fewest pending samples; setups §1.3);
 ///   kRoundRobin: to each instance in turn, whatever its load (the same harness for Offline and
 ///     for every other scenario, Interactive included: closed/NVIDIA/code/llmlib/config.py
-///     HarnessConfig.__post_init__ `case _: "round_robin"`, factory.py `_create_scheduler`).
+///     HarnessConfig.__post_init__ `case _: "round_robin"`, factory.py `_create_scheduler`);
+///   kAuto: what that harness does for the scenario (resolve_dispatch): least loaded for Server,
+///     round robin for Interactive.
 /// Disaggregated deployments dispatch to the prefill pool this way; a prompt's KV cache still
 /// goes to the least loaded decode instance.
-enum class ServingDispatch { kLeastLoaded, kRoundRobin };
+enum class ServingDispatch { kAuto, kLeastLoaded, kRoundRobin };
 const char* dispatch_name(ServingDispatch d);
+/// The dispatch a layout's `d` means in scenario `s` (kAuto: kRoundRobin for interactive,
+/// kLeastLoaded otherwise; an explicit one stays).
+ServingDispatch resolve_dispatch(ServingDispatch d, ServingScenario s);
 
 struct ServingLayout {
   compute::DType weights = compute::DType::kNvfp4;
@@ -176,9 +183,9 @@ struct ServingLayout {
   /// DeepSeek-R1 configs leave it at 1; its v6.0 GB300 Server config sets 100 (setups §1.6).
   int stream_interval = 1;
   /// Server / interactive: how arrivals are handed to the instances (ServingDispatch). Default
-  /// kLeastLoaded, what NVIDIA's harness does for Server; its Interactive runs deal round robin
-  /// (docs/models/inference.md, validation: not yet the default there, see the probe).
-  ServingDispatch dispatch = ServingDispatch::kLeastLoaded;
+  /// kAuto, what NVIDIA's harness does for the scenario: least loaded for Server, round robin for
+  /// Interactive (docs/models/inference.md, validation).
+  ServingDispatch dispatch = ServingDispatch::kAuto;
 
   [[nodiscard]] int64_t gpus() const;
   /// "TP8 EP8 ADP x9" or "ctx TP4 x14 + gen TP8 x2".
@@ -252,7 +259,8 @@ base::Result<std::vector<int64_t>> parse_graph_batches(std::string_view text);
 ///     adp_balance: true         # attention-DP: least-loaded rank (false: fill rank 0 first)
 ///     runtime: pytorch          # pytorch | trt-engine (ServingRuntime)
 ///     stream_interval: 1        # iterations between streamed responses (server, interactive)
-///     dispatch: least-loaded    # least-loaded | round-robin (server, interactive arrivals)
+///     dispatch: auto            # auto | least-loaded | round-robin (server, interactive arrivals;
+///                               # auto: least-loaded for server, round-robin for interactive)
 /// `replicas` 0 means "as many as the GPUs hold" (the caller fills it in).
 /// A file without `tp_overlap` takes `default_tp_overlap` (the catalog's fitted overlap:
 /// execution::ServingStepCalibration).

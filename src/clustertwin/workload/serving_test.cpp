@@ -252,8 +252,17 @@ TEST(ServingFile, ReadsALayoutAndRejectsUnknownKeys) {
   EXPECT_FALSE(parse_graph_batches("128,,256"));
   EXPECT_FALSE(parse_graph_batches("0"));
   EXPECT_EQ(parse_graph_batches(" 1, 2,4 ")->size(), 3U);
-  // Dispatch of server / interactive arrivals: least-loaded unless the file says otherwise.
-  EXPECT_EQ(l->dispatch, ServingDispatch::kLeastLoaded);
+  // Dispatch of server / interactive arrivals: the harness's for the scenario (least loaded for
+  // server, round robin for interactive) unless the file says otherwise.
+  EXPECT_EQ(l->dispatch, ServingDispatch::kAuto);
+  EXPECT_EQ(resolve_dispatch(l->dispatch, ServingScenario::kServer), ServingDispatch::kLeastLoaded);
+  EXPECT_EQ(resolve_dispatch(l->dispatch, ServingScenario::kInteractive),
+            ServingDispatch::kRoundRobin);
+  auto ll =
+      parse_serving_yaml("serving:\n  instance: {tp: 1}\n  dispatch: least-loaded\n", "ll.yaml");
+  ASSERT_TRUE(ll) << ll.error().to_string();
+  EXPECT_EQ(resolve_dispatch(ll->dispatch, ServingScenario::kInteractive),
+            ServingDispatch::kLeastLoaded);
   auto rr =
       parse_serving_yaml("serving:\n  instance: {tp: 1}\n  dispatch: round-robin\n", "rr.yaml");
   ASSERT_TRUE(rr) << rr.error().to_string();
