@@ -19,7 +19,7 @@ using F = Field<S>;
 FieldTable<S> make_power_fields() {
   const base::RealRange seconds{.min = 0, .max = base::kMaxSimSeconds};
   const base::RealRange non_negative{.min = 0};
-  return {
+  const FieldTable<S> first = {
       F{.key = "power_cap",
         .flag = "power-cap",
         .name = "power cap",
@@ -47,29 +47,8 @@ FieldTable<S> make_power_fields() {
         .name = "no smoothing",
         .member = &S::no_smoothing,
         .help = "no smoothing waveform"},
-      F{.key = "pue",
-        .flag = "pue",
-        .name = "PUE",
-        .member = &S::pue,
-        .help = "use this PUE instead of the facility model",
-        .reals = kPueRange},
-      F{.key = "supply_temp",
-        .flag = "supply-temp",
-        .name = "supply temperature",
-        .member = &S::supply_temp,
-        .help = "coolant supply temperature, C (default: 25)",
-        .reals = {.min = -50, .max = 150}},
-      F{.key = "delta_t",
-        .flag = "delta-t",
-        .name = "coolant temperature rise",
-        .member = &S::delta_t,
-        .help = "coolant temperature rise across a rack, K (default: 10)",
-        .reals = {.min = 0, .max = 100, .min_exclusive = true}},
-      F{.key = "coolant",
-        .flag = "coolant",
-        .name = "coolant",
-        .member = &S::coolant,
-        .help = "pg25 or water (default: pg25)"},
+  };
+  const FieldTable<S> rest = {
       F{.key = "price",
         .flag = "price",
         .name = "electricity price",
@@ -135,6 +114,7 @@ FieldTable<S> make_power_fields() {
         .help = "do not re-simulate the step when a cap slows compute",
         .inverted = true},
   };
+  return join<S>({first, cooling_rows<S>(""), rest});
 }
 
 }  // namespace

@@ -12,6 +12,7 @@
 #include "clustertwin/power/cooling.h"
 #include "clustertwin/power/gpu_power.h"
 #include "clustertwin/power/smoothing.h"
+#include "clustertwin/scenario/fields.h"
 
 namespace clustertwin::scenario {
 
@@ -34,5 +35,36 @@ inline constexpr base::RealRange kPueRange{.min = 1, .max = 5};
 /// PUE, supply temperature, delta-T and coolant (0, -1000, 0 and "" = the facility defaults).
 power::CoolingSettings cooling_settings(double pue, double supply_temp, double delta_t,
                                         const std::string& coolant);
+
+/// The cooling fields of a power view (`pue`, `supply_temp`, `delta_t`, `coolant`: what
+/// cooling_settings() takes), one set of rows for the power study and the serving request alike;
+/// `help_prefix` opens each help ("with {power}: " where the request has a power switch). R has
+/// members of these names.
+template <class R>
+FieldTable<R> cooling_rows(const std::string& help_prefix) {
+  return {Field<R>{.key = "pue",
+                   .flag = "pue",
+                   .name = "PUE",
+                   .member = &R::pue,
+                   .help = help_prefix + "use this PUE instead of the facility model",
+                   .reals = kPueRange},
+          Field<R>{.key = "supply_temp",
+                   .flag = "supply-temp",
+                   .name = "supply temperature",
+                   .member = &R::supply_temp,
+                   .help = help_prefix + "coolant supply temperature, C (default: 25)",
+                   .reals = {.min = -50, .max = 150}},
+          Field<R>{.key = "delta_t",
+                   .flag = "delta-t",
+                   .name = "coolant temperature rise",
+                   .member = &R::delta_t,
+                   .help = help_prefix + "coolant temperature rise across a rack, K (default: 10)",
+                   .reals = {.min = 0, .max = 100, .min_exclusive = true}},
+          Field<R>{.key = "coolant",
+                   .flag = "coolant",
+                   .name = "coolant",
+                   .member = &R::coolant,
+                   .help = help_prefix + "pg25 or water (default: pg25)"}};
+}
 
 }  // namespace clustertwin::scenario

@@ -342,29 +342,8 @@ FieldTable<R> make_serving_fields() {
         .name = "clock lock",
         .member = &R::clock_lock,
         .help = "with {power}: lock the SM clock (e.g. 1500MHz); slowed kernels are fed back"},
-      F{.key = "pue",
-        .flag = "pue",
-        .name = "PUE",
-        .member = &R::pue,
-        .help = "with {power}: use this PUE instead of the facility model",
-        .reals = kPueRange},
-      F{.key = "supply_temp",
-        .flag = "supply-temp",
-        .name = "supply temperature",
-        .member = &R::supply_temp,
-        .help = "with {power}: coolant supply temperature, C (default: 25)",
-        .reals = {.min = -50, .max = 150}},
-      F{.key = "delta_t",
-        .flag = "delta-t",
-        .name = "coolant temperature rise",
-        .member = &R::delta_t,
-        .help = "with {power}: coolant temperature rise across a rack, K (default: 10)",
-        .reals = {.min = 0, .max = 100, .min_exclusive = true}},
-      F{.key = "coolant",
-        .flag = "coolant",
-        .name = "coolant",
-        .member = &R::coolant,
-        .help = "with {power}: pg25 or water (default: pg25)"},
+  };
+  const FieldTable<R> smoothing_rows = {
       F{.key = "smoothing",
         .flag = "smoothing",
         .name = "smoothing",
@@ -385,7 +364,7 @@ FieldTable<R> make_serving_fields() {
                       "add the power view of the run (GPU power of prompt and decode phases, "
                       "racks, facility, energy per output token)",
                       "with {power}: GPU power limit (e.g. 1000W); slowed kernels are fed back"),
-                  power_rows});
+                  power_rows, cooling_rows<R>("with {power}: "), smoothing_rows});
 }
 
 base::Result<ServingPowerRun> serving_power(const ServingRequest& o,
