@@ -12,14 +12,13 @@ all, spread evenly over the flags, --jobs at a time.
 Usage: flag_property.py CLUSTERTWIN [--seed N] [--runs N] [--jobs N] [--timeout S]
 """
 import argparse
-import concurrent.futures
 import os
 import random
 import re
-import shutil
 import subprocess
 import sys
-import tempfile
+
+from cli_property import run_case, run_sample
 
 SRC = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -54,8 +53,6 @@ SPECIAL = ['0', '-1', '1', '0.5', '2147483648', '4294967304', '92233720368547758
            'inf', '-inf', '12abc', '0x10', '']
 
 OPTION = re.compile(r'^\s+(?:-\w,\s*)?(--[a-z][a-z0-9-]*)(?:,\s*-\w)?\s+(INT|UINT|FLOAT)\b')
-UNREADABLE = re.compile(r'\d{30}|Could not convert|not in range 0\.000000')
-NONFINITE = re.compile(r'(?<![A-Za-z])(nan|-?inf)(?![A-Za-z])', re.IGNORECASE)
 
 
 def numeric_flags(binary, verb):
@@ -80,34 +77,8 @@ def random_value(rng):
 
 
 def run_one(binary, verb, flag, value, timeout):
-    tmp = tempfile.mkdtemp(prefix='ct-flag-property-')
-    args = [binary, '--quiet', *verb, *(a.replace('{tmp}', tmp) for a in BASE[verb]),
-            f'{flag}={value}']
-    try:
-        p = subprocess.run(args, capture_output=True, text=True,
-                           timeout=timeout * SLOW.get(verb, 1), errors='replace', cwd=tmp)
-    except subprocess.TimeoutExpired:
-        return 'timeout', args, ''
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
-    err = p.stderr
-    if p.returncode < 0:
-        return f'signal {-p.returncode}', args, err[-400:]
-    if 'runtime error:' in err or 'AddressSanitizer' in err or 'LeakSanitizer' in err:
-        return 'sanitizer report', args, err[-400:]
-    if p.returncode == 0:
-        m = NONFINITE.search(p.stdout)
-        if m:
-            line = next(l for l in p.stdout.splitlines() if NONFINITE.search(l))
-            return 'non-finite output', args, line[:200]
-        return 'ok', args, ''
-    if p.returncode == 2:
-        # A message users can read: "error: --gpus: expected an integer >= 1, got 0", not
-        # CLI11's "Value 0 not in range 0.000000 to <309 digits>" or "Could not convert".
-        if 'error:' not in err or UNREADABLE.search(err):
-            return 'exit 2 without a clear message', args, err[-300:]
-        return 'refused', args, ''
-    return f'exit {p.returncode}', args, err[-400:]
+    args = [binary, '--quiet', *verb, *BASE[verb], f'{flag}={value}']
+    return run_case(args, timeout * SLOW.get(verb, 1))
 
 
 def main():
@@ -130,25 +101,9 @@ def main():
         cases.append((verb, flag, random_value(rng)))
     print(f'flag property test: seed {a.seed}, {len(flags)} numeric flags of {len(BASE)} verbs, '
           f'{len(cases)} runs', flush=True)
-    counts = {}
-    failures = []
-    with concurrent.futures.ThreadPoolExecutor(max_workers=a.jobs) as ex:
-        futs = [ex.submit(run_one, a.binary, v, f, val, a.timeout) for v, f, val in cases]
-        for fut in futs:
-            outcome, args, detail = fut.result()
-            counts[outcome] = counts.get(outcome, 0) + 1
-            if outcome not in ('ok', 'refused'):
-                failures.append((outcome, args, detail))
-    print('outcomes: ' + ', '.join(f'{k} {v}' for k, v in sorted(counts.items())))
-    for outcome, args, detail in failures:
-        print(f'FAIL ({outcome}): ' + ' '.join(repr(x) if ' ' in x or not x else x for x in args[1:]))
-        if detail:
-            print('    ' + detail.strip().replace('\n', '\n    '))
-    if failures:
-        print(f'{len(failures)} of {len(cases)} runs broke the property (seed {a.seed})')
-        return 1
-    print('every run exited 0 with finite output or 2 with a message')
-    return 0
+    return run_sample(cases, lambda c: run_one(a.binary, *c, a.timeout), a.jobs, a.seed,
+                      lambda c: ' '.join(repr(x) if ' ' in x or not x else x
+                                         for x in [*c[0], *BASE[c[0]], f'{c[1]}={c[2]}']))
 
 
 if __name__ == '__main__':

@@ -258,3 +258,20 @@ ct_cli_test(NAME hard.power_pue_zero RC 2
 ct_cli_test(NAME hard.serve_dataset_beside_fixed_lengths RC 2
             ARGS serve --cluster hgx-h200*1 --model llama3.1-8b --tp 1 --isl 128 --osl 16 --dataset nope
             STDERR "--dataset 'nope' and --isl/--osl both give the request lengths: give one")
+# Scenario files with hostile values at every key (tests/cli/scenario_property.py, seeds 1-3,
+# 2,292 runs, release): two refusals named no place in the file. An inline cluster the catalog
+# refuses now names the scenario's `cluster:` key; a file a schedule field names (trace,
+# tree_file, vc_quotas, fault_replay) that cannot be read names its field and the system's reason
+# (the flag for the verb, file:line for a scenario), and a directory is refused as such.
+ct_cli_test(NAME hard.scenario_inline_cluster_unknown_system RC 2
+            ARGS --quiet run ${HOSTILE}/scenario-inline-unknown-system.yaml
+            STDERR "scenario-inline-unknown-system.yaml:4: cluster 'inline': system: unknown system 'gb300-nvl73' (did you mean 'gb300-nvl72' or 'gb200-nvl72'?)")
+ct_cli_test(NAME hard.scenario_schedule_missing_trace RC 2
+            ARGS --quiet run ${HOSTILE}/scenario-schedule-missing-trace.yaml
+            STDERR "scenario-schedule-missing-trace.yaml:7: trace: cannot read file 'no-such-trace.csv': No such file or directory")
+ct_cli_test(NAME hard.schedule_missing_trace RC 2
+            ARGS --quiet schedule --cluster gb300-nvl72*2 --days 1 --trace no-such-trace.csv
+            STDERR "--trace: cannot read file 'no-such-trace.csv': No such file or directory")
+ct_cli_test(NAME hard.schedule_quotas_directory RC 2
+            ARGS --quiet schedule --cluster gb300-nvl72*2 --days 1 --vc-quotas ${HOSTILE}
+            STDERR "--vc-quotas: '${HOSTILE}' is a directory, expected a file")

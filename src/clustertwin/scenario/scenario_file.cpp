@@ -33,6 +33,7 @@ struct Scenario {
   std::string name;
   std::string cluster;  // a catalog name, a file or SYSTEM*COUNT; or the name of `inline_cluster`
   std::optional<hardware::ClusterSpec> inline_cluster;  // `cluster:` given as a mapping
+  int cluster_line = 0;
   std::string file;
   std::optional<TrainingRequest> training;
   Block training_block;
@@ -99,6 +100,7 @@ base::Result<Scenario> parse_scenario(const config::Document& doc) {
             "calibration");
     r.allow("calibration");
   };
+  s.cluster_line = top.line("cluster");
   if (top.has("cluster") && doc.root["cluster"].IsMap()) {
     // Inline: the body of a cluster file's `cluster:` mapping (docs/scenarios.md).
     if (auto body = top.child("cluster")) {
@@ -248,6 +250,12 @@ base::Result<ScenarioOutput> run_parsed(const Environment& outer, const Scenario
   if (!d) {
     base::Error e = d.error();
     e.message = render(e.message, {}, Door::kFile);  // "{cluster}" as the file's key
+    // A cluster the catalog refuses (an inline one's unknown system or switch) is the file's
+    // `cluster:` key; an error of a cluster file keeps that file's place.
+    if (e.file.empty()) {
+      e.file = s.file;
+      e.line = s.cluster_line;
+    }
     return base::fail(std::move(e));
   }
   nlohmann::json results = {{"cluster", d->json}};

@@ -5,6 +5,9 @@
 
 #include <fmt/format.h>
 
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <optional>
@@ -264,9 +267,18 @@ FieldTable<R> make_schedule_fields() {
   };
 }
 
-base::Result<std::string> read_file(const std::string& path) {
+// The text of the file a field names. The message names the field ({trace}, ...), so that the
+// door says where it was given (the flag, or the scenario's file:line), and the system's reason.
+base::Result<std::string> read_file(const char* key, const std::string& path) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) {
+    return base::fail(fmt::format("{{{}}}: '{}' is a directory, expected a file", key, path));
+  }
   std::ifstream in(path, std::ios::binary);
-  if (!in) return base::fail("cannot read file", path);
+  if (!in) {
+    return base::fail(
+        fmt::format("{{{}}}: cannot read file '{}': {}", key, path, std::strerror(errno)));
+  }
   std::stringstream ss;
   ss << in.rdbuf();
   return ss.str();
@@ -394,7 +406,7 @@ base::Result<ScheduleRun> run_schedule(const Environment& env, const ScheduleReq
   std::optional<LoadedCluster> lc;
   std::optional<ClusterModel> cluster;
   if (!o.tree_file.empty()) {
-    auto text = read_file(o.tree_file);
+    auto text = read_file("tree_file", o.tree_file);
     if (!text) return base::fail(text.error());
     auto c = ClusterModel::from_switch_csv(*text, o.tree_file, o.gpus_per_node);
     if (!c) return base::fail(c.error());
@@ -410,7 +422,7 @@ base::Result<ScheduleRun> run_schedule(const Environment& env, const ScheduleReq
   // The job stream.
   Workload w;
   if (!o.trace.empty()) {
-    auto text = read_file(o.trace);
+    auto text = read_file("trace", o.trace);
     if (!text) return base::fail(text.error());
     TraceOptions to;
     to.bad_rows = o.bad_rows == "skip" ? BadRows::kSkip : BadRows::kStop;
@@ -433,7 +445,7 @@ base::Result<ScheduleRun> run_schedule(const Environment& env, const ScheduleReq
     }
   }
   if (!o.vc_quotas.empty()) {
-    auto text = read_file(o.vc_quotas);
+    auto text = read_file("vc_quotas", o.vc_quotas);
     if (!text) return base::fail(text.error());
     if (auto st = apply_vc_quotas(w, *text, o.vc_quotas, cluster->gpus_per_node()); !st) {
       return base::fail(st.error());
@@ -443,7 +455,7 @@ base::Result<ScheduleRun> run_schedule(const Environment& env, const ScheduleReq
   SimConfig cfg = config_of(o, *choices, *cluster, horizon);
   cfg.record_jobs = jobs_csv;
   if (!o.fault_replay.empty()) {
-    auto text = read_file(o.fault_replay);
+    auto text = read_file("fault_replay", o.fault_replay);
     if (!text) return base::fail(text.error());
     auto f = read_fault_intervals(*text, o.fault_replay);
     if (!f) return base::fail(f.error());
