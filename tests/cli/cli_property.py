@@ -51,6 +51,22 @@ def run_case(args, timeout, prepare=None, where=None):
     return f'exit {p.returncode}', err[-400:]
 
 
+def spread(groups, rng):
+    """The cases of `groups` (lists: a verb's flags, a block's keys) in an order that a short
+    sample covers evenly: each group shuffled by `rng`, then one case of each group in turn. The
+    first N runs of a sample touch every group (a CI sample of 60 once reached only the first
+    block), and another seed reaches other cases of each group."""
+    shuffled = []
+    for g in groups:
+        g = list(g)
+        rng.shuffle(g)
+        shuffled.append(g)
+    out = []
+    for i in range(max((len(g) for g in shuffled), default=0)):
+        out += [g[i] for g in shuffled if i < len(g)]
+    return out
+
+
 def run_sample(cases, run, jobs, seed, describe):
     """Runs `run(case)` -> (outcome, detail) over `cases`, `jobs` at a time; prints the outcomes
     and each failure (`describe(case)` says what ran). Returns the exit status."""

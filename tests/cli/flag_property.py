@@ -8,7 +8,8 @@ or refuses the input (exit 2) with a message. Never a signal, a timeout, an inte
 (exit 1) or a sanitizer report.
 
 The sample is seeded (the seed is printed; --seed replays it) and sized for CI: --runs runs in
-all, spread evenly over the flags, --jobs at a time.
+all, --jobs at a time, spread over the verbs (one flag of each verb in turn, the flags of a
+verb in the seed's order), so that a short sample touches every verb.
 Usage: flag_property.py CLUSTERTWIN [--seed N] [--runs N] [--jobs N] [--timeout S]
 """
 import argparse
@@ -18,7 +19,7 @@ import re
 import subprocess
 import sys
 
-from cli_property import run_case, run_sample
+from cli_property import run_case, run_sample, spread
 
 SRC = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -91,7 +92,7 @@ def main():
     a = ap.parse_args()
     a.binary = os.path.abspath(a.binary)
     rng = random.Random(a.seed)
-    flags = [(verb, f) for verb in BASE for f in numeric_flags(a.binary, verb)]
+    flags = spread([[(verb, f) for f in numeric_flags(a.binary, verb)] for verb in BASE], rng)
     if not flags:
         print('no numeric flags found in --help: the help format changed?')
         return 1

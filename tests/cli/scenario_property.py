@@ -10,7 +10,8 @@ scenario with that key set to a hostile YAML value -- 0, negatives, 2^31, 2^63, 
 succeeds (exit 0) with finite figures, or refuses the file (exit 2) with a message that names
 the file and line. Never a signal, a timeout, an internal error (exit 1) or a sanitizer report.
 
-The sample is seeded (the seed is printed; --seed replays it).
+The sample is seeded (the seed is printed; --seed replays it) and spread over the blocks (one key
+of each block in turn, the keys of a block in the seed's order): a short sample touches each.
 Usage: scenario_property.py CLUSTERTWIN [--seed N] [--runs N] [--jobs N] [--timeout S]
 """
 import argparse
@@ -19,7 +20,7 @@ import random
 import re
 import sys
 
-from cli_property import run_case, run_sample
+from cli_property import run_case, run_sample, spread
 
 SRC = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -108,8 +109,9 @@ def main():
     a.binary = os.path.abspath(a.binary)
     rng = random.Random(a.seed)
     keys = block_keys(os.path.join(SRC, 'docs/cli.md'))
-    cases = [(b, k) for b in BASE for k in keys.get(b, []) if k != 'model' or b != 'schedule']
-    cases += [('cluster', k) for k in CLUSTER]
+    groups = [[(b, k) for k in keys.get(b, []) if k != 'model' or b != 'schedule'] for b in BASE]
+    groups.append([('cluster', k) for k in CLUSTER])
+    cases = spread(groups, rng)
     if not cases:
         print('no scenario keys found in docs/cli.md: the format changed?')
         return 1
