@@ -6,9 +6,8 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
-#include <iterator>
-#include <sstream>
 
+#include "clustertwin/base/file.h"
 #include "clustertwin/report/html.h"
 #include "clustertwin/report/json_out.h"
 #include "commands.h"
@@ -23,9 +22,9 @@ struct ReportOptions {
 
 base::Result<std::string> read_all(const std::string& path) {
   if (path == "-") {
-    std::ostringstream ss;
-    ss << std::cin.rdbuf();
-    return ss.str();
+    auto text = base::read_all(std::cin);
+    if (!text) return base::fail(text.error().message, "<stdin>");
+    return text;
   }
   std::error_code ec;
   if (std::filesystem::is_directory(path, ec)) {
@@ -33,7 +32,9 @@ base::Result<std::string> read_all(const std::string& path) {
   }
   std::ifstream in(path, std::ios::binary);
   if (!in) return base::fail("cannot read file", path);
-  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  auto text = base::read_all(in);
+  if (!text) return base::fail(text.error().message, path);
+  return text;
 }
 
 int report(const Context& ctx, const ReportOptions& o) {

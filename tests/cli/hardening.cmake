@@ -275,3 +275,11 @@ ct_cli_test(NAME hard.schedule_missing_trace RC 2
 ct_cli_test(NAME hard.schedule_quotas_directory RC 2
             ARGS --quiet schedule --cluster gb300-nvl72*2 --days 1 --vc-quotas ${HOSTILE}
             STDERR "--vc-quotas: '${HOSTILE}' is a directory, expected a file")
+# An input that does not end (/dev/zero, /dev/urandom) was read until memory ran out (`run
+# /dev/zero` still running, and growing, after minutes); every input is now read through
+# base::read_all, at most base::kMaxInputBytes (1 GiB), and refused there (about 15 s, dev build).
+ct_cli_test(NAME hard.endless_scenario_file RC 2 ARGS --quiet run /dev/zero
+            STDERR "/dev/zero: more than 1 GiB, the most clustertwin reads from one input")
+ct_cli_test(NAME hard.endless_trace RC 2
+            ARGS --quiet schedule --cluster gb300-nvl72*2 --days 1 --trace /dev/zero
+            STDERR "--trace: '/dev/zero': more than 1 GiB, the most clustertwin reads from one input")

@@ -1,6 +1,7 @@
 #include "clustertwin/base/file.h"
 
 #include <fcntl.h>
+#include <fmt/format.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -10,6 +11,7 @@
 #include <cstring>
 #include <filesystem>
 #include <iostream>
+#include <vector>
 
 namespace clustertwin::base {
 namespace {
@@ -99,6 +101,24 @@ Status flush_stdout() {
                         "<stdout>");
   }
   return {};
+}
+
+Result<std::string> read_all(std::istream& in, int64_t limit) {
+  std::string text;
+  std::vector<char> chunk(size_t{1} << 16);
+  while (in) {
+    in.read(chunk.data(), static_cast<std::streamsize>(chunk.size()));
+    const auto n = static_cast<size_t>(in.gcount());
+    if (static_cast<int64_t>(text.size() + n) > limit) {
+      return fail(limit == kMaxInputBytes
+                      ? std::string("more than 1 GiB, the most clustertwin reads from one input "
+                                    "(base::kMaxInputBytes): not an input file")
+                      : fmt::format("more than {} bytes, the most read from this input", limit));
+    }
+    text.append(chunk.data(), n);
+  }
+  if (in.bad()) return fail("cannot read: " + system_message(errno));
+  return text;
 }
 
 }  // namespace clustertwin::base

@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <sstream>
 
 namespace clustertwin::base {
 namespace {
@@ -83,6 +84,31 @@ TEST_F(FileTest, SymbolicLinkKeepsPointingAtTheReplacedFile) {
   ASSERT_TRUE(write_file_atomic(link.string(), "new"));
   EXPECT_TRUE(fs::is_symlink(link));
   EXPECT_EQ(slurp(real), "new");
+}
+
+TEST(ReadAll, ReadsAWholeStreamUpToTheLimit) {
+  const std::string text(200'000, 'x');  // several read chunks
+  std::istringstream in(text);
+  auto r = read_all(in, 200'000);
+  ASSERT_TRUE(r) << r.error().message;
+  EXPECT_EQ(*r, text);
+  std::istringstream empty;
+  EXPECT_EQ(read_all(empty).value(), "");
+}
+
+TEST(ReadAll, MoreThanTheLimitIsAnError) {
+  std::istringstream in(std::string(200'001, 'x'));
+  auto r = read_all(in, 200'000);
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().message, "more than 200000 bytes, the most read from this input");
+}
+
+TEST(ReadAll, AnEndlessDeviceStopsAtTheLimit) {
+  std::ifstream zero("/dev/zero", std::ios::binary);
+  if (!zero) GTEST_SKIP() << "no /dev/zero";
+  auto r = read_all(zero, 1 << 20);
+  ASSERT_FALSE(r);
+  EXPECT_NE(r.error().message.find("more than 1048576 bytes"), std::string::npos);
 }
 
 }  // namespace

@@ -6,6 +6,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "clustertwin/base/file.h"
 #include "clustertwin/base/text.h"
 #include "clustertwin/topology/topology.h"
 
@@ -86,9 +87,9 @@ base::Result<CalibrationFile> load_profile(const hardware::Catalog& catalog,
                 "' is neither a readable profile file nor a built-in profile (" +
                 base::join(names) + ")");
   }
-  std::ostringstream text;
-  text << in.rdbuf();
-  return Calibration::read_profile({name_or_path, text.str()});
+  auto text = base::read_all(in);
+  if (!text) return fail(where + ": '" + name_or_path + "': " + text.error().message);
+  return Calibration::read_profile({name_or_path, *text});
 }
 
 base::Result<Calibration> calibration_with_profile(const hardware::Catalog& catalog,

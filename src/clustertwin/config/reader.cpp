@@ -7,8 +7,8 @@
 #include <fstream>
 #include <map>
 #include <set>
-#include <sstream>
 
+#include "clustertwin/base/file.h"
 #include "clustertwin/base/text.h"
 
 namespace clustertwin::config {
@@ -86,9 +86,9 @@ base::Result<Document> load_document(const std::string& path) {
   }
   std::ifstream in(path, std::ios::binary);
   if (!in) return fail("cannot open file (does it exist and is it readable?)", path, 0);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return parse_document(ss.str(), path);
+  auto text = base::read_all(in);
+  if (!text) return fail(text.error().message, path, 0);
+  return parse_document(*text, path);
 }
 
 Reader::Reader(YAML::Node node, ReadContext& ctx, std::string path)

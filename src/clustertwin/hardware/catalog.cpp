@@ -5,8 +5,8 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
-#include <sstream>
 
+#include "clustertwin/base/file.h"
 #include "clustertwin/base/number.h"
 #include "clustertwin/base/text.h"
 #include "clustertwin/config/embedded.h"
@@ -234,9 +234,9 @@ SystemSpec read_system(Reader& r) {
 base::Result<std::string> read_text_file(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) return fail("cannot open file (does it exist and is it readable?)", path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
+  auto text = base::read_all(in);
+  if (!text) return fail(text.error().message, path);
+  return text;
 }
 
 template <class Map>

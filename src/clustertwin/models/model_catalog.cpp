@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <charconv>
 #include <fstream>
-#include <sstream>
 
+#include "clustertwin/base/file.h"
 #include "clustertwin/base/text.h"
 #include "clustertwin/config/reader.h"
 
@@ -121,9 +121,9 @@ bool looks_like_file(std::string_view s) {
 base::Result<std::string> read_file(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) return fail("cannot open file (does it exist and is it readable?)", path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
+  auto text = base::read_all(in);
+  if (!text) return fail(text.error().message, path);
+  return text;
 }
 
 }  // namespace

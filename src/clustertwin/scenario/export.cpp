@@ -5,8 +5,8 @@
 #include <algorithm>
 #include <fstream>
 #include <optional>
-#include <sstream>
 
+#include "clustertwin/base/file.h"
 #include "clustertwin/scheduler/cluster.h"
 #include "clustertwin/scheduler/export.h"
 
@@ -29,9 +29,9 @@ base::Result<std::string> run_export(const Environment& env, const ExportRequest
   if (!r.tree_file.empty()) {
     std::ifstream in(r.tree_file, std::ios::binary);
     if (!in) return base::fail(base::Error{"cannot read file", r.tree_file, 0});
-    std::stringstream ss;
-    ss << in.rdbuf();
-    auto m = ClusterModel::from_switch_csv(ss.str(), r.tree_file, r.gpus_per_node);
+    auto text = base::read_all(in);
+    if (!text) return base::fail(base::Error{text.error().message, r.tree_file, 0});
+    auto m = ClusterModel::from_switch_csv(*text, r.tree_file, r.gpus_per_node);
     if (!m) return base::fail(m.error());
     c = std::move(*m);
   } else {

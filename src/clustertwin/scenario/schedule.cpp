@@ -11,8 +11,8 @@
 #include <fstream>
 #include <iostream>
 #include <optional>
-#include <sstream>
 
+#include "clustertwin/base/file.h"
 #include "clustertwin/report/progress.h"
 #include "clustertwin/report/schedule.h"
 #include "clustertwin/scheduler/synthetic.h"
@@ -279,9 +279,9 @@ base::Result<std::string> read_file(const char* key, const std::string& path) {
     return base::fail(
         fmt::format("{{{}}}: cannot read file '{}': {}", key, path, std::strerror(errno)));
   }
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
+  auto text = base::read_all(in);
+  if (!text) return base::fail(fmt::format("{{{}}}: '{}': {}", key, path, text.error().message));
+  return text;
 }
 
 /// The settings that are words, checked: the queue policy, the placements, on/off switches.

@@ -7,8 +7,8 @@
 
 #include <fstream>
 #include <mutex>
-#include <sstream>
 
+#include "clustertwin/base/file.h"
 #include "clustertwin/base/text.h"
 #include "clustertwin/base/units_parse.h"
 #include "clustertwin/calibration/kernel_fit.h"
@@ -426,9 +426,9 @@ bool layout_flags_given(const ServingRequest& o) {
 base::Result<std::string> read_text(const std::string& path) {
   std::ifstream in(path);
   if (!in) return base::fail("cannot read serving file '" + path + "'");
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
+  auto text = base::read_all(in);
+  if (!text) return base::fail("serving file '" + path + "': " + text.error().message);
+  return text;
 }
 
 // The explicit layout of the flags (or of a file); replicas default to what the GPUs hold.
