@@ -283,3 +283,9 @@ ct_cli_test(NAME hard.endless_scenario_file RC 2 ARGS --quiet run /dev/zero
 ct_cli_test(NAME hard.endless_trace RC 2
             ARGS --quiet schedule --cluster gb300-nvl72*2 --days 1 --trace /dev/zero
             STDERR "--trace: '/dev/zero': more than 1 GiB, the most clustertwin reads from one input")
+# `--kv-policy reserve` without layout flags (the search's base layout) was dropped: the run
+# searched with preempt and its JSON said "kv_policy": "preempt", byte for byte the run without the
+# flag. The request's layout settings are now set in one place for both paths.
+ct_cli_test(NAME hard.serve_kv_policy_reaches_the_search
+            ARGS --quiet serve --cluster hgx-h200*1 --model llama3.1-8b --scenario offline --isl 2048 --osl 2048 --threads 1 --kv-policy reserve --json -
+            STDOUT "\"kv_policy\": \"reserve\",")

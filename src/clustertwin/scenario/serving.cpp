@@ -416,6 +416,23 @@ workload::ServingDispatch dispatch_of(const ServingRequest& o) {
   return workload::ServingDispatch::kAuto;
 }
 
+// The request's settings that hold whatever the instances (MTP, KV policy, TP overlap, fusion,
+// ADP assignment, runtime, streaming, dispatch): one place for the explicit layout and the base
+// layout the search starts from. The base layout once set all but kv_policy, so `serve
+// --kv-policy reserve` without layout flags searched and reported "preempt".
+void apply_request_settings(const ServingRequest& o, workload::ServingLayout& l) {
+  l.mtp = o.mtp;
+  l.mtp_acceptance = o.mtp_acceptance;
+  l.kv_policy =
+      o.kv_policy == "reserve" ? workload::KvPolicy::kReserve : workload::KvPolicy::kPreempt;
+  if (o.tp_overlap >= 0) l.tp_overlap = o.tp_overlap;
+  l.norm_quant_fusion = !o.no_norm_quant_fusion;
+  l.adp_balance = o.adp_assign == "balanced";
+  l.runtime = runtime_of(o);
+  l.stream_interval = o.stream_interval;
+  l.dispatch = dispatch_of(o);
+}
+
 bool layout_flags_given(const ServingRequest& o) {
   return o.tp > 0 || o.pp > 0 || o.ep > 0 || o.dp_attention || o.max_batch > 0 ||
          o.max_tokens > 0 || o.disaggregated || o.replicas > 0 || o.redundant_experts > 0 ||
@@ -477,16 +494,7 @@ base::Result<workload::ServingLayout> explicit_layout(
       l.prefill.two_batch_overlap = o.two_batch_overlap;
       l.prefill_replicas = std::max(1, o.prefill_replicas);
     }
-    l.mtp = o.mtp;
-    l.mtp_acceptance = o.mtp_acceptance;
-    l.kv_policy =
-        o.kv_policy == "reserve" ? workload::KvPolicy::kReserve : workload::KvPolicy::kPreempt;
-    if (o.tp_overlap >= 0) l.tp_overlap = o.tp_overlap;
-    l.norm_quant_fusion = !o.no_norm_quant_fusion;
-    l.adp_balance = o.adp_assign == "balanced";
-    l.runtime = runtime_of(o);
-    l.stream_interval = o.stream_interval;
-    l.dispatch = dispatch_of(o);
+    apply_request_settings(o, l);
   }
   if (l.replicas <= 0) {
     const int64_t rest = gpus - (l.disaggregated ? l.prefill_replicas * l.prefill.gpus() : 0);
@@ -657,14 +665,7 @@ base::Result<std::unique_ptr<ServingJob>> prepare_serving(const Environment& ctx
   s.requests = o.requests;
   s.layout.weights = job->weights;
   s.layout.kv_bytes = o.kv == "fp8" ? 1.0 : 2.0;
-  s.layout.mtp = o.mtp;
-  s.layout.mtp_acceptance = o.mtp_acceptance;
-  if (o.tp_overlap >= 0) s.layout.tp_overlap = o.tp_overlap;
-  s.layout.norm_quant_fusion = !o.no_norm_quant_fusion;
-  s.layout.adp_balance = o.adp_assign == "balanced";
-  s.layout.runtime = runtime_of(o);
-  s.layout.stream_interval = o.stream_interval;
-  s.layout.dispatch = dispatch_of(o);
+  apply_request_settings(o, s.layout);
   if (*sc != workload::ServingScenario::kOffline) {
     auto lim = limits_of(o, *dataset, *sc);
     if (!lim) return base::fail(lim.error());
