@@ -289,3 +289,14 @@ ct_cli_test(NAME hard.endless_trace RC 2
 ct_cli_test(NAME hard.serve_kv_policy_reaches_the_search
             ARGS --quiet serve --cluster hgx-h200*1 --model llama3.1-8b --scenario offline --isl 2048 --osl 2048 --threads 1 --kv-policy reserve --json -
             STDOUT "\"kv_policy\": \"reserve\",")
+# Fields the run read nowhere were dropped with exit 0: `--serving FILE --tp 2` ran the file's TP8
+# (and `--serving auto --tp 2` searched), `--prefill-tp 4` without --disaggregated served TP1 with
+# no prefill pool. Both are now refused, naming the field.
+ct_cli_test(NAME hard.serve_layout_flag_beside_layout_file RC 2
+            ARGS --quiet serve --cluster hgx-h100*1 --model llama3.1-8b --isl 128 --osl 16 --scenario offline
+                 --serving ${HOSTILE}/serving-max-batch-2-21.yaml --tp 2
+            STDERR "--tp given with --serving '${HOSTILE}/serving-max-batch-2-21.yaml', which sets the layout: give the layout in one place")
+ct_cli_test(NAME hard.serve_prefill_without_disaggregated RC 2
+            ARGS --quiet serve --cluster hgx-h200*1 --model llama3.1-8b --isl 128 --osl 16 --scenario offline
+                 --tp 1 --prefill-tp 4
+            STDERR "--prefill-tp sizes the prefill pool: it goes with --disaggregated")

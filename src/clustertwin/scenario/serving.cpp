@@ -433,11 +433,59 @@ void apply_request_settings(const ServingRequest& o, workload::ServingLayout& l)
   l.dispatch = dispatch_of(o);
 }
 
-bool layout_flags_given(const ServingRequest& o) {
-  return o.tp > 0 || o.pp > 0 || o.ep > 0 || o.dp_attention || o.max_batch > 0 ||
-         o.max_tokens > 0 || o.disaggregated || o.replicas > 0 || o.redundant_experts > 0 ||
-         o.two_batch_overlap || o.adp_timeout_iters > 0 || o.adp_batching_wait_iters > 0 ||
-         !o.cuda_graph_batches.empty() || o.chunk_unit > 0 || o.pp_chunk_overlap;
+// The layout fields the request gives ({tp}, ...): any of them asks for an explicit layout.
+std::vector<const char*> layout_fields_given(const ServingRequest& o) {
+  const std::pair<bool, const char*> fields[] = {
+      {o.tp > 0, "{tp}"},
+      {o.pp > 0, "{pp}"},
+      {o.ep > 0, "{ep}"},
+      {o.dp_attention, "{dp_attention}"},
+      {o.max_batch > 0, "{max_batch}"},
+      {o.max_tokens > 0, "{max_tokens}"},
+      {o.disaggregated, "{disaggregated}"},
+      {o.replicas > 0, "{replicas}"},
+      {o.redundant_experts > 0, "{redundant_experts}"},
+      {o.two_batch_overlap, "{two_batch_overlap}"},
+      {o.adp_timeout_iters > 0, "{adp_timeout_iters}"},
+      {o.adp_batching_wait_iters > 0, "{adp_batching_wait_iters}"},
+      {!o.cuda_graph_batches.empty(), "{cuda_graph_batches}"},
+      {o.chunk_unit > 0, "{chunk_unit}"},
+      {o.pp_chunk_overlap, "{pp_chunk_overlap}"}};
+  std::vector<const char*> given;
+  for (const auto& [on, key] : fields) {
+    if (on) given.push_back(key);
+  }
+  return given;
+}
+
+bool layout_flags_given(const ServingRequest& o) { return !layout_fields_given(o).empty(); }
+
+// Fields the run would read nowhere are refused, not dropped: layout fields beside {serving}
+// ('auto' searched and a layout file set the layout, whatever {tp} said), and a prefill pool's
+// fields without {disaggregated}.
+base::Status check_unread_fields(const ServingRequest& o) {
+  if (!o.serving.empty()) {
+    const auto given = layout_fields_given(o);
+    if (!given.empty()) {
+      return base::fail(fmt::format(
+          "{} given with {{serving}} '{}', which sets the layout{}: give the layout in one place",
+          given.front(), o.serving, o.serving == "auto" ? " by search" : ""));
+    }
+  }
+  if (!o.disaggregated) {
+    const std::pair<bool, const char*> prefill[] = {
+        {o.prefill_tp > 0, "{prefill_tp}"},
+        {o.prefill_ep > 0, "{prefill_ep}"},
+        {o.prefill_dp_attention, "{prefill_dp_attention}"},
+        {o.prefill_replicas > 0, "{prefill_replicas}"},
+        {o.prefill_max_tokens != ServingRequest{}.prefill_max_tokens, "{prefill_max_tokens}"}};
+    for (const auto& [on, key] : prefill) {
+      if (on)
+        return base::fail(std::string(key) +
+                          " sizes the prefill pool: it goes with {disaggregated}");
+    }
+  }
+  return {};
 }
 
 base::Result<std::string> read_text(const std::string& path) {
@@ -710,6 +758,7 @@ base::Status serve_impl(const Environment& ctx, const ServingRequest& o, bool qu
       if (on) return base::fail(std::string(flag) + " goes with {power}");
     }
   }
+  if (auto st = check_unread_fields(o); !st) return base::fail(st.error());
   auto prepared = prepare_serving(ctx, o);
   if (!prepared) return base::fail(prepared.error());
   ServingJob& job = **prepared;
