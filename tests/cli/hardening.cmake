@@ -283,6 +283,14 @@ ct_cli_test(NAME hard.endless_scenario_file RC 2 ARGS --quiet run /dev/zero
 ct_cli_test(NAME hard.endless_trace RC 2
             ARGS --quiet schedule --cluster gb300-nvl72*2 --days 1 --trace /dev/zero
             STDERR "--trace: '/dev/zero': more than 1 GiB, the most clustertwin reads from one input")
+# The calibration readers likewise: a measurement file and a profile given to a verb (both read
+# until memory ran out before).
+ct_cli_test(NAME hard.endless_calibrate_input RC 2
+            ARGS --quiet calibrate --cluster hgx-h100*1 /dev/zero
+            STDERR "/dev/zero: more than 1 GiB, the most clustertwin reads from one input")
+ct_cli_test(NAME hard.endless_calibration_profile RC 2
+            ARGS --quiet train --cluster hgx-h100*1 --model llama3.1-8b --tp 8 --calibration /dev/zero
+            STDERR "--calibration /dev/zero: more than 1 GiB, the most clustertwin reads from one input")
 # `--kv-policy reserve` without layout flags (the search's base layout) was dropped: the run
 # searched with preempt and its JSON said "kv_policy": "preempt", byte for byte the run without the
 # flag. The request's layout settings are now set in one place for both paths.

@@ -14,6 +14,7 @@
 #include <set>
 #include <sstream>
 
+#include "clustertwin/base/file.h"
 #include "clustertwin/base/text.h"
 #include "clustertwin/calibration/parse.h"
 #include "clustertwin/calibration/profile_text.h"
@@ -1176,9 +1177,9 @@ base::Result<std::optional<compute::ComputeModel>> compute_calibration_of(
     const std::string& name_or_path, const hardware::GpuSpec& gpu, const std::string& where) {
   std::ifstream in(name_or_path, std::ios::binary);
   if (!in) return std::optional<compute::ComputeModel>{};
-  std::ostringstream text;
-  text << in.rdbuf();
-  auto m = compute::ComputeModel::parse_profile(text.str(), name_or_path, gpu);
+  auto text = base::read_all(in);  // at most base::kMaxInputBytes: /dev/zero stops
+  if (!text) return fail(where + " " + name_or_path + ": " + text.error().message);
+  auto m = compute::ComputeModel::parse_profile(*text, name_or_path, gpu);
   if (!m) return fail(m.error());
   if (*m && (*m)->gpu_name() != gpu.name) {
     return fail(where + " " + name_or_path + " fitted the compute model on " + (*m)->gpu_name() +

@@ -11,6 +11,7 @@
 #include <set>
 #include <sstream>
 
+#include "clustertwin/base/file.h"
 #include "clustertwin/base/number.h"
 #include "clustertwin/base/text.h"
 #include "clustertwin/calibration/sha256.h"
@@ -1246,9 +1247,9 @@ base::Status parse_text(std::string_view path, std::string_view text, Measuremen
 base::Status parse_path(const std::string& path, Measurements& into) {
   std::ifstream in(path, std::ios::binary);
   if (!in) return fail("cannot read file", path, 0);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return parse_text(path, s.str(), into);
+  auto text = base::read_all(in);  // at most base::kMaxInputBytes: /dev/zero stops
+  if (!text) return fail(text.error().message, path, 0);
+  return parse_text(path, *text, into);
 }
 
 }  // namespace clustertwin::calibration

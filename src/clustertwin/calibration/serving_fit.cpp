@@ -7,6 +7,7 @@
 #include <map>
 #include <sstream>
 
+#include "clustertwin/base/file.h"
 #include "clustertwin/base/text.h"
 #include "clustertwin/calibration/kernel_fit.h"
 #include "clustertwin/calibration/profile_text.h"
@@ -405,9 +406,9 @@ base::Result<std::optional<ServingCalibration>> serving_calibration_of(
                 "profile file written by `clustertwin calibrate` from serving results or kernel "
                 "tables, or one with a serving: mapping of the step model's constants)");
   }
-  std::ostringstream text;
-  text << in.rdbuf();
-  auto sc = read_serving_calibration({name_or_path, text.str()});
+  auto text = base::read_all(in);  // at most base::kMaxInputBytes: /dev/zero stops
+  if (!text) return fail(where + " " + name_or_path + ": " + text.error().message);
+  auto sc = read_serving_calibration({name_or_path, *text});
   if (!sc) return fail(sc.error());
   if (!*sc) {
     if (compute_given) return std::optional<ServingCalibration>{};

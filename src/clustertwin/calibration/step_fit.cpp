@@ -6,6 +6,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "clustertwin/base/file.h"
 #include "clustertwin/base/text.h"
 #include "clustertwin/calibration/builtin_training.h"
 #include "clustertwin/calibration/profile_text.h"
@@ -417,9 +418,9 @@ base::Result<std::optional<TrainingCalibration>> training_calibration_of(
     const std::string& name_or_path, std::string_view gpu, const std::string& where) {
   std::ifstream in(name_or_path, std::ios::binary);
   if (!in) return std::optional<TrainingCalibration>{};
-  std::ostringstream text;
-  text << in.rdbuf();
-  auto tc = read_training_calibration({name_or_path, text.str()});
+  auto text = base::read_all(in);  // at most base::kMaxInputBytes: /dev/zero stops
+  if (!text) return fail(where + " " + name_or_path + ": " + text.error().message);
+  auto tc = read_training_calibration({name_or_path, *text});
   if (!tc) return fail(tc.error());
   if (*tc && (*tc)->gpu != gpu) {
     return fail(where + " " + name_or_path + " fitted the training model on " + (*tc)->gpu +

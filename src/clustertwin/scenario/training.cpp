@@ -8,6 +8,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "clustertwin/base/file.h"
 #include "clustertwin/base/number.h"
 #include "clustertwin/base/units_parse.h"
 #include "clustertwin/calibration/kernel_fit.h"
@@ -449,10 +450,11 @@ void fill_setup(TrainingJob& job, const workload::TrainingLayout& l) {
 /// name carries serving.yaml's own figure, so only a file can change it.
 base::Status read_eager_issue(TrainingJob& job, const R& o) {
   std::ifstream in(o.calibration, std::ios::binary);
-  if (!in) return {};  // a built-in name, or a file the profile readers refuse by name
-  std::ostringstream text;
-  text << in.rdbuf();
-  auto sc = calibration::read_serving_calibration({o.calibration, text.str()});
+  if (!in) return {};              // a built-in name, or a file the profile readers refuse by name
+  auto text = base::read_all(in);  // at most base::kMaxInputBytes: /dev/zero stops
+  if (!text)
+    return base::fail(o.calibration_where + " " + o.calibration + ": " + text.error().message);
+  auto sc = calibration::read_serving_calibration({o.calibration, *text});
   if (!sc) return base::fail(sc.error());
   if (!*sc || !(*sc)->eager_host_per_layer_s) return {};
   const std::string& gpu = job.cluster->system().gpu;
