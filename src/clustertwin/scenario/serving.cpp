@@ -411,9 +411,7 @@ workload::ServingRuntime runtime_of(const ServingRequest& o) {
 }
 
 workload::ServingDispatch dispatch_of(const ServingRequest& o) {
-  if (o.dispatch == "round-robin") return workload::ServingDispatch::kRoundRobin;
-  if (o.dispatch == "least-loaded") return workload::ServingDispatch::kLeastLoaded;
-  return workload::ServingDispatch::kAuto;
+  return workload::dispatch_from_name(o.dispatch).value_or(workload::ServingDispatch::kAuto);
 }
 
 // The request's settings that hold whatever the instances (MTP, KV policy, TP overlap, fusion,

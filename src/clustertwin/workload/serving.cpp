@@ -184,6 +184,14 @@ const char* dispatch_name(ServingDispatch d) {
   return "auto";
 }
 
+std::optional<ServingDispatch> dispatch_from_name(std::string_view name) {
+  for (auto d :
+       {ServingDispatch::kAuto, ServingDispatch::kLeastLoaded, ServingDispatch::kRoundRobin}) {
+    if (name == dispatch_name(d)) return d;
+  }
+  return std::nullopt;
+}
+
 ServingDispatch resolve_dispatch(ServingDispatch d, ServingScenario s) {
   if (d != ServingDispatch::kAuto) return d;
   return s == ServingScenario::kInteractive ? ServingDispatch::kRoundRobin
@@ -459,9 +467,7 @@ base::Result<ServingLayout> parse_serving_yaml(std::string_view text, const std:
   l.stream_interval = static_cast<int>(
       r->integer("stream_interval", Need::kOptional, 1, 100000).value_or(l.stream_interval));
   if (auto d = r->choice("dispatch", {"auto", "least-loaded", "round-robin"}, Need::kOptional)) {
-    l.dispatch = *d == "least-loaded"  ? ServingDispatch::kLeastLoaded
-                 : *d == "round-robin" ? ServingDispatch::kRoundRobin
-                                       : ServingDispatch::kAuto;
+    l.dispatch = dispatch_from_name(*d).value_or(ServingDispatch::kAuto);
   }
   r->finish();
   top.finish();

@@ -32,7 +32,9 @@
 /// out of FP4); embeddings, norms and the router stay bf16.
 
 #include <cstdint>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "clustertwin/base/result.h"
@@ -134,6 +136,8 @@ const char* runtime_name(ServingRuntime r);
 /// goes to the least loaded decode instance.
 enum class ServingDispatch { kAuto, kLeastLoaded, kRoundRobin };
 const char* dispatch_name(ServingDispatch d);
+/// The dispatch a name gives (dispatch_name's inverse); nullopt for any other name.
+std::optional<ServingDispatch> dispatch_from_name(std::string_view name);
 /// The dispatch a layout's `d` means in scenario `s` (kAuto: kRoundRobin for interactive,
 /// kLeastLoaded otherwise; an explicit one stays).
 ServingDispatch resolve_dispatch(ServingDispatch d, ServingScenario s);
