@@ -306,7 +306,7 @@ const ServingStepCalibration& fitted() {
 }
 
 Outcome run_case(const InferenceCase& c, bool balance = false, bool graphs = false,
-                 bool least_loaded = false) {
+                 bool least_loaded = false, ServingResult* at_measured_load = nullptr) {
   const auto& cat = catalog();
   auto spec = *hardware::resolve_cluster(cat, c.cluster);
   const auto& sys = **cat.system(spec.system);
@@ -354,6 +354,44 @@ Outcome run_case(const InferenceCase& c, bool balance = false, bool graphs = fal
   s.seed = 1;
   Outcome o;
   o.measured_per_gpu = c.measured_total / c.gpus;
+  if (at_measured_load) {
+    // The arrival rate whose run reports the measured tokens/s. LoadGen's figure is output
+    // tokens over the whole run, to the last completion, as the model's; so the rate is found on
+    // the model's own throughput-versus-rate curve (bisection), not as tokens/s over the mean
+    // output length, which misses the drain after the last arrival (DeepSeek-R1's answers take
+    // minutes). A measured load beyond what the model serves at any rate up to twice that
+    // estimate is reported at that rate (its queue grows: the model's capacity is below it).
+    const LengthMoments lm = length_moments(s.dataset, s.seed);
+    const double target = c.measured_total;
+    double lo = 0.5 * target / lm.output, hi = 2.0 * target / lm.output;
+    auto run_at = [&](double rate) {
+      ServingSetup at = s;
+      at.rate_qps = rate;
+      return simulate_serving(at);
+    };
+    auto top = run_at(hi);
+    EXPECT_TRUE(top) << c.id << ": " << (top ? "" : top.error().to_string());
+    if (!top) return o;
+    if (top->tokens_per_s < target) {
+      *at_measured_load = *top;
+      return o;
+    }
+    ServingResult best = *top;
+    for (int i = 0; i < 8; ++i) {
+      const double mid = 0.5 * (lo + hi);
+      auto r = run_at(mid);
+      EXPECT_TRUE(r) << c.id << ": " << (r ? "" : r.error().to_string());
+      if (!r) return o;
+      if (r->tokens_per_s < target) {
+        lo = mid;
+      } else {
+        hi = mid;
+        best = *r;
+      }
+    }
+    *at_measured_load = best;
+    return o;
+  }
   if (c.scenario == kOff) {
     auto r = simulate_serving(s);
     EXPECT_TRUE(r) << c.id << ": " << (r ? "" : r.error().to_string());
@@ -527,6 +565,90 @@ TEST(InferenceValidation, DeepSeekR1) {
                      {"VC0010", "VC0005"},  // B200: Server / Offline
                      {"S0099", "S0098"},    // GB300 (8 GPUs of an NVL72 rack)
                  });
+}
+
+// Latency at the measured load. Seventeen Server / Interactive rows of calibration-at-scale.csv
+// publish the p99 TTFT and TPOT their run measured (the `config` column). Each is simulated at the
+// arrival rate whose run reports the measured tokens/s (run_case), and its predicted p99s are set
+// beside the measured ones: a test of the queueing and the TPOT tail at a load the model did not
+// choose, where the throughput validation above tests only the highest compliant rate. Nothing is
+// fitted on these p99s (S0099's tokens/s fitted the streaming front end's host time, above).
+// Tolerances: TPOT p99 within 15%, TTFT p99 within 25% (the queue before the first token moves
+// steeply with load near saturation). Rows shown, not asserted, say why (inference.md,
+// "Latency at the measured load"). Runs the submitter made below both limits must stay below
+// them in the model too (their throughput is then a lower bound of the capacity: S0063).
+struct MeasuredLatency {
+  const char* id;   ///< the case above
+  const char* row;  ///< calibration-at-scale.csv
+  double ttft_p99_s, tpot_p99_s;
+  const char* unasserted = nullptr;  ///< why the row is shown only; nullptr: asserted
+  /// The model misses a p99 limit at the measured load (its highest compliant rate is below it).
+  bool beyond = false;
+};
+TEST(InferenceValidation, LatencyAtMeasuredLoad) {
+  const char* tp8_hopper =
+      "405B TP8 batch 64 Hopper server: within the limits, TPOT p99 35-45% above the measured";
+  const char* beyond = "the model misses a p99 limit at this load: its capacity is below it";
+  static const std::vector<MeasuredLatency> rows = {
+      {"S0063", "S0063", 3.629, 0.0838, tp8_hopper},
+      {"S0065", "S0065", 1.896, 0.1452, beyond, true},
+      {"VC0135", "S0067", 3.702, 0.0995, tp8_hopper},
+      {"S0069", "S0069", 1.742, 0.1450, beyond, true},
+      {"S0071", "S0071", 2.707, 0.0863, tp8_hopper},
+      {"VC0010", "S0073", 1.696, 0.0722,
+       "DeepSeek-R1 B200: the model queues no first tokens at this load (its capacity is +15%)"},
+      {"VC0020", "S0074", 0.140, 0.0381},
+      {"VC0039", "S0076", 0.436, 0.1324, beyond, true},
+      {"VC0093", "S0077", 2.511, 0.0777, nullptr, true},  // TPOT 85 of 80 ms
+      {"VC0118", "S0079", 5.134, 0.1382, beyond, true},
+      {"S0080", "S0080", 0.121, 0.0336},
+      {"VC0048", "S0082", 0.406, 0.1299, beyond, true},
+      {"S0092", "S0092", 0.432, 0.0396},
+      {"S0094", "S0094", 1.717, 0.1956, beyond, true},
+      {"VC0137", "S0095", 4.321, 0.0744, beyond, true},
+      {"S0097", "S0097", 5.643, 0.1034, beyond, true},
+      {"S0099", "S0099", 1.210, 0.0673},
+  };
+  std::printf("%-7s %-6s %10s %10s %9s %9s %7s %8s %8s %7s  %s\n", "case", "row", "measured",
+              "model", "TTFT p99", "measured", "error", "TPOT p99", "measured", "error",
+              "(tokens/s per GPU; s; ms)");
+  int asserted = 0, below = 0;
+  for (const auto& m : rows) {
+    const InferenceCase* c = nullptr;
+    for (const auto& x : cases())
+      if (std::string(x.id) == m.id) c = &x;
+    ASSERT_NE(c, nullptr) << m.id;
+    ServingResult r;
+    run_case(*c, false, false, false, &r);
+    const double measured = c->measured_total / c->gpus;
+    const double ttft_err = r.ttft_s.p99 / m.ttft_p99_s - 1.0;
+    const double tpot_err = r.tpot_s.p99 / m.tpot_p99_s - 1.0;
+    std::printf("%-7s %-6s %10.1f %10.1f %9.3f %9.3f %+6.1f%% %8.1f %8.1f %+6.1f%%  %s\n", m.id,
+                m.row, measured, r.tokens_per_s_per_gpu, r.ttft_s.p99, m.ttft_p99_s,
+                100.0 * ttft_err, r.tpot_s.p99 * 1e3, m.tpot_p99_s * 1e3, 100.0 * tpot_err,
+                m.unasserted ? m.unasserted : "");
+    const auto limits = *workload::dataset_for_model(catalog(), c->model)->limits(c->scenario);
+    const bool misses = r.ttft_s.p99 > limits.ttft.base() || r.tpot_s.p99 > limits.tpot.base();
+    // The rows named beyond the model's capacity are those, and only those, where it misses a
+    // limit at the measured load (each one's throughput error above is negative).
+    EXPECT_EQ(misses, m.beyond) << m.id << ": TTFT p99 " << r.ttft_s.p99 << " s, TPOT p99 "
+                                << r.tpot_s.p99 << " s";
+    // A run the submitter made well below both limits (under 70% of each) stays below them in
+    // the model: its throughput is a lower bound of the capacity, as the model's (S0063).
+    if (!m.beyond && m.ttft_p99_s < 0.7 * limits.ttft.base() &&
+        m.tpot_p99_s < 0.7 * limits.tpot.base()) {
+      ++below;
+      EXPECT_FALSE(misses) << m.id;
+    }
+    if (m.unasserted) continue;
+    ++asserted;
+    EXPECT_NEAR(tpot_err, 0.0, 0.15) << m.id << " (" << m.row << "): TPOT p99 " << r.tpot_s.p99
+                                     << " s vs measured " << m.tpot_p99_s;
+    EXPECT_NEAR(ttft_err, 0.0, 0.25) << m.id << " (" << m.row << "): TTFT p99 " << r.ttft_s.p99
+                                     << " s vs measured " << m.ttft_p99_s;
+  }
+  EXPECT_EQ(asserted, 5);  // VC0020, VC0093, S0080, S0092, S0099
+  EXPECT_EQ(below, 3);     // S0063, VC0135, S0071
 }
 
 // Disaggregated pools measured alone (calibration-at-scale S0100-S0105, S0112-S0113; LMSYS blogs
