@@ -3,6 +3,7 @@
 #   [-DGOLDEN=<file>]       stdout must equal the file (CT_UPDATE_GOLDENS=1 rewrites it)
 #   [-DEXPECT_STDERR=<s>]   stderr must contain s
 #   [-DEXPECT_STDOUT=<s>]   stdout must contain s
+#   [-DEXPECT_STDOUT_NOT=<s>] stdout must not contain s
 #   [-DWORKDIR=<dir>]
 #   [-DTIMEOUT=<s>]         the run's limit (default 600 s)
 if(NOT WORKDIR)
@@ -28,6 +29,12 @@ if(DEFINED EXPECT_STDOUT)
   string(FIND "${out}" "${EXPECT_STDOUT}" pos)
   if(pos EQUAL -1)
     message(FATAL_ERROR "stdout does not contain '${EXPECT_STDOUT}'\nstdout:\n${out}")
+  endif()
+endif()
+if(DEFINED EXPECT_STDOUT_NOT)
+  string(FIND "${out}" "${EXPECT_STDOUT_NOT}" pos)
+  if(NOT pos EQUAL -1)
+    message(FATAL_ERROR "stdout contains '${EXPECT_STDOUT_NOT}'\nstdout:\n${out}")
   endif()
 endif()
 if(DEFINED GOLDEN)

@@ -308,3 +308,21 @@ ct_cli_test(NAME hard.serve_prefill_without_disaggregated RC 2
             ARGS --quiet serve --cluster hgx-h200*1 --model llama3.1-8b --isl 128 --osl 16 --scenario offline
                  --tp 1 --prefill-tp 4
             STDERR "--prefill-tp sizes the prefill pool: it goes with --disaggregated")
+# `--no-chunked-prefill` with the search (`--serving auto`, or no layout flags) was dropped: the
+# search tried chunking on and off and kept chunking where it won (JSON "chunked_prefill": true).
+# Chunking off in the base layout is now a constraint of the search.
+ct_cli_test(NAME hard.serve_no_chunked_prefill_reaches_the_search
+            ARGS --quiet serve --cluster hgx-h200*1 --model llama3.1-8b --scenario interactive --isl 2048 --osl 256
+                 --ttft-limit "0.5 s" --tpot-limit "20 ms" --threads 1 --no-chunked-prefill --json -
+            STDOUT "\"chunked_prefill\": false" STDOUT_NOT "\"chunked_prefill\": true")
+# Request settings beside a layout file (`--serving FILE --kv-policy reserve`, --mtp, --runtime,
+# --dispatch, ...) were dropped with exit 0: the file's values (or the layout's defaults) ran.
+# Refused now, naming the flag; a value equal to the default cannot be told from none.
+ct_cli_test(NAME hard.serve_request_setting_beside_layout_file RC 2
+            ARGS --quiet serve --cluster hgx-h100*1 --model llama3.1-8b --isl 128 --osl 16 --scenario offline
+                 --serving ${HOSTILE}/serving-max-batch-2-21.yaml --kv-policy reserve
+            STDERR "--kv-policy given with --serving '${HOSTILE}/serving-max-batch-2-21.yaml', a layout file, which sets it: give it in the file")
+ct_cli_test(NAME hard.serve_no_chunked_beside_layout_file RC 2
+            ARGS --quiet serve --cluster hgx-h100*1 --model llama3.1-8b --isl 128 --osl 16 --scenario offline
+                 --serving ${HOSTILE}/serving-max-batch-2-21.yaml --no-chunked-prefill
+            STDERR "--no-chunked-prefill given with --serving")

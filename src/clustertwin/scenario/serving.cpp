@@ -125,7 +125,7 @@ FieldTable<R> make_serving_fields() {
         .flag = "no-chunked-prefill",
         .name = "chunked prefill",
         .member = &R::no_chunked,
-        .help = "run each prompt in one iteration",
+        .help = "run each prompt in one iteration (with the search: only such layouts are tried)",
         .inverted = true},
       F{.key = "chunk_unit",
         .flag = "chunk-unit",
@@ -414,11 +414,14 @@ workload::ServingDispatch dispatch_of(const ServingRequest& o) {
   return workload::dispatch_from_name(o.dispatch).value_or(workload::ServingDispatch::kAuto);
 }
 
-// The request's settings that hold whatever the instances (MTP, KV policy, TP overlap, fusion,
-// ADP assignment, runtime, streaming, dispatch): one place for the explicit layout and the base
-// layout the search starts from. The base layout once set all but kv_policy, so `serve
-// --kv-policy reserve` without layout flags searched and reported "preempt".
+// The request's settings that hold whatever the instances (chunked prefill, MTP, KV policy, TP
+// overlap, fusion, ADP assignment, runtime, streaming, dispatch): one place for the explicit
+// layout and the base layout the search starts from. The base layout once set neither kv_policy
+// nor chunked prefill, so `serve --kv-policy reserve` without layout flags searched and reported
+// "preempt", and `--no-chunked-prefill` searched chunked layouts too.
 void apply_request_settings(const ServingRequest& o, workload::ServingLayout& l) {
+  // The search's constraint too (it tries only unchunked layouts then).
+  l.instance.chunked_prefill = !o.no_chunked;
   l.mtp = o.mtp;
   l.mtp_acceptance = o.mtp_acceptance;
   l.kv_policy =
@@ -470,6 +473,29 @@ base::Status check_unread_fields(const ServingRequest& o) {
           given.front(), o.serving, o.serving == "auto" ? " by search" : ""));
     }
   }
+  if (!o.serving.empty() && o.serving != "auto") {
+    // A layout file sets these too (its keys or the layout's defaults): a request's own value
+    // beside it was dropped with exit 0. A value equal to the default cannot be told from none.
+    const ServingRequest d;
+    const std::pair<bool, const char*> settings[] = {
+        {o.no_chunked != d.no_chunked, "{chunked_prefill}"},
+        {o.mtp != d.mtp, "{mtp}"},
+        {o.mtp_acceptance != d.mtp_acceptance, "{mtp_acceptance}"},
+        {o.kv_policy != d.kv_policy, "{kv_policy}"},
+        {o.adp_assign != d.adp_assign, "{adp_assign}"},
+        {o.runtime != d.runtime, "{runtime}"},
+        {o.stream_interval != d.stream_interval, "{stream_interval}"},
+        {o.dispatch != d.dispatch, "{dispatch}"},
+        {o.tp_overlap != d.tp_overlap, "{tp_overlap}"},
+        {o.no_norm_quant_fusion != d.no_norm_quant_fusion, "{norm_quant_fusion}"}};
+    for (const auto& [on, key] : settings) {
+      if (on) {
+        return base::fail(fmt::format(
+            "{} given with {{serving}} '{}', a layout file, which sets it: give it in the file",
+            key, o.serving));
+      }
+    }
+  }
   if (!o.disaggregated) {
     const std::pair<bool, const char*> prefill[] = {
         {o.prefill_tp > 0, "{prefill_tp}"},
@@ -517,7 +543,6 @@ base::Result<workload::ServingLayout> explicit_layout(
     i.ep = o.ep > 0 ? o.ep : (o.dp_attention ? i.tp : 1);
     i.max_batch = o.max_batch > 0 ? o.max_batch : 256;
     i.max_tokens = o.max_tokens > 0 ? o.max_tokens : 8192;
-    i.chunked_prefill = !o.no_chunked;
     if (o.chunk_unit > 0) i.chunk_unit = o.chunk_unit;
     i.pp_chunk_overlap = o.pp_chunk_overlap;
     i.redundant_experts = o.redundant_experts;

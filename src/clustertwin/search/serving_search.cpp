@@ -229,6 +229,10 @@ base::Result<ServingSearchResult> search_serving(
   const bool offline = base.scenario == ServingScenario::kOffline || !base.limits;
   const bool disagg = space.disaggregated && !offline;
   const int64_t longest = longest_sequence(base);
+  // Chunked prefill off in the base layout (`--no-chunked-prefill`) is the user's constraint:
+  // only unchunked candidates then (it was tried beside chunked and dropped when chunked won).
+  const bool chunked_on = base.layout.instance.chunked_prefill;
+  const bool chunked_off = space.chunked_off || !chunked_on;
   std::vector<int64_t> batches = space.batches;
   std::sort(batches.begin(), batches.end());
   batches.erase(std::unique(batches.begin(), batches.end()), batches.end());
@@ -243,6 +247,7 @@ base::Result<ServingSearchResult> search_serving(
     ++out.layouts;
     l.max_batch = 1;
     l.max_tokens = 1 + min_budget;
+    l.chunked_prefill = chunked_on;  // the disaggregated pools' too
     if (!workload::check_serving_memory(m, l, base.layout, base.memory_capacity, longest)) {
       ++out.rejected;
       continue;
@@ -305,7 +310,7 @@ base::Result<ServingSearchResult> search_serving(
 
     // Aggregated: batch x budget x chunking.
     for (bool chunked : {true, false}) {
-      if (!chunked && !space.chunked_off) continue;
+      if (chunked ? !chunked_on : !chunked_off) continue;
       for (int64_t budget : space.prompt_budgets) {
         for (size_t bi = 0; bi < bs.size(); ++bi) {
           const int64_t b = bs[bi];
@@ -630,7 +635,7 @@ base::Result<ServingSearchResult> search_serving(
       auto bd = std::lower_bound(bud.begin(), bud.end(), budget);
       if (bu != bud.end()) with(b, *bu, l.instance.chunked_prefill);
       if (bd != bud.begin()) with(b, *(bd - 1), l.instance.chunked_prefill);
-      if (space.chunked_off) with(b, budget, !l.instance.chunked_prefill);
+      if (chunked_on && chunked_off) with(b, budget, !l.instance.chunked_prefill);
     }
     std::vector<size_t> found;
     for (const auto& x : v) {

@@ -6,7 +6,8 @@
 /// models, attention-DP + EP ("DEP", wide EP up to the NVLink domain) for MoE models -- times
 /// per-rank batch limits (a 1-1.5-2 geometric grid up to the layout's memory limit, which is
 /// added itself), times the prompt-token budget per iteration on top of the decode batch
-/// (max_num_tokens = batch x (1 + draft tokens) + budget), chunked prefill on and off, MTP
+/// (max_num_tokens = batch x (1 + draft tokens) + budget), chunked prefill on and off (off only
+/// when the base layout has it off: `--no-chunked-prefill` is a constraint, not a start), MTP
 /// draft lengths 0..k when the base layout allows k, aggregated (as many replicas as the GPUs
 /// hold) or disaggregated (a prefill layout and budget x a decode layout and batch, with the
 /// pool split that balances the two rates on the GPUs).

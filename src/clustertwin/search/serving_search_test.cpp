@@ -34,6 +34,40 @@ TEST(ServingSearch, InstanceLayoutsRespectTheModel) {
   }
 }
 
+// `--no-chunked-prefill` (chunked prefill off in the base layout) is a constraint of the search:
+// it used to try chunking on as well and keep it when it won (the flag was dropped).
+TEST(ServingSearch, ChunkedPrefillOffInTheBaseIsAConstraint) {
+  auto spec = *hardware::resolve_cluster(cat(), "hgx-h200*1");
+  const auto& gpu = **cat().gpu("h200");
+  auto cm = *compute::ComputeModel::for_gpu(gpu, cat());
+  auto model = *models::load_model(cat(), "llama2-70b");
+  execution::ServingSetup s;
+  execution::serving_step_calibration(cat())->apply(s);
+  s.model = &model;
+  s.compute = &cm;
+  s.fabric = *execution::serving_fabric(cat(), spec);
+  s.memory_capacity = gpu.hbm_usable;
+  s.dataset = *workload::dataset_for_model(cat(), "llama2-70b");
+  s.scenario = workload::ServingScenario::kInteractive;
+  s.limits = s.dataset.limits(s.scenario);
+  s.layout.weights = compute::DType::kFp8;
+  ServingSpace sp{.gpus = 8, .domain_size = 8, .verify = 0};
+  auto chunks_in = [](const ServingSearchResult& r) {
+    int n = 0;
+    for (const auto& p : r.points) n += p.layout.instance.chunked_prefill ? 1 : 0;
+    return n;
+  };
+  auto both = search_serving(s, sp, 1);
+  ASSERT_TRUE(both) << both.error().to_string();
+  EXPECT_GT(chunks_in(*both), 0);
+  EXPECT_LT(chunks_in(*both), static_cast<int>(both->points.size()));
+  s.layout.instance.chunked_prefill = false;
+  auto off = search_serving(s, sp, 1);
+  ASSERT_TRUE(off) << off.error().to_string();
+  ASSERT_FALSE(off->points.empty());
+  EXPECT_EQ(chunks_in(*off), 0);
+}
+
 TEST(ServingSearch, FindsACompliantLayoutAndAFrontier) {
   auto spec = *hardware::resolve_cluster(cat(), "hgx-h200*1");
   const auto& gpu = **cat().gpu("h200");
