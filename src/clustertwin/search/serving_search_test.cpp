@@ -34,13 +34,12 @@ TEST(ServingSearch, InstanceLayoutsRespectTheModel) {
   }
 }
 
-// `--no-chunked-prefill` (chunked prefill off in the base layout) is a constraint of the search:
-// it used to try chunking on as well and keep it when it won (the flag was dropped).
-TEST(ServingSearch, ChunkedPrefillOffInTheBaseIsAConstraint) {
-  auto spec = *hardware::resolve_cluster(cat(), "hgx-h200*1");
-  const auto& gpu = **cat().gpu("h200");
-  auto cm = *compute::ComputeModel::for_gpu(gpu, cat());
-  auto model = *models::load_model(cat(), "llama2-70b");
+// Llama 2 70B FP8 on one 8 x H200 node, at the dataset's p99 limits of scenario `sc`.
+execution::ServingSetup h200_llama2(workload::ServingScenario sc) {
+  static const auto spec = *hardware::resolve_cluster(cat(), "hgx-h200*1");
+  static const hardware::GpuSpec& gpu = **cat().gpu("h200");
+  static const auto cm = *compute::ComputeModel::for_gpu(gpu, cat());
+  static const auto model = *models::load_model(cat(), "llama2-70b");
   execution::ServingSetup s;
   execution::serving_step_calibration(cat())->apply(s);
   s.model = &model;
@@ -48,9 +47,16 @@ TEST(ServingSearch, ChunkedPrefillOffInTheBaseIsAConstraint) {
   s.fabric = *execution::serving_fabric(cat(), spec);
   s.memory_capacity = gpu.hbm_usable;
   s.dataset = *workload::dataset_for_model(cat(), "llama2-70b");
-  s.scenario = workload::ServingScenario::kInteractive;
+  s.scenario = sc;
   s.limits = s.dataset.limits(s.scenario);
   s.layout.weights = compute::DType::kFp8;
+  return s;
+}
+
+// `--no-chunked-prefill` (chunked prefill off in the base layout) is a constraint of the search:
+// it used to try chunking on as well and keep it when it won (the flag was dropped).
+TEST(ServingSearch, ChunkedPrefillOffInTheBaseIsAConstraint) {
+  execution::ServingSetup s = h200_llama2(workload::ServingScenario::kInteractive);
   ServingSpace sp{.gpus = 8, .domain_size = 8, .verify = 0};
   auto chunks_in = [](const ServingSearchResult& r) {
     int n = 0;
@@ -69,20 +75,7 @@ TEST(ServingSearch, ChunkedPrefillOffInTheBaseIsAConstraint) {
 }
 
 TEST(ServingSearch, FindsACompliantLayoutAndAFrontier) {
-  auto spec = *hardware::resolve_cluster(cat(), "hgx-h200*1");
-  const auto& gpu = **cat().gpu("h200");
-  auto cm = *compute::ComputeModel::for_gpu(gpu, cat());
-  auto model = *models::load_model(cat(), "llama2-70b");
-  execution::ServingSetup s;
-  execution::serving_step_calibration(cat())->apply(s);
-  s.model = &model;
-  s.compute = &cm;
-  s.fabric = *execution::serving_fabric(cat(), spec);
-  s.memory_capacity = gpu.hbm_usable;
-  s.dataset = *workload::dataset_for_model(cat(), "llama2-70b");
-  s.scenario = workload::ServingScenario::kServer;
-  s.limits = s.dataset.limits(s.scenario);
-  s.layout.weights = compute::DType::kFp8;
+  execution::ServingSetup s = h200_llama2(workload::ServingScenario::kServer);
   ServingSpace sp{.gpus = 8, .domain_size = 8, .verify = 1, .verify_requests = 12000};
   auto one = search_serving(s, sp, 1);
   ASSERT_TRUE(one) << one.error().to_string();
