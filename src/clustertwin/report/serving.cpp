@@ -48,9 +48,10 @@ Json layout_json(const workload::ServingLayout& l, workload::ServingScenario sce
             {"mtp_draft_tokens", l.mtp}};
   if (l.mtp > 0) j["mtp_acceptance"] = r6(l.mtp_acceptance);
   if (!l.norm_quant_fusion) j["norm_quant_fusion"] = false;
-  if (scenario != workload::ServingScenario::kOffline &&
-      workload::resolve_dispatch(l.dispatch, scenario) != workload::ServingDispatch::kLeastLoaded) {
-    j["dispatch"] = workload::dispatch_name(workload::resolve_dispatch(l.dispatch, scenario));
+  if (const auto d = workload::resolve_dispatch(l.dispatch, scenario);
+      scenario != workload::ServingScenario::kOffline &&
+      d != workload::ServingDispatch::kLeastLoaded) {
+    j["dispatch"] = workload::dispatch_name(d);
   }
   if (l.disaggregated) {
     j["prefill_instance"] = instance_json(l.prefill);

@@ -6,7 +6,9 @@
 #include <fmt/format.h>
 
 #include <fstream>
+#include <initializer_list>
 #include <mutex>
+#include <utility>
 
 #include "clustertwin/base/file.h"
 #include "clustertwin/base/text.h"
@@ -434,80 +436,73 @@ void apply_request_settings(const ServingRequest& o, workload::ServingLayout& l)
   l.dispatch = dispatch_of(o);
 }
 
-// The layout fields the request gives ({tp}, ...): any of them asks for an explicit layout.
-std::vector<const char*> layout_fields_given(const ServingRequest& o) {
-  const std::pair<bool, const char*> fields[] = {
-      {o.tp > 0, "{tp}"},
-      {o.pp > 0, "{pp}"},
-      {o.ep > 0, "{ep}"},
-      {o.dp_attention, "{dp_attention}"},
-      {o.max_batch > 0, "{max_batch}"},
-      {o.max_tokens > 0, "{max_tokens}"},
-      {o.disaggregated, "{disaggregated}"},
-      {o.replicas > 0, "{replicas}"},
-      {o.redundant_experts > 0, "{redundant_experts}"},
-      {o.two_batch_overlap, "{two_batch_overlap}"},
-      {o.adp_timeout_iters > 0, "{adp_timeout_iters}"},
-      {o.adp_batching_wait_iters > 0, "{adp_batching_wait_iters}"},
-      {!o.cuda_graph_batches.empty(), "{cuda_graph_batches}"},
-      {o.chunk_unit > 0, "{chunk_unit}"},
-      {o.pp_chunk_overlap, "{pp_chunk_overlap}"}};
-  std::vector<const char*> given;
+// The first field given of a list of (given?, "{key}") pairs, or nullptr.
+using GivenFields = std::initializer_list<std::pair<bool, const char*>>;
+const char* first_given(GivenFields fields) {
   for (const auto& [on, key] : fields) {
-    if (on) given.push_back(key);
+    if (on) return key;
   }
-  return given;
+  return nullptr;
 }
 
-bool layout_flags_given(const ServingRequest& o) { return !layout_fields_given(o).empty(); }
+// The first layout field the request gives ({tp}, ...): any of them asks for an explicit layout.
+const char* layout_field_given(const ServingRequest& o) {
+  return first_given({{o.tp > 0, "{tp}"},
+                      {o.pp > 0, "{pp}"},
+                      {o.ep > 0, "{ep}"},
+                      {o.dp_attention, "{dp_attention}"},
+                      {o.max_batch > 0, "{max_batch}"},
+                      {o.max_tokens > 0, "{max_tokens}"},
+                      {o.disaggregated, "{disaggregated}"},
+                      {o.replicas > 0, "{replicas}"},
+                      {o.redundant_experts > 0, "{redundant_experts}"},
+                      {o.two_batch_overlap, "{two_batch_overlap}"},
+                      {o.adp_timeout_iters > 0, "{adp_timeout_iters}"},
+                      {o.adp_batching_wait_iters > 0, "{adp_batching_wait_iters}"},
+                      {!o.cuda_graph_batches.empty(), "{cuda_graph_batches}"},
+                      {o.chunk_unit > 0, "{chunk_unit}"},
+                      {o.pp_chunk_overlap, "{pp_chunk_overlap}"}});
+}
+
+bool layout_flags_given(const ServingRequest& o) { return layout_field_given(o) != nullptr; }
 
 // Fields the run would read nowhere are refused, not dropped: layout fields beside {serving}
-// ('auto' searched and a layout file set the layout, whatever {tp} said), and a prefill pool's
-// fields without {disaggregated}.
+// ('auto' searched and a layout file set the layout, whatever {tp} said), request settings beside
+// a layout file (which sets them too), and a prefill pool's fields without {disaggregated}.
 base::Status check_unread_fields(const ServingRequest& o) {
-  if (!o.serving.empty()) {
-    const auto given = layout_fields_given(o);
-    if (!given.empty()) {
-      return base::fail(fmt::format(
-          "{} given with {{serving}} '{}', which sets the layout{}: give the layout in one place",
-          given.front(), o.serving, o.serving == "auto" ? " by search" : ""));
-    }
+  if (const char* key = o.serving.empty() ? nullptr : layout_field_given(o)) {
+    return base::fail(fmt::format(
+        "{} given with {{serving}} '{}', which sets the layout{}: give the layout in one place",
+        key, o.serving, o.serving == "auto" ? " by search" : ""));
   }
   if (!o.serving.empty() && o.serving != "auto") {
     // A layout file sets these too (its keys or the layout's defaults): a request's own value
     // beside it was dropped with exit 0. A value equal to the default cannot be told from none.
     const ServingRequest d;
-    const std::pair<bool, const char*> settings[] = {
-        {o.no_chunked != d.no_chunked, "{chunked_prefill}"},
-        {o.mtp != d.mtp, "{mtp}"},
-        {o.mtp_acceptance != d.mtp_acceptance, "{mtp_acceptance}"},
-        {o.kv_policy != d.kv_policy, "{kv_policy}"},
-        {o.adp_assign != d.adp_assign, "{adp_assign}"},
-        {o.runtime != d.runtime, "{runtime}"},
-        {o.stream_interval != d.stream_interval, "{stream_interval}"},
-        {o.dispatch != d.dispatch, "{dispatch}"},
-        {o.tp_overlap != d.tp_overlap, "{tp_overlap}"},
-        {o.no_norm_quant_fusion != d.no_norm_quant_fusion, "{norm_quant_fusion}"}};
-    for (const auto& [on, key] : settings) {
-      if (on) {
-        return base::fail(fmt::format(
-            "{} given with {{serving}} '{}', a layout file, which sets it: give it in the file",
-            key, o.serving));
-      }
+    if (const char* key = first_given(
+            {{o.no_chunked != d.no_chunked, "{chunked_prefill}"},
+             {o.mtp != d.mtp, "{mtp}"},
+             {o.mtp_acceptance != d.mtp_acceptance, "{mtp_acceptance}"},
+             {o.kv_policy != d.kv_policy, "{kv_policy}"},
+             {o.adp_assign != d.adp_assign, "{adp_assign}"},
+             {o.runtime != d.runtime, "{runtime}"},
+             {o.stream_interval != d.stream_interval, "{stream_interval}"},
+             {o.dispatch != d.dispatch, "{dispatch}"},
+             {o.tp_overlap != d.tp_overlap, "{tp_overlap}"},
+             {o.no_norm_quant_fusion != d.no_norm_quant_fusion, "{norm_quant_fusion}"}})) {
+      return base::fail(fmt::format(
+          "{} given with {{serving}} '{}', a layout file, which sets it: give it in the file", key,
+          o.serving));
     }
   }
-  if (!o.disaggregated) {
-    const std::pair<bool, const char*> prefill[] = {
-        {o.prefill_tp > 0, "{prefill_tp}"},
-        {o.prefill_ep > 0, "{prefill_ep}"},
-        {o.prefill_dp_attention, "{prefill_dp_attention}"},
-        {o.prefill_replicas > 0, "{prefill_replicas}"},
-        {o.prefill_max_tokens != ServingRequest{}.prefill_max_tokens, "{prefill_max_tokens}"}};
-    for (const auto& [on, key] : prefill) {
-      if (on)
-        return base::fail(std::string(key) +
-                          " sizes the prefill pool: it goes with {disaggregated}");
-    }
+  if (o.disaggregated) return {};
+  if (const char* key = first_given({{o.prefill_tp > 0, "{prefill_tp}"},
+                                     {o.prefill_ep > 0, "{prefill_ep}"},
+                                     {o.prefill_dp_attention, "{prefill_dp_attention}"},
+                                     {o.prefill_replicas > 0, "{prefill_replicas}"},
+                                     {o.prefill_max_tokens != ServingRequest{}.prefill_max_tokens,
+                                      "{prefill_max_tokens}"}})) {
+    return base::fail(std::string(key) + " sizes the prefill pool: it goes with {disaggregated}");
   }
   return {};
 }
