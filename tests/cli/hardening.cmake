@@ -125,8 +125,13 @@ add_test(NAME hard.stdout_to_full_device
 add_test(NAME hard.killed_while_writing_keeps_the_old_file
          COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/cli/killed_while_writing.sh $<TARGET_FILE:clustertwin>
                  ${SAMPLE} ${CMAKE_CURRENT_BINARY_DIR}/killed-while-writing)
+# A calibration profile through a pipe (`--calibration <(...)`) is read once for every reader of
+# the job: train and serve give the same output as from the file.
+add_test(NAME hard.calibration_profile_through_a_pipe
+         COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/cli/profile_through_pipe.sh $<TARGET_FILE:clustertwin>
+                 ${CMAKE_CURRENT_BINARY_DIR}/profile-through-pipe)
 set_tests_properties(hard.stdout_to_full_device hard.killed_while_writing_keeps_the_old_file
-                     PROPERTIES LABELS cli)
+                     hard.calibration_profile_through_a_pipe PROPERTIES LABELS cli)
 # --max-events bounds a long simulated run: it stops with an error saying how far it got.
 ct_cli_test(NAME hard.schedule_max_events RC 2
             ARGS schedule --cluster hgx-h100*352 --trace ${CMAKE_CURRENT_SOURCE_DIR}/scheduler/data/philly_week.csv --days 7 --policy fifo --placement tree --failures off -q --max-events 500

@@ -1174,12 +1174,11 @@ std::string kernel_profile_yaml(const KernelFit& fit, const KernelRoofline& roof
 }
 
 base::Result<std::optional<compute::ComputeModel>> compute_calibration_of(
-    const std::string& name_or_path, const hardware::GpuSpec& gpu, const std::string& where) {
-  std::ifstream in(name_or_path, std::ios::binary);
-  if (!in) return std::optional<compute::ComputeModel>{};
-  auto text = base::read_all(in);  // at most base::kMaxInputBytes: /dev/zero stops
-  if (!text) return fail(where + " " + name_or_path + ": " + text.error().message);
-  auto m = compute::ComputeModel::parse_profile(*text, name_or_path, gpu);
+    const collective::ProfileSource& source, const hardware::GpuSpec& gpu,
+    const std::string& where) {
+  if (!source.text) return std::optional<compute::ComputeModel>{};
+  const std::string& name_or_path = source.name;
+  auto m = compute::ComputeModel::parse_profile(*source.text, name_or_path, gpu);
   if (!m) return fail(m.error());
   if (*m && (*m)->gpu_name() != gpu.name) {
     return fail(where + " " + name_or_path + " fitted the compute model on " + (*m)->gpu_name() +

@@ -27,6 +27,7 @@
 #include "clustertwin/base/result.h"
 #include "clustertwin/calibration/collective_fit.h"
 #include "clustertwin/calibration/measurements.h"
+#include "clustertwin/collective/sweep.h"
 #include "clustertwin/compute/compute_model.h"
 #include "clustertwin/hardware/catalog.h"
 
@@ -129,13 +130,15 @@ std::string kernel_profile_yaml(const KernelFit& fit, const KernelRoofline& roof
                                 const ComputeProfileMeta& compute_meta,
                                 std::span<const InputFile> inputs, const ProfileMeta& meta);
 
-/// The `compute:` mapping of the profile given as `--calibration FILE|NAME`, for `gpu`'s own
+/// The `compute:` mapping of the profile given as `--calibration FILE|NAME` (read once,
+/// collective::read_profile_source), for `gpu`'s own
 /// peaks (lay it over the catalog's model with compute::ComputeModel::with_profile): nullopt
 /// for a built-in name (not a readable file) or a profile without one; a profile fitted on
 /// another GPU is refused (`where` names the flag or the scenario's file:line), a bad mapping
 /// at the profile's file:line.
 base::Result<std::optional<compute::ComputeModel>> compute_calibration_of(
-    const std::string& name_or_path, const hardware::GpuSpec& gpu, const std::string& where);
+    const collective::ProfileSource& source, const hardware::GpuSpec& gpu,
+    const std::string& where);
 
 /// The note a run prints when a profile's kernel tables ran: which tables, from which profile.
 std::string compute_calibration_note(const compute::ComputeModel& profile, const std::string& path);

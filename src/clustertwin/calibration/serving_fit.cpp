@@ -384,12 +384,14 @@ base::Result<std::optional<ServingCalibration>> builtin_serving_calibration(
 }
 
 base::Result<std::optional<ServingCalibration>> serving_calibration_of(
-    const hardware::Catalog& catalog, const std::string& name_or_path, std::string_view gpu,
+    const hardware::Catalog& catalog, const collective::ProfileSource& source, std::string_view gpu,
     const std::string& where, bool compute_given) {
-  auto b = builtin_serving_calibration(catalog, name_or_path);
+  const std::string& name_or_path = source.name;
+  auto b = source.builtin ? builtin_serving_calibration(catalog, name_or_path)
+                          : std::optional<ServingCalibration>{};
   if (!b) return fail(b.error());
   if (*b) {
-    auto prof = collective::load_profile(catalog, name_or_path);
+    auto prof = collective::load_profile(catalog, source);
     if (!prof) return fail(prof.error());
     if (std::find(prof->gpus.begin(), prof->gpus.end(), gpu) == prof->gpus.end()) {
       return fail(where + " " + name_or_path + " is for GPUs " + base::join(prof->gpus) +
@@ -398,17 +400,14 @@ base::Result<std::optional<ServingCalibration>> serving_calibration_of(
     (*b)->gpu = std::string(gpu);
     return b;
   }
-  std::ifstream in(name_or_path, std::ios::binary);
-  if (!in) {
+  if (!source.text) {
     return fail(where + ": cannot read '" + name_or_path +
                 "' (serving takes the name of a built-in profile, which `clustertwin calibrate` "
                 "lists, or a "
                 "profile file written by `clustertwin calibrate` from serving results or kernel "
                 "tables, or one with a serving: mapping of the step model's constants)");
   }
-  auto text = base::read_all(in);  // at most base::kMaxInputBytes: /dev/zero stops
-  if (!text) return fail(where + " " + name_or_path + ": " + text.error().message);
-  auto sc = read_serving_calibration({name_or_path, *text});
+  auto sc = read_serving_calibration({name_or_path, *source.text});
   if (!sc) return fail(sc.error());
   if (!*sc) {
     if (compute_given) return std::optional<ServingCalibration>{};

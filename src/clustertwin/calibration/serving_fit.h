@@ -40,6 +40,7 @@
 #include "clustertwin/calibration/collective_fit.h"
 #include "clustertwin/calibration/fitter.h"
 #include "clustertwin/calibration/measurements.h"
+#include "clustertwin/collective/sweep.h"
 #include "clustertwin/execution/serving_calibration.h"
 #include "clustertwin/hardware/catalog.h"
 
@@ -163,7 +164,8 @@ base::Result<std::optional<ServingCalibration>> read_serving_calibration(
 base::Result<std::optional<ServingCalibration>> builtin_serving_calibration(
     const hardware::Catalog& catalog, const std::string& name);
 
-/// The `serving:` mapping of the profile given as `--calibration NAME|FILE` (`where` names the
+/// The `serving:` mapping of the profile given as `--calibration NAME|FILE`, read once
+/// (collective::read_profile_source; `where` names the
 /// flag or the scenario's file:line): a built-in profile's name gives its serving constants
 /// (builtin_serving_calibration: the catalog's, so the output stays as without it); a file is
 /// refused when it cannot be read, or was fitted on another GPU than `gpu`. A file without a
@@ -171,7 +173,7 @@ base::Result<std::optional<ServingCalibration>> builtin_serving_calibration(
 /// serving also runs, was found: nullopt then); a profile of collective lines or training steps
 /// alone is refused (serving reads neither).
 base::Result<std::optional<ServingCalibration>> serving_calibration_of(
-    const hardware::Catalog& catalog, const std::string& name_or_path, std::string_view gpu,
+    const hardware::Catalog& catalog, const collective::ProfileSource& source, std::string_view gpu,
     const std::string& where, bool compute_given);
 
 /// One of the serving step model's catalog constants (catalog/calibration/serving.yaml) fitted

@@ -212,10 +212,11 @@ TEST(ServingFit, AProfileCarriesTheServingConstants) {
     ASSERT_TRUE(n.has_value()) << none;
     EXPECT_FALSE(n->has_value()) << none;
   }
-  auto h800 = serving_calibration_of(*cat, "h100", "h800", "--calibration", false);
+  const collective::ProfileSource h100_name{.name = "h100", .builtin = true};
+  auto h800 = serving_calibration_of(*cat, h100_name, "h800", "--calibration", false);
   ASSERT_TRUE(h800.has_value()) << h800.error().to_string();
   EXPECT_EQ((*h800)->gpu, "h800");
-  auto b200 = serving_calibration_of(*cat, "h100", "b200", "--calibration", false);
+  auto b200 = serving_calibration_of(*cat, h100_name, "b200", "--calibration", false);
   ASSERT_FALSE(b200.has_value());
   EXPECT_NE(b200.error().to_string().find(
                 "--calibration h100 is for GPUs h100, h800; this cluster's GPU is b200"),

@@ -415,12 +415,10 @@ base::Result<std::optional<TrainingCalibration>> read_training_calibration(
 }
 
 base::Result<std::optional<TrainingCalibration>> training_calibration_of(
-    const std::string& name_or_path, std::string_view gpu, const std::string& where) {
-  std::ifstream in(name_or_path, std::ios::binary);
-  if (!in) return std::optional<TrainingCalibration>{};
-  auto text = base::read_all(in);  // at most base::kMaxInputBytes: /dev/zero stops
-  if (!text) return fail(where + " " + name_or_path + ": " + text.error().message);
-  auto tc = read_training_calibration({name_or_path, *text});
+    const collective::ProfileSource& source, std::string_view gpu, const std::string& where) {
+  if (!source.text) return std::optional<TrainingCalibration>{};
+  const std::string& name_or_path = source.name;
+  auto tc = read_training_calibration({name_or_path, *source.text});
   if (!tc) return fail(tc.error());
   if (*tc && (*tc)->gpu != gpu) {
     return fail(where + " " + name_or_path + " fitted the training model on " + (*tc)->gpu +

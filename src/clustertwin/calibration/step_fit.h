@@ -50,6 +50,7 @@
 #include "clustertwin/calibration/collective_fit.h"
 #include "clustertwin/calibration/fitter.h"
 #include "clustertwin/calibration/measurements.h"
+#include "clustertwin/collective/sweep.h"
 #include "clustertwin/hardware/catalog.h"
 
 namespace clustertwin::calibration {
@@ -140,11 +141,12 @@ struct TrainingCalibration {
   std::string path;  ///< the profile, for notes and messages
 };
 
-/// The `training:` mapping of a profile given as `--calibration FILE|NAME`: nullopt for a
+/// The `training:` mapping of a profile given as `--calibration FILE|NAME` (read once,
+/// collective::read_profile_source): nullopt for a
 /// built-in name (catalog collective files have none) or a file without one; a profile fitted on
 /// another GPU than `gpu` is refused (`where` names the flag or the scenario's file:line).
 base::Result<std::optional<TrainingCalibration>> training_calibration_of(
-    const std::string& name_or_path, std::string_view gpu, const std::string& where);
+    const collective::ProfileSource& source, std::string_view gpu, const std::string& where);
 
 /// Reads the `training:` mapping of a profile's text (nullopt when it has none). Errors name
 /// the file and line (a scale outside [kMinComputeScale, kMaxComputeScale], a missing gpu).

@@ -68,40 +68,73 @@ bool is_line_file(const hardware::CatalogFile& f) {
           f.text.find("\ncollectives:") != std::string::npos);
 }
 
-base::Result<CalibrationFile> load_profile(const hardware::Catalog& catalog,
-                                           const std::string& name_or_path,
-                                           const std::string& where) {
-  std::vector<std::string> names;
+namespace {
+/// The built-in profiles' names (catalog/collectives/*.yaml line files but defaults).
+std::vector<std::pair<std::string, const hardware::CatalogFile*>> builtin_profiles(
+    const hardware::Catalog& catalog) {
+  std::vector<std::pair<std::string, const hardware::CatalogFile*>> out;
   for (const auto& f : catalog.other_files()) {
     if (!is_line_file(f)) continue;
-    const std::string name = f.path.substr(12, f.path.size() - 12 - 5);
-    if (name == "defaults") continue;
+    std::string name = f.path.substr(12, f.path.size() - 12 - 5);
+    if (name != "defaults") out.emplace_back(std::move(name), &f);
+  }
+  return out;
+}
+}  // namespace
+
+base::Result<ProfileSource> read_profile_source(const hardware::Catalog& catalog,
+                                                const std::string& name_or_path,
+                                                const std::string& where) {
+  ProfileSource s{.name = name_or_path};
+  for (const auto& [name, file] : builtin_profiles(catalog)) {
     if (name == name_or_path) {
-      return Calibration::read_profile({"catalog/" + f.path, f.text});
+      s.builtin = true;
+      return s;
+    }
+  }
+  std::ifstream in(name_or_path, std::ios::binary);
+  if (!in) return s;               // neither: each reader says what it takes
+  auto text = base::read_all(in);  // at most base::kMaxInputBytes: /dev/zero stops
+  if (!text) return fail(where + " " + name_or_path + ": " + text.error().message);
+  s.text = std::move(*text);
+  return s;
+}
+
+base::Result<CalibrationFile> load_profile(const hardware::Catalog& catalog,
+                                           const ProfileSource& source, const std::string& where) {
+  std::vector<std::string> names;
+  for (const auto& [name, file] : builtin_profiles(catalog)) {
+    if (source.builtin && name == source.name) {
+      return Calibration::read_profile({"catalog/" + file->path, file->text});
     }
     names.push_back(name);
   }
-  std::ifstream in(name_or_path, std::ios::binary);
-  if (!in) {
-    return fail(where + ": '" + name_or_path +
+  if (!source.text) {
+    return fail(where + ": '" + source.name +
                 "' is neither a readable profile file nor a built-in profile (" +
                 base::join(names) + ")");
   }
-  auto text = base::read_all(in);
-  if (!text) return fail(where + ": '" + name_or_path + "': " + text.error().message);
-  return Calibration::read_profile({name_or_path, *text});
+  return Calibration::read_profile({source.name, *source.text});
+}
+
+base::Result<CalibrationFile> load_profile(const hardware::Catalog& catalog,
+                                           const std::string& name_or_path,
+                                           const std::string& where) {
+  auto source = read_profile_source(catalog, name_or_path, where);
+  if (!source) return fail(source.error());
+  return load_profile(catalog, *source, where);
 }
 
 base::Result<Calibration> calibration_with_profile(const hardware::Catalog& catalog,
                                                    std::string_view gpu,
-                                                   const std::string& name_or_path,
+                                                   const ProfileSource& source,
                                                    const std::string& where) {
   auto cal = Calibration::load(catalog);
   if (!cal) return fail(cal.error());
-  auto prof = load_profile(catalog, name_or_path, where);
+  auto prof = load_profile(catalog, source, where);
   if (!prof) return fail(prof.error());
   if (std::find(prof->gpus.begin(), prof->gpus.end(), gpu) == prof->gpus.end()) {
-    return fail(where + " " + name_or_path + " is for GPUs " + base::join(prof->gpus) +
+    return fail(where + " " + source.name + " is for GPUs " + base::join(prof->gpus) +
                 "; this cluster's GPU is " + std::string(gpu));
   }
   return cal->with_profile(std::move(*prof));
@@ -112,10 +145,12 @@ base::Result<SweepResult> run_sweep(const hardware::Catalog& catalog, const Swee
   if (!cluster) return fail(cluster.error());
   auto topo = topology::Topology::build(catalog, *cluster);
   if (!topo) return fail(topo.error());
-  auto cal = spec.calibration.empty()
-                 ? Calibration::load(catalog)
-                 : calibration_with_profile(catalog, (*catalog.system(cluster->system))->gpu,
-                                            spec.calibration);
+  auto cal = [&]() -> base::Result<Calibration> {
+    if (spec.calibration.empty()) return Calibration::load(catalog);
+    auto source = read_profile_source(catalog, spec.calibration);
+    if (!source) return fail(source.error());
+    return calibration_with_profile(catalog, (*catalog.system(cluster->system))->gpu, *source);
+  }();
   if (!cal) return fail(cal.error());
   const std::string& profile = spec.calibration;
   auto sizes = sweep_sizes(spec.min_bytes, spec.max_bytes, spec.step_factor, spec.step_bytes);

@@ -77,18 +77,39 @@ nlohmann::json to_json(const SweepResult& r);
 /// A catalog file of collective lines (a profile), as opposed to the at-scale and MoE
 /// all-to-all parameter files beside them in catalog/collectives/.
 bool is_line_file(const hardware::CatalogFile& f);
-/// Reads a calibration profile: a built-in name (catalog/collectives/<name>.yaml) or a file.
+/// A calibration profile as given (--calibration NAME|FILE, a scenario's `calibration:`), read
+/// once: every reader of a job (collective lines, kernel tables, training scale, serving
+/// constants) takes these bytes, so a pipe or a process substitution (`--calibration <(...)`),
+/// which can be read only once, gives all of them the same profile. A built-in profile's name
+/// (catalog/collectives/<name>.yaml) comes before a file of that name (`./h100` names the file).
+struct ProfileSource {
+  std::string name;      ///< as given: the built-in name or the path (for messages)
+  bool builtin = false;  ///< names a catalog/collectives/ profile
+  /// The file's bytes (at most base::kMaxInputBytes); none for a built-in name or a path that
+  /// cannot be opened (each reader says what it takes).
+  std::optional<std::string> text;
+};
+/// Reads `name_or_path` once (see ProfileSource). A file that opens but cannot be read (a
+/// directory, more than 1 GiB) is an error opening with `where`.
+base::Result<ProfileSource> read_profile_source(const hardware::Catalog& catalog,
+                                                const std::string& name_or_path,
+                                                const std::string& where = "{calibration}");
+/// A calibration profile's collective lines: the built-in profile or the file read.
 /// `where` opens the message when it is neither: the field ("{calibration}", which the CLI writes
 /// as its flag) or a file:line ("run.yaml:7: calibration").
 base::Result<CalibrationFile> load_profile(const hardware::Catalog& catalog,
+                                           const ProfileSource& source,
+                                           const std::string& where = "{calibration}");
+/// The same, reading `name_or_path` first (read_profile_source).
+base::Result<CalibrationFile> load_profile(const hardware::Catalog& catalog,
                                            const std::string& name_or_path,
                                            const std::string& where = "{calibration}");
-/// The catalog's calibration with a profile (a built-in name or a file, load_profile) laid over
-/// it for a cluster whose GPU is `gpu`; a profile for other GPUs is refused (`where` names the
-/// flag or file:line it came from). What `collective`, `train`, `power` and scenario files run.
+/// The catalog's calibration with a profile (load_profile) laid over it for a cluster whose GPU
+/// is `gpu`; a profile for other GPUs is refused (`where` names the flag or file:line it came
+/// from). What `collective`, `train`, `power` and scenario files run.
 base::Result<Calibration> calibration_with_profile(const hardware::Catalog& catalog,
                                                    std::string_view gpu,
-                                                   const std::string& name_or_path,
+                                                   const ProfileSource& source,
                                                    const std::string& where = "{calibration}");
 
 }  // namespace clustertwin::collective

@@ -350,6 +350,13 @@ struct StepRoundTrip {
     std::error_code ec;
     fs::remove_all(dir, ec);
   }
+  /// The written profile as the job builders read it (collective::read_profile_source).
+  [[nodiscard]] collective::ProfileSource source() const {
+    std::ifstream in(profile, std::ios::binary);
+    std::ostringstream text;
+    text << in.rdbuf();
+    return {.name = profile, .text = text.str()};
+  }
   [[nodiscard]] base::Result<CalibrateRun> calibrate() const {
     CalibrateRequest c;
     c.cluster = kCluster;
@@ -390,7 +397,7 @@ TEST(CalibrateSteps, TheTwoStepConstantsRoundTripThroughAProfileIntoTrain) {
   StepRoundTrip rt(runs);
   auto run = rt.calibrate();
   ASSERT_TRUE(run) << run.error().to_string();
-  auto tc = calibration::training_calibration_of(rt.profile, "h100", "{calibration}");
+  auto tc = calibration::training_calibration_of(rt.source(), "h100", "{calibration}");
   ASSERT_TRUE(tc) << tc.error().to_string();
   ASSERT_TRUE(*tc) << run->profile;
   ASSERT_TRUE((*tc)->fp8_overhead) << run->profile;
@@ -469,7 +476,7 @@ TEST(CalibrateSteps, FP8OfOneShapeIsNotConstrainedApartFromTheScale) {
   EXPECT_NE(run->profile.find("only together with training.compute_scale"), std::string::npos)
       << run->profile;
   EXPECT_EQ(run->profile.find("host_per_expert_gemm"), std::string::npos) << run->profile;
-  auto tc = calibration::training_calibration_of(rt.profile, "h100", "{calibration}");
+  auto tc = calibration::training_calibration_of(rt.source(), "h100", "{calibration}");
   ASSERT_TRUE(tc && *tc) << run->profile;
   EXPECT_FALSE((*tc)->fp8_overhead) << run->profile;
   EXPECT_FALSE((*tc)->host_per_expert_gemm_s);

@@ -654,8 +654,13 @@ base::Result<std::unique_ptr<ServingJob>> prepare_serving(const Environment& ctx
   if (!cm) return base::fail(cm.error());
   // A profile's kernel tables (its compute: mapping), laid over the catalog's table by table.
   bool compute_profile = false;
+  // Read once: the compute and serving readers take the same bytes (a pipe reads only once).
+  collective::ProfileSource source;
   if (!o.calibration.empty()) {
-    auto pm = calibration::compute_calibration_of(o.calibration, gpu, o.calibration_where);
+    auto s = collective::read_profile_source(job->catalog, o.calibration, o.calibration_where);
+    if (!s) return base::fail(s.error());
+    source = std::move(*s);
+    auto pm = calibration::compute_calibration_of(source, gpu, o.calibration_where);
     if (!pm) return base::fail(pm.error());
     if (*pm) {
       cm = cm->with_profile(**pm);
@@ -687,7 +692,7 @@ base::Result<std::unique_ptr<ServingJob>> prepare_serving(const Environment& ctx
   // iteration fitted to measured serving results. A built-in profile carries the catalog's.
   std::optional<calibration::ServingCalibration> profile;
   if (!o.calibration.empty()) {
-    auto c = calibration::serving_calibration_of(job->catalog, o.calibration, gpu.name,
+    auto c = calibration::serving_calibration_of(job->catalog, source, gpu.name,
                                                  o.calibration_where, compute_profile);
     if (!c) return base::fail(c.error());
     profile = std::move(*c);

@@ -408,8 +408,13 @@ base::Result<std::unique_ptr<TrainingJob>> start_job(const Environment& env, con
   if (!cm) return base::fail(cm.error());
   // A profile's kernel tables (its compute: mapping), laid over the catalog's table by table.
   if (!o.calibration.empty()) {
-    auto pm = calibration::compute_calibration_of(o.calibration, job->cluster->gpu(),
-                                                  o.calibration_where);
+    // Read once: the compute, training, serving and collective readers below all take it.
+    auto source =
+        collective::read_profile_source(job->cluster->catalog, o.calibration, o.calibration_where);
+    if (!source) return base::fail(source.error());
+    job->profile = std::move(*source);
+    auto pm =
+        calibration::compute_calibration_of(job->profile, job->cluster->gpu(), o.calibration_where);
     if (!pm) return base::fail(pm.error());
     if (*pm) {
       cm = cm->with_profile(**pm);
@@ -449,12 +454,9 @@ void fill_setup(TrainingJob& job, const workload::TrainingLayout& l) {
 /// issuing kernels layer by layer), so it takes the profile's in its place. A built-in profile's
 /// name carries serving.yaml's own figure, so only a file can change it.
 base::Status read_eager_issue(TrainingJob& job, const R& o) {
-  std::ifstream in(o.calibration, std::ios::binary);
-  if (!in) return {};              // a built-in name, or a file the profile readers refuse by name
-  auto text = base::read_all(in);  // at most base::kMaxInputBytes: /dev/zero stops
-  if (!text)
-    return base::fail(o.calibration_where + " " + o.calibration + ": " + text.error().message);
-  auto sc = calibration::read_serving_calibration({o.calibration, *text});
+  // A built-in name, or a file the profile readers refuse by name.
+  if (!job.profile.text) return {};
+  auto sc = calibration::read_serving_calibration({o.calibration, *job.profile.text});
   if (!sc) return base::fail(sc.error());
   if (!*sc || !(*sc)->eager_host_per_layer_s) return {};
   const std::string& gpu = job.cluster->system().gpu;
@@ -474,7 +476,7 @@ base::Status read_eager_issue(TrainingJob& job, const R& o) {
 /// A profile's compute-time scale (a `training:` mapping, calibration/step_fit.h), if any.
 base::Status read_compute_scale(TrainingJob& job, const R& o) {
   if (o.calibration.empty()) return {};
-  auto tc = calibration::training_calibration_of(o.calibration, job.cluster->system().gpu,
+  auto tc = calibration::training_calibration_of(job.profile, job.cluster->system().gpu,
                                                  o.calibration_where);
   if (!tc) return base::fail(tc.error());
   if (*tc) {
@@ -598,7 +600,7 @@ base::Result<std::unique_ptr<TrainingJob>> resolve_training(const Environment& e
   } else {
     auto calib = o.calibration.empty() ? collective::Calibration::load(cat)
                                        : collective::calibration_with_profile(
-                                             cat, sys.gpu, o.calibration, o.calibration_where);
+                                             cat, sys.gpu, job->profile, o.calibration_where);
     if (!calib) return base::fail(calib.error());
     collective::ModelOptions mo;
     mo.network = o.comm == "flow" ? collective::NetworkModelKind::kFlow

@@ -9,6 +9,7 @@
 #include <optional>
 #include <string>
 
+#include "clustertwin/collective/sweep.h"
 #include "clustertwin/compute/compute_model.h"
 #include "clustertwin/execution/serving_step.h"
 #include "clustertwin/execution/training.h"
@@ -92,6 +93,8 @@ struct TrainingJob {
   /// The catalog's fitted constants of the step model (catalog/calibration/training.yaml).
   execution::TrainingCalibration training_calibration;
   std::string calibration_path;  ///< the profile the scale came from
+  /// The request's calibration profile, read once for every reader of the job (empty name: none).
+  collective::ProfileSource profile;
   /// The step model's constants the profile set over training.yaml's, for the notes ("" when
   /// none).
   std::string constants_note;
