@@ -293,6 +293,17 @@ ct_cli_test(NAME hard.endless_trace RC 2
 ct_cli_test(NAME hard.endless_calibrate_input RC 2
             ARGS --quiet calibrate --cluster hgx-h100*1 /dev/zero
             STDERR "/dev/zero: more than 1 GiB, the most clustertwin reads from one input")
+# A path with braces around a field's name is written as given in messages (base::verbatim),
+# not as that field's flag: '/nonexistent/{tp}/p.yaml' printed '/nonexistent/--tp/p.yaml'.
+ct_cli_test(NAME hard.braces_in_a_profile_path RC 2
+            ARGS --quiet train --cluster hgx-h100*1 --model llama3.1-8b --tp 8 --calibration /nonexistent/{tp}/p.yaml
+            STDERR "--calibration: '/nonexistent/{tp}/p.yaml' is neither a readable profile file")
+ct_cli_test(NAME hard.braces_in_a_serving_path RC 2
+            ARGS --quiet serve --cluster hgx-h100*1 --model llama3.1-8b --isl 128 --osl 16 --scenario offline --serving /nonexistent/{tp}.yaml
+            STDERR "cannot read serving file '/nonexistent/{tp}.yaml'")
+ct_cli_test(NAME hard.braces_in_a_serving_profile_path RC 2
+            ARGS --quiet serve --cluster hgx-h100*1 --model llama3.1-8b --isl 128 --osl 16 --tp 1 --calibration /nonexistent/{tp}.yaml
+            STDERR "--calibration: cannot read '/nonexistent/{tp}.yaml'")
 ct_cli_test(NAME hard.endless_calibration_profile RC 2
             ARGS --quiet train --cluster hgx-h100*1 --model llama3.1-8b --tp 8 --calibration /dev/zero
             STDERR "--calibration /dev/zero: more than 1 GiB, the most clustertwin reads from one input")

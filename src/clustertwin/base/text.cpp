@@ -34,6 +34,16 @@ std::vector<std::string> closest_names(std::string_view name, std::span<const st
   return out;
 }
 
+std::string verbatim(std::string_view user_text) {
+  std::string out;
+  out.reserve(user_text.size());
+  for (char c : user_text) {
+    out += c;
+    if (c == '{') out += '{';
+  }
+  return out;
+}
+
 std::string join(std::span<const std::string> items, std::string_view sep) {
   std::string out;
   for (const auto& s : items) {

@@ -22,6 +22,11 @@ std::string did_you_mean(std::string_view name, std::span<const std::string> kno
 /// `s` with &, <, > and " replaced by their HTML entities (text and attribute values).
 std::string escape_html(std::string_view s);
 
+/// The user's own text (a path, a name) inside a library message: every `{` doubled, which the
+/// doors' rendering (scenario::render) writes back as one, so a path such as `/data/{tp}/p.yaml`
+/// reads as given instead of `{tp}` being taken for a field's name (`--tp`).
+std::string verbatim(std::string_view user_text);
+
 /// "a, b, c" joined with ", ".
 std::string join(std::span<const std::string> items, std::string_view sep = ", ");
 

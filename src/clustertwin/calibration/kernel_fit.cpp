@@ -1181,8 +1181,8 @@ base::Result<std::optional<compute::ComputeModel>> compute_calibration_of(
   auto m = compute::ComputeModel::parse_profile(*source.text, name_or_path, gpu);
   if (!m) return fail(m.error());
   if (*m && (*m)->gpu_name() != gpu.name) {
-    return fail(where + " " + name_or_path + " fitted the compute model on " + (*m)->gpu_name() +
-                "; this cluster's GPU is " + gpu.name);
+    return fail(where + " " + base::verbatim(name_or_path) + " fitted the compute model on " +
+                (*m)->gpu_name() + "; this cluster's GPU is " + gpu.name);
   }
   return m;
 }

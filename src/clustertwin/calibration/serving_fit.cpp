@@ -394,14 +394,14 @@ base::Result<std::optional<ServingCalibration>> serving_calibration_of(
     auto prof = collective::load_profile(catalog, source);
     if (!prof) return fail(prof.error());
     if (std::find(prof->gpus.begin(), prof->gpus.end(), gpu) == prof->gpus.end()) {
-      return fail(where + " " + name_or_path + " is for GPUs " + base::join(prof->gpus) +
-                  "; this cluster's GPU is " + std::string(gpu));
+      return fail(where + " " + base::verbatim(name_or_path) + " is for GPUs " +
+                  base::join(prof->gpus) + "; this cluster's GPU is " + std::string(gpu));
     }
     (*b)->gpu = std::string(gpu);
     return b;
   }
   if (!source.text) {
-    return fail(where + ": cannot read '" + name_or_path +
+    return fail(where + ": cannot read '" + base::verbatim(name_or_path) +
                 "' (serving takes the name of a built-in profile, which `clustertwin calibrate` "
                 "lists, or a "
                 "profile file written by `clustertwin calibrate` from serving results or kernel "
@@ -411,14 +411,14 @@ base::Result<std::optional<ServingCalibration>> serving_calibration_of(
   if (!sc) return fail(sc.error());
   if (!*sc) {
     if (compute_given) return std::optional<ServingCalibration>{};
-    return fail(where + ": " + name_or_path +
+    return fail(where + ": " + base::verbatim(name_or_path) +
                 " has no serving: or compute: mapping (it was fitted from collective or "
                 "training measurements, which the serving step model does not read; calibrate "
                 "serving results or kernel tables to make one)");
   }
   if ((*sc)->gpu != gpu) {
-    return fail(where + ": " + name_or_path + " fitted the serving model on " + (*sc)->gpu +
-                "; this cluster's GPU is " + std::string(gpu));
+    return fail(where + ": " + base::verbatim(name_or_path) + " fitted the serving model on " +
+                (*sc)->gpu + "; this cluster's GPU is " + std::string(gpu));
   }
   return sc;
 }

@@ -421,8 +421,8 @@ base::Result<std::optional<TrainingCalibration>> training_calibration_of(
   auto tc = read_training_calibration({name_or_path, *source.text});
   if (!tc) return fail(tc.error());
   if (*tc && (*tc)->gpu != gpu) {
-    return fail(where + " " + name_or_path + " fitted the training model on " + (*tc)->gpu +
-                "; this cluster's GPU is " + std::string(gpu));
+    return fail(where + " " + base::verbatim(name_or_path) + " fitted the training model on " +
+                (*tc)->gpu + "; this cluster's GPU is " + std::string(gpu));
   }
   return tc;
 }

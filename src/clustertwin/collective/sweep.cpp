@@ -95,7 +95,7 @@ base::Result<ProfileSource> read_profile_source(const hardware::Catalog& catalog
   std::ifstream in(name_or_path, std::ios::binary);
   if (!in) return s;               // neither: each reader says what it takes
   auto text = base::read_all(in);  // at most base::kMaxInputBytes: /dev/zero stops
-  if (!text) return fail(where + " " + name_or_path + ": " + text.error().message);
+  if (!text) return fail(where + " " + base::verbatim(name_or_path) + ": " + text.error().message);
   s.text = std::move(*text);
   return s;
 }
@@ -110,7 +110,7 @@ base::Result<CalibrationFile> load_profile(const hardware::Catalog& catalog,
     names.push_back(name);
   }
   if (!source.text) {
-    return fail(where + ": '" + source.name +
+    return fail(where + ": '" + base::verbatim(source.name) +
                 "' is neither a readable profile file nor a built-in profile (" +
                 base::join(names) + ")");
   }
@@ -134,8 +134,8 @@ base::Result<Calibration> calibration_with_profile(const hardware::Catalog& cata
   auto prof = load_profile(catalog, source, where);
   if (!prof) return fail(prof.error());
   if (std::find(prof->gpus.begin(), prof->gpus.end(), gpu) == prof->gpus.end()) {
-    return fail(where + " " + source.name + " is for GPUs " + base::join(prof->gpus) +
-                "; this cluster's GPU is " + std::string(gpu));
+    return fail(where + " " + base::verbatim(source.name) + " is for GPUs " +
+                base::join(prof->gpus) + "; this cluster's GPU is " + std::string(gpu));
   }
   return cal->with_profile(std::move(*prof));
 }

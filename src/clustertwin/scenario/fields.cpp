@@ -46,6 +46,11 @@ std::string render(std::string_view text, const std::vector<FieldWord>& words, D
   std::string out;
   out.reserve(text.size());
   for (size_t i = 0; i < text.size();) {
+    if (text[i] == '{' && i + 1 < text.size() && text[i + 1] == '{') {
+      out += '{';  // the user's own brace (base::verbatim)
+      i += 2;
+      continue;
+    }
     const auto key = key_at(text, i);
     if (key.empty()) {
       out += text[i++];

@@ -83,7 +83,8 @@ std::vector<FieldWord> words_of(FieldTables<R> tables, const std::vector<FieldWo
 /// `text` with every `{key}` written in the door's word: the flag ("--tp-overlap") for the CLI,
 /// the key ("tp_comm_overlap") for files and Python, the name ("TP overlap") for the library.
 /// A `{key}` of no field in `words` is a field of another request: the CLI writes "--key" with
-/// dashes, the others "key". Braces around anything but a lowercase identifier are left alone.
+/// dashes, the others "key". Braces around anything but a lowercase identifier are left alone;
+/// `{{` (the user's text in a message, base::verbatim) is written as one `{`.
 std::string render(std::string_view text, const std::vector<FieldWord>& words, Door door);
 
 /// The key of the field a message is about: `{key}` at its start, else empty.

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "clustertwin/base/text.h"
+
 namespace clustertwin::scenario {
 namespace {
 
@@ -23,6 +25,19 @@ TEST(Fields, AFieldOfAnotherRequestAndOtherBracesAreLeftAsTheyShouldBe) {
   EXPECT_EQ(render("{power_cap} goes", kWords, Door::kFile), "power_cap goes");
   EXPECT_EQ(render("{auto,alltoall} {X} {} { tp} {tp", kWords, Door::kCli),
             "{auto,alltoall} {X} {} { tp} {tp");
+}
+
+TEST(Fields, TheUsersOwnTextInAMessageIsWrittenAsGiven) {
+  // A path with a field's name in braces (base::verbatim) reads as given; the message's own
+  // {key} beside it is still the door's word.
+  const std::string path = "/data/{global_batch}/{x}/p.yaml";
+  const std::string m = "{global_batch}: '" + base::verbatim(path) + "' {tp_comm_overlap}";
+  EXPECT_EQ(render(m, kWords, Door::kCli),
+            "--global-batch: '/data/{global_batch}/{x}/p.yaml' --tp-overlap");
+  EXPECT_EQ(render(m, kWords, Door::kFile),
+            "global_batch: '/data/{global_batch}/{x}/p.yaml' tp_comm_overlap");
+  EXPECT_EQ(render(base::verbatim("{{a}} {"), kWords, Door::kCli), "{{a}} {");
+  EXPECT_EQ(base::verbatim("a{b}c"), "a{{b}c");
 }
 
 TEST(Fields, TheLeadingKeyIsTheFieldAMessageIsAbout) {

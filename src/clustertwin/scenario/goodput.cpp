@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "clustertwin/base/number.h"
+#include "clustertwin/base/text.h"
 #include "clustertwin/base/units_parse.h"
 #include "clustertwin/report/schedule.h"
 #include "clustertwin/scheduler/goodput.h"
@@ -196,7 +197,7 @@ base::Result<GoodputRun> run_goodput(const Environment& env, const TrainingReque
   // lines alone (a profile's eager issue time per layer, its serving: mapping, it runs too).
   if (!t.calibration.empty() && !(*job)->compute_scale && (*job)->compute_note.empty() &&
       (*job)->stack_note.empty()) {
-    return base::fail(t.calibration_where + ": " + t.calibration +
+    return base::fail(t.calibration_where + ": " + base::verbatim(t.calibration) +
                       " has no training: or compute: mapping (the compute-time scale and kernel "
                       "efficiencies `calibrate` fits to step times and kernel tables); goodput "
                       "prices communication with closed forms, so collective lines alone would "

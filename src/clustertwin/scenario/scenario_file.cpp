@@ -8,6 +8,7 @@
 #include <optional>
 #include <sstream>
 
+#include "clustertwin/base/text.h"
 #include "clustertwin/hardware/catalog.h"
 #include "clustertwin/report/describe.h"
 #include "clustertwin/scenario/goodput.h"
@@ -82,8 +83,9 @@ base::Result<Scenario> parse_scenario(const config::Document& doc) {
   auto calibration_of = [&](Reader& r) -> std::optional<Given> {
     auto v = r.string("calibration", Need::kOptional);
     if (!v) return std::nullopt;
-    return Given{scenario_relative(doc.file, *v),
-                 doc.file + ":" + std::to_string(r.line("calibration")) + ": calibration"};
+    return Given{
+        scenario_relative(doc.file, *v),
+        base::verbatim(doc.file) + ":" + std::to_string(r.line("calibration")) + ": calibration"};
   };
   const auto top_calibration = calibration_of(top);
   auto set_calibration = [&](Reader& r, TrainingRequest& o) {
@@ -159,8 +161,8 @@ base::Result<Scenario> parse_scenario(const config::Document& doc) {
       // collective model's, which serving does not run).
       if (!o.calibration.empty()) {
         o.calibration = scenario_relative(doc.file, o.calibration);
-        o.calibration_where =
-            doc.file + ":" + std::to_string(i->line("calibration")) + ": calibration";
+        o.calibration_where = base::verbatim(doc.file) + ":" +
+                              std::to_string(i->line("calibration")) + ": calibration";
       }
       i->finish();
       s.inference = o;

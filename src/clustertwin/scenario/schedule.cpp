@@ -13,6 +13,7 @@
 #include <optional>
 
 #include "clustertwin/base/file.h"
+#include "clustertwin/base/text.h"
 #include "clustertwin/report/progress.h"
 #include "clustertwin/report/schedule.h"
 #include "clustertwin/scheduler/synthetic.h"
@@ -272,15 +273,19 @@ FieldTable<R> make_schedule_fields() {
 base::Result<std::string> read_file(const char* key, const std::string& path) {
   std::error_code ec;
   if (std::filesystem::is_directory(path, ec)) {
-    return base::fail(fmt::format("{{{}}}: '{}' is a directory, expected a file", key, path));
+    return base::fail(
+        fmt::format("{{{}}}: '{}' is a directory, expected a file", key, base::verbatim(path)));
   }
   std::ifstream in(path, std::ios::binary);
   if (!in) {
-    return base::fail(
-        fmt::format("{{{}}}: cannot read file '{}': {}", key, path, std::strerror(errno)));
+    return base::fail(fmt::format("{{{}}}: cannot read file '{}': {}", key, base::verbatim(path),
+                                  std::strerror(errno)));
   }
   auto text = base::read_all(in);
-  if (!text) return base::fail(fmt::format("{{{}}}: '{}': {}", key, path, text.error().message));
+  if (!text) {
+    return base::fail(
+        fmt::format("{{{}}}: '{}': {}", key, base::verbatim(path), text.error().message));
+  }
   return text;
 }
 

@@ -509,9 +509,10 @@ base::Status check_unread_fields(const ServingRequest& o) {
 
 base::Result<std::string> read_text(const std::string& path) {
   std::ifstream in(path);
-  if (!in) return base::fail("cannot read serving file '" + path + "'");
+  if (!in) return base::fail("cannot read serving file '" + base::verbatim(path) + "'");
   auto text = base::read_all(in);
-  if (!text) return base::fail("serving file '" + path + "': " + text.error().message);
+  if (!text)
+    return base::fail("serving file '" + base::verbatim(path) + "': " + text.error().message);
   return text;
 }
 

@@ -10,6 +10,7 @@
 
 #include "clustertwin/base/file.h"
 #include "clustertwin/base/number.h"
+#include "clustertwin/base/text.h"
 #include "clustertwin/base/units_parse.h"
 #include "clustertwin/calibration/kernel_fit.h"
 #include "clustertwin/calibration/serving_fit.h"
@@ -461,8 +462,9 @@ base::Status read_eager_issue(TrainingJob& job, const R& o) {
   if (!*sc || !(*sc)->eager_host_per_layer_s) return {};
   const std::string& gpu = job.cluster->system().gpu;
   if ((*sc)->gpu != gpu) {
-    return base::fail(o.calibration_where + ": " + o.calibration + " fitted the serving model on " +
-                      (*sc)->gpu + "; this cluster's GPU is " + gpu);
+    return base::fail(o.calibration_where + ": " + base::verbatim(o.calibration) +
+                      " fitted the serving model on " + (*sc)->gpu + "; this cluster's GPU is " +
+                      gpu);
   }
   auto& eager = job.training_calibration.eager_host_per_layer;
   job.stack_note = fmt::format(
@@ -666,7 +668,7 @@ base::Result<std::unique_ptr<TrainingJob>> resolve_training_search(const Environ
     // Search prices communication with closed forms (AnalyticalComm): of a profile it runs the
     // training model's compute-time scale and kernel tables, and refuses one that holds only
     // collective lines.
-    return base::fail(o.calibration_where + ": " + o.calibration +
+    return base::fail(o.calibration_where + ": " + base::verbatim(o.calibration) +
                       " has no training: or compute: mapping (the compute-time scale and kernel "
                       "efficiencies `calibrate` fits to step times and kernel tables); search "
                       "prices communication with closed forms, so collective lines alone would "
