@@ -118,6 +118,9 @@ ct_cli_test(NAME hard.directory_as_input RC 2 ARGS describe ${HOSTILE}
 ct_cli_test(NAME hard.same_output_twice RC 2
             ARGS train --cluster hgx-h100*1 --model llama3.1-8b --tp 8 --json same.json --trace same.json
             STDERR "--json and --trace name the same file 'same.json'")
+ct_cli_test(NAME hard.two_outputs_on_stdout RC 2
+            ARGS train --cluster hgx-h100*1 --model llama3.1-8b --tp 8 --json - --trace -
+            STDERR "--json and --trace both write to standard output ('-', '-'): give each output its own path")
 ct_cli_test(NAME hard.json_to_full_device RC 1 ARGS describe gb300-nvl72*1 --json /dev/full
             STDERR "/dev/full: write failed: No space left on device")
 add_test(NAME hard.stdout_to_full_device

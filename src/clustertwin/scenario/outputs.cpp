@@ -23,12 +23,21 @@ std::optional<std::filesystem::path> resolved(const std::string& path) {
 base::Status check_distinct_outputs(const std::vector<OutputPath>& outputs) {
   std::vector<const OutputPath*> given;
   for (const auto& o : outputs) {
-    if (!o.path.empty() && o.path != "-") given.push_back(&o);
+    if (!o.path.empty()) given.push_back(&o);
   }
+  // "-" is standard output, the stream /dev/stdout names: two documents there would run together
+  // (a JSON and a trace, unparseable as either).
+  auto where = [](const std::string& path) { return path == "-" ? "/dev/stdout" : path; };
   for (size_t i = 0; i < given.size(); ++i) {
     for (size_t j = i + 1; j < given.size(); ++j) {
-      const auto a = resolved(given[i]->path), b = resolved(given[j]->path);
-      const bool same = a && b ? *a == *b : given[i]->path == given[j]->path;
+      const std::string pi = where(given[i]->path), pj = where(given[j]->path);
+      if (pi == "/dev/stdout" && pj == "/dev/stdout") {
+        return base::fail(given[i]->name + " and " + given[j]->name +
+                          " both write to standard output ('" + given[i]->path + "', '" +
+                          given[j]->path + "'): give each output its own path");
+      }
+      const auto a = resolved(pi), b = resolved(pj);
+      const bool same = a && b ? *a == *b : pi == pj;
       if (same) {
         return base::fail(given[i]->name + " and " + given[j]->name + " name the same file '" +
                           given[j]->path + "': give each output its own path");

@@ -9,11 +9,18 @@ namespace {
 
 TEST(Outputs, DistinctPathsStdoutAndUnsetOutputsPass) {
   EXPECT_TRUE(check_distinct_outputs({}));
-  EXPECT_TRUE(check_distinct_outputs({{"--json", "a.json"},
-                                      {"--trace", "a.trace"},
-                                      {"--csv", "-"},
-                                      {"--out", "-"},
-                                      {"--db", ""}}));
+  EXPECT_TRUE(check_distinct_outputs(
+      {{"--json", "a.json"}, {"--trace", "a.trace"}, {"--csv", "-"}, {"--out", ""}, {"--db", ""}}));
+}
+
+TEST(Outputs, TwoOutputsOnStandardOutputAreRefused) {
+  // A JSON document and a trace on one stream run together, unparseable as either.
+  auto st = check_distinct_outputs({{"--json", "-"}, {"--csv", "a.csv"}, {"--trace", "-"}});
+  ASSERT_FALSE(st);
+  EXPECT_EQ(st.error().message,
+            "--json and --trace both write to standard output ('-', '-'): give each output its "
+            "own path");
+  EXPECT_FALSE(check_distinct_outputs({{"--json", "/dev/stdout"}, {"--out", "-"}}));
 }
 
 TEST(Outputs, TheSameFileUnderTwoSpellingsIsRefusedNamingBothOutputs) {
