@@ -57,6 +57,28 @@ base::Status check_distinct_outputs(const CLI::App& app) {
   return scenario::check_distinct_outputs(given);
 }
 
+/// An option given with an empty value (`--json ''`, a script's unset `--json "$OUT"`) is
+/// refused: the library reads "" as "not given", so the run went on without it, exit 0 and no
+/// file written. Flags (no value) and options left out are not checked.
+base::Status check_no_empty_values(const CLI::App& app) {
+  std::vector<const CLI::App*> chain{&app};
+  for (size_t i = 0; i < chain.size(); ++i) {
+    for (const CLI::App* sub : chain[i]->get_subcommands()) chain.push_back(sub);
+    for (const CLI::Option* opt : chain[i]->get_options()) {
+      if (opt->count() == 0 || opt->get_type_size() == 0) continue;
+      for (const std::string& v : opt->results()) {
+        if (v.empty()) {
+          const std::string what =
+              opt->nonpositional() ? opt->get_name() : "the " + opt->get_name() + " argument";
+          return base::fail(what +
+                            ": empty value (give one, or leave the option out for its default)");
+        }
+      }
+    }
+  }
+  return {};
+}
+
 }  // namespace
 
 }  // namespace clustertwin::app
@@ -98,6 +120,7 @@ int main(int argc, char** argv) {
     return kExitBadInput;
   }
   if (auto st = check_distinct_outputs(app); !st) return bad_input(st.error());
+  if (auto st = check_no_empty_values(app); !st) return bad_input(st.error());
   try {
     int rc = -1;
     for (const auto& v : verbs) {
