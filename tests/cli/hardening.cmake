@@ -122,6 +122,9 @@ ct_cli_test(NAME hard.same_output_twice RC 2
 add_test(NAME hard.empty_option_values
          COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/cli/empty_values.sh $<TARGET_FILE:clustertwin>)
 set_tests_properties(hard.empty_option_values PROPERTIES LABELS cli)
+ct_cli_test(NAME hard.scenario_empty_values RC 2
+            ARGS run ${HOSTILE}/scenario-empty-values.yaml --no-report
+            STDERR "scenario-empty-values.yaml:9: workload.training.tokens: empty value (give one, or leave the key out for its default)")
 ct_cli_test(NAME hard.two_outputs_on_stdout RC 2
             ARGS train --cluster hgx-h100*1 --model llama3.1-8b --tp 8 --json - --trace -
             STDERR "--json and --trace both write to standard output ('-', '-'): give each output its own path")

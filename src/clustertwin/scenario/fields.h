@@ -212,7 +212,12 @@ std::vector<std::pair<std::string, int>> read_fields(config::Reader& in, const F
     } else if (const auto* s = std::get_if<std::string R::*>(&f.member)) {
       auto v = f.choices.empty() ? in.string(f.key, Need::kOptional)
                                  : in.choice(f.key, f.choices, Need::kOptional);
-      if (v) r.** s = *v;
+      // "" is how a request says "not given": a key written with it would be dropped silently.
+      if (v && v->empty()) {
+        in.error("empty value (give one, or leave the key out for its default)", f.key);
+      } else if (v) {
+        r.** s = *v;
+      }
     } else if (const auto* b = std::get_if<bool R::*>(&f.member)) {
       if (auto v = in.boolean(f.key, Need::kOptional)) r.** b = f.inverted ? !*v : *v;
     }

@@ -83,6 +83,10 @@ base::Result<Scenario> parse_scenario(const config::Document& doc) {
   auto calibration_of = [&](Reader& r) -> std::optional<Given> {
     auto v = r.string("calibration", Need::kOptional);
     if (!v) return std::nullopt;
+    if (v->empty()) {
+      r.error("empty value (give one, or leave the key out for its default)", "calibration");
+      return std::nullopt;
+    }
     return Given{
         scenario_relative(doc.file, *v),
         base::verbatim(doc.file) + ":" + std::to_string(r.line("calibration")) + ": calibration"};
